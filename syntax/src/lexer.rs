@@ -1,0 +1,552 @@
+//! The tokenizer: Relay text into tokens with exact byte lengths.
+//!
+//! It follows TVM v0.13's `tokenizer.h` decision for decision, so that the
+//! same text splits into the same tokens (`%a/%b` is the local `a/` then `%b`,
+//! `inffoo` is `inff` then `oo`, `%let` is `%` then `let`, `**/` does not
+//! close a block comment). Where TVM aborts or reads to the end of the file
+//! (an unterminated string, a bad `#[…]`), we produce an error token bounded
+//! by the line instead, so one typo never swallows the rest of the file.
+
+use crate::literal::parse_number;
+use crate::SyntaxKind::{self, *};
+use rowan::{TextRange, TextSize};
+
+/// One token: its kind and its length in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub kind: SyntaxKind,
+    pub len: TextSize,
+}
+
+/// A lexical error with the byte range it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexError {
+    pub range: TextRange,
+    pub message: String,
+}
+
+/// Splits `text` into tokens that cover it exactly, and lists lexical errors.
+pub fn tokenize(text: &str) -> (Vec<Token>, Vec<LexError>) {
+    let mut lexer = Lexer {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        tokens: Vec::with_capacity(text.len() / 4),
+        errors: Vec::new(),
+    };
+    while lexer.pos < lexer.bytes.len() {
+        lexer.lex_one();
+    }
+    (lexer.tokens, lexer.errors)
+}
+
+struct Lexer<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    tokens: Vec<Token>,
+    errors: Vec<LexError>,
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c == b'_' || c.is_ascii_alphabetic()
+}
+
+fn is_ident_continue(c: u8) -> bool {
+    c == b'_' || c == b'/' || c.is_ascii_alphanumeric()
+}
+
+fn is_numeric(c: u8) -> bool {
+    c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')
+}
+
+fn is_whitespace(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n')
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self, offset: usize) -> Option<u8> {
+        self.bytes.get(self.pos + offset).copied()
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.text[self.pos..]
+    }
+
+    fn push(&mut self, kind: SyntaxKind, len: usize) {
+        debug_assert!(len > 0);
+        self.tokens.push(Token {
+            kind,
+            len: TextSize::from(len as u32),
+        });
+        self.pos += len;
+    }
+
+    fn error(&mut self, start: usize, len: usize, message: impl Into<String>) {
+        self.errors.push(LexError {
+            range: TextRange::at(
+                TextSize::from(start as u32),
+                TextSize::from(len as u32),
+            ),
+            message: message.into(),
+        });
+    }
+
+    /// Length of the rest of the current line (up to, not including, `\n`).
+    fn line_len_from(&self, start: usize) -> usize {
+        self.bytes[start..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .unwrap_or(self.bytes.len() - start)
+    }
+
+    fn lex_one(&mut self) {
+        let c = self.bytes[self.pos];
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => self.whitespace(),
+            b'"' => self.string(),
+            b'-' => self.minus(),
+            b'0'..=b'9' => {
+                let len = self.number_len(self.pos);
+                self.number(len);
+            }
+            _ if self.rest().starts_with("inff") => self.push(FLOAT, 4),
+            b'.' => self.push(DOT, 1),
+            b',' => self.push(COMMA, 1),
+            b'=' => self.push(EQ, 1),
+            b';' => self.push(SEMICOLON, 1),
+            b':' => self.push(COLON, 1),
+            b'(' => self.push(L_PAREN, 1),
+            b')' => self.push(R_PAREN, 1),
+            b'+' => self.push(PLUS, 1),
+            b'*' => self.push(STAR, 1),
+            b'<' => self.push(L_ANGLE, 1),
+            b'>' => self.push(R_ANGLE, 1),
+            b'{' => self.push(L_CURLY, 1),
+            b'}' => self.push(R_CURLY, 1),
+            b'[' => self.push(L_BRACK, 1),
+            b']' => self.push(R_BRACK, 1),
+            b'!' => self.push(BANG, 1),
+            b'?' => self.push(QUESTION, 1),
+            b'@' => match self.plain_identifier_len(self.pos + 1) {
+                Some(len) => self.push(GLOBAL, 1 + len),
+                None => self.push(AT, 1),
+            },
+            _ if self.rest().starts_with("meta[") => self.meta_ref(),
+            b'#' => self.attribute(),
+            b'%' => self.percent(),
+            b'/' => self.slash(),
+            _ if is_ident_start(c) => self.identifier(),
+            _ => self.unknown(),
+        }
+    }
+
+    fn whitespace(&mut self) {
+        let start = self.pos;
+        let mut i = start;
+        while i < self.bytes.len() {
+            match self.bytes[i] {
+                b' ' | b'\t' | b'\n' => i += 1,
+                b'\r' if self.bytes.get(i + 1) == Some(&b'\n') => i += 2,
+                _ => break,
+            }
+        }
+        if i == start {
+            // A carriage return not followed by a newline.
+            self.error(
+                start,
+                1,
+                "\\r carriage returns must be followed by a \\n in the TVM text format",
+            );
+            self.push(ERROR_TOKEN, 1);
+        } else {
+            self.push(WHITESPACE, i - start);
+        }
+    }
+
+    fn string(&mut self) {
+        let start = self.pos;
+        match self.bytes[start + 1..].iter().position(|&c| c == b'"') {
+            Some(end) => self.push(STRING, end + 2),
+            None => {
+                let len = self.line_len_from(start);
+                self.error(start, len, "unterminated string literal");
+                self.push(ERROR_TOKEN, len);
+            }
+        }
+    }
+
+    /// A run of `-`: folded into a following number or `inff`, else one `-`.
+    fn minus(&mut self) {
+        let negs = self.bytes[self.pos..]
+            .iter()
+            .take_while(|&&c| c == b'-')
+            .count();
+        let after = self.pos + negs;
+        match self.bytes.get(after) {
+            Some(c) if c.is_ascii_digit() => {
+                let len = negs + self.number_len(after);
+                self.number(len);
+            }
+            _ if self.text[after..].starts_with("inff") => self.push(FLOAT, negs + 4),
+            _ => self.push(MINUS, 1),
+        }
+    }
+
+    /// The length of a number starting at `start` (a digit): the numeric run,
+    /// then an optional `f`/`i` and a second numeric run (the width).
+    fn number_len(&self, start: usize) -> usize {
+        let mut i = start;
+        while i < self.bytes.len() && is_numeric(self.bytes[i]) {
+            i += 1;
+        }
+        if i < self.bytes.len() && matches!(self.bytes[i], b'f' | b'i') {
+            i += 1;
+            while i < self.bytes.len() && is_numeric(self.bytes[i]) {
+                i += 1;
+            }
+        }
+        i - start
+    }
+
+    fn number(&mut self, len: usize) {
+        let start = self.pos;
+        let text = &self.text[start..start + len];
+        let body = text.trim_start_matches('-');
+        let is_float = body.contains('f');
+        if let Err(message) = parse_number(text) {
+            self.error(start, len, message);
+        }
+        self.push(if is_float { FLOAT } else { INT }, len);
+    }
+
+    /// The length of the identifier TVM's tokenizer would produce at `at`, if
+    /// it would produce a plain identifier there (not a keyword, not `inff…`,
+    /// not `meta[`). This decides whether `%`/`@` merge with what follows.
+    fn plain_identifier_len(&self, at: usize) -> Option<usize> {
+        let first = *self.bytes.get(at)?;
+        if !is_ident_start(first) {
+            return None;
+        }
+        let rest = &self.text[at..];
+        if rest.starts_with("inff") || rest.starts_with("meta[") {
+            return None;
+        }
+        let len = self.bytes[at..]
+            .iter()
+            .take_while(|&&c| is_ident_continue(c))
+            .count();
+        if SyntaxKind::from_keyword(&self.text[at..at + len]).is_some() {
+            return None;
+        }
+        Some(len)
+    }
+
+    fn percent(&mut self) {
+        let start = self.pos;
+        let digits = self.bytes[start + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits > 0 {
+            if self.text[start + 1..start + 1 + digits].parse::<i64>().is_err() {
+                self.error(
+                    start,
+                    1 + digits,
+                    format!(
+                        "invalid integer number `{}`",
+                        &self.text[start + 1..start + 1 + digits]
+                    ),
+                );
+            }
+            self.push(GRAPH, 1 + digits);
+        } else if let Some(len) = self.plain_identifier_len(start + 1) {
+            self.push(LOCAL, 1 + len);
+        } else {
+            self.push(PERCENT, 1);
+        }
+    }
+
+    fn slash(&mut self) {
+        match self.peek(1) {
+            Some(b'/') => {
+                let len = self.line_len_from(self.pos);
+                self.push(LINE_COMMENT, len);
+            }
+            Some(b'*') => self.block_comment(),
+            _ => self.push(SLASH, 1),
+        }
+    }
+
+    /// TVM's comment state machine, quirks included: `/*` nests, and a `*`
+    /// that is not followed by `/` consumes the next character, so `**/`
+    /// does not close the comment.
+    fn block_comment(&mut self) {
+        let start = self.pos;
+        let b = self.bytes;
+        let mut i = start + 2;
+        let mut nesting = 1u32;
+        #[derive(PartialEq)]
+        enum State {
+            Proceed,
+            Forward,
+            Backward,
+        }
+        let mut state = State::Proceed;
+        let mut closed = false;
+        while i < b.len() {
+            match state {
+                State::Proceed => {
+                    if b[i] == b'/' {
+                        state = State::Forward;
+                    } else if b[i] == b'*' {
+                        state = State::Backward;
+                    }
+                    i += 1;
+                }
+                State::Forward => {
+                    if b[i] == b'*' {
+                        nesting += 1;
+                        i += 1;
+                    }
+                    state = State::Proceed;
+                }
+                State::Backward => {
+                    if b[i] == b'/' {
+                        nesting -= 1;
+                        if nesting == 0 {
+                            i += 1;
+                            closed = true;
+                            break;
+                        }
+                    }
+                    i += 1;
+                    state = State::Proceed;
+                }
+            }
+        }
+        if !closed {
+            self.error(
+                start,
+                2,
+                "unterminated block comment: it runs to the end of the file",
+            );
+        }
+        self.push(BLOCK_COMMENT, i - start);
+    }
+
+    fn identifier(&mut self) {
+        let start = self.pos;
+        let mut len = self.bytes[start..]
+            .iter()
+            .take_while(|&&c| is_ident_continue(c))
+            .count();
+        let word = &self.text[start..start + len];
+        let kind = match SyntaxKind::from_keyword(word) {
+            Some(MATCH_KW) if self.bytes.get(start + len) == Some(&b'?') => {
+                len += 1;
+                MATCH_Q_KW
+            }
+            Some(keyword) => keyword,
+            None => match word {
+                "True" | "False" => BOOL,
+                "_" => UNDERSCORE,
+                _ => IDENT,
+            },
+        };
+        self.push(kind, len);
+    }
+
+    /// `meta[Key][index]`: the key runs to the first `]`, as in TVM.
+    fn meta_ref(&mut self) {
+        let start = self.pos;
+        let b = self.bytes;
+        let key_start = start + 5;
+        let parsed = (|| {
+            let key_end = key_start + b[key_start..].iter().position(|&c| c == b']')?;
+            if b.get(key_end + 1) != Some(&b'[') {
+                return None;
+            }
+            let index_start = key_end + 2;
+            let index_end = index_start + b[index_start..].iter().position(|&c| c == b']')?;
+            Some((index_start, index_end))
+        })();
+        match parsed {
+            Some((index_start, index_end)) => {
+                let index = &self.text[index_start..index_end];
+                let len = index_end + 1 - start;
+                let digits_only = !index.is_empty() && index.bytes().all(|c| c.is_ascii_digit());
+                if !digits_only || index.parse::<u64>().is_err() {
+                    self.error(start, len, format!("invalid integer number `{index}`"));
+                }
+                self.push(META_REF, len);
+            }
+            None => {
+                let len = self.line_len_from(start);
+                self.error(
+                    start,
+                    len,
+                    "malformed meta reference: expected `meta[Key][index]`",
+                );
+                self.push(ERROR_TOKEN, len);
+            }
+        }
+    }
+
+    /// `#[version = "…"]`, `#[metadata]` (to end of file), or an error.
+    fn attribute(&mut self) {
+        let start = self.pos;
+        if self.peek(1) != Some(b'[') {
+            let found = self.rest()[1..]
+                .chars()
+                .next()
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "end of file".to_string());
+            self.error(
+                start,
+                1,
+                format!("`#` denotes the start of an attribute can only be followed by `[` found `{found}`"),
+            );
+            self.push(ERROR_TOKEN, 1);
+            return;
+        }
+        let Some(close) = self.bytes[start + 2..].iter().position(|&c| c == b']') else {
+            let len = self.line_len_from(start);
+            self.error(start, len, "unterminated attribute: expected `]`");
+            self.push(ERROR_TOKEN, len);
+            return;
+        };
+        let end = start + 2 + close + 1;
+        let inner = self.text[start + 2..end - 1].trim_matches(|c: char| {
+            matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+        });
+        if inner == "metadata" {
+            let len = self.bytes.len() - start;
+            self.push(METADATA, len);
+        } else if inner.starts_with("version") {
+            self.push(VERSION_ATTR, end - start);
+        } else {
+            self.error(start, end - start, format!("unsupported attribute {inner}"));
+            self.push(ERROR_TOKEN, end - start);
+        }
+    }
+
+    /// Anything else: like TVM, the token runs to the next white space.
+    fn unknown(&mut self) {
+        let start = self.pos;
+        let len = self.bytes[start..]
+            .iter()
+            .position(|&c| is_whitespace(c))
+            .unwrap_or(self.bytes.len() - start);
+        let shown: String = self.text[start..start + len].chars().take(20).collect();
+        self.error(start, len, format!("unexpected text `{shown}`"));
+        self.push(ERROR_TOKEN, len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(SyntaxKind, &str)> {
+        let (tokens, _) = tokenize(text);
+        let mut pos = 0usize;
+        let mut out = Vec::new();
+        for token in tokens {
+            let end = pos + usize::from(token.len);
+            if token.kind != WHITESPACE {
+                out.push((token.kind, &text[pos..end]));
+            }
+            pos = end;
+        }
+        out
+    }
+
+    #[test]
+    fn sigils() {
+        assert_eq!(
+            kinds("%x %0 @main %a/b %_ %True"),
+            vec![
+                (LOCAL, "%x"),
+                (GRAPH, "%0"),
+                (GLOBAL, "@main"),
+                (LOCAL, "%a/b"),
+                (LOCAL, "%_"),
+                (LOCAL, "%True")
+            ]
+        );
+        // `%a/%b` is the local `a/` followed by `%b`.
+        assert_eq!(kinds("%a/%b"), vec![(LOCAL, "%a/"), (LOCAL, "%b")]);
+        // Keywords after `%` are not merged.
+        assert_eq!(kinds("%let"), vec![(PERCENT, "%"), (LET_KW, "let")]);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(
+            kinds("1 2i64 -1i16 1f 0.5f 1e-05f 3f16 2.5f64 inff -inff"),
+            vec![
+                (INT, "1"),
+                (INT, "2i64"),
+                (INT, "-1i16"),
+                (FLOAT, "1f"),
+                (FLOAT, "0.5f"),
+                (FLOAT, "1e-05f"),
+                (FLOAT, "3f16"),
+                (FLOAT, "2.5f64"),
+                (FLOAT, "inff"),
+                (FLOAT, "-inff"),
+            ]
+        );
+        assert_eq!(kinds("%x -1"), vec![(LOCAL, "%x"), (INT, "-1")]);
+        assert_eq!(kinds("a - b"), vec![(IDENT, "a"), (MINUS, "-"), (IDENT, "b")]);
+        assert_eq!(kinds("inffoo"), vec![(FLOAT, "inff"), (IDENT, "oo")]);
+    }
+
+    #[test]
+    fn keywords_and_attrs() {
+        assert_eq!(
+            kinds("match? match True _ #[version = \"0.0.5\"]"),
+            vec![
+                (MATCH_Q_KW, "match?"),
+                (MATCH_KW, "match"),
+                (BOOL, "True"),
+                (UNDERSCORE, "_"),
+                (VERSION_ATTR, "#[version = \"0.0.5\"]"),
+            ]
+        );
+        assert_eq!(
+            kinds("meta[relay.Constant][0] x"),
+            vec![(META_REF, "meta[relay.Constant][0]"), (IDENT, "x")]
+        );
+        assert_eq!(kinds("#[metadata]\n{}"), vec![(METADATA, "#[metadata]\n{}")]);
+    }
+
+    #[test]
+    fn comments() {
+        assert_eq!(
+            kinds("/* a /* b */ c */ x // y"),
+            vec![
+                (BLOCK_COMMENT, "/* a /* b */ c */"),
+                (IDENT, "x"),
+                (LINE_COMMENT, "// y")
+            ]
+        );
+        // TVM's quirk: `**/` does not close.
+        let (tokens, errors) = tokenize("/* a **/ x");
+        assert_eq!(tokens.len(), 1);
+        assert_eq!(errors.len(), 1);
+    }
+
+    #[test]
+    fn errors_are_bounded_by_the_line() {
+        let (tokens, errors) = tokenize("\"abc\nx");
+        assert_eq!(tokens[0].kind, ERROR_TOKEN);
+        assert_eq!(u32::from(tokens[0].len), 4);
+        assert_eq!(errors.len(), 1);
+        let (_, errors) = tokenize("#[foo]");
+        assert_eq!(errors[0].message, "unsupported attribute foo");
+        let (_, errors) = tokenize("a\rb");
+        assert_eq!(errors.len(), 1);
+    }
+}

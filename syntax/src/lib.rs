@@ -1,0 +1,143 @@
+//! A lossless, error-tolerant syntax tree for the TVM Relay text format
+//! (`#[version = "0.0.5"]`), in the style of rust-analyzer's `syntax` crate.
+//!
+//! * [`parse_module`] and [`parse_expr`] never fail: they return a [`Parse`]
+//!   holding a rowan green tree whose text is the input, byte for byte, and a
+//!   list of [`SyntaxError`]s with exact ranges.
+//! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
+//!   every rejection has a message in TVM's words where TVM has one.
+//! * [`ast`] is the typed layer every later stage reads.
+
+pub mod ast;
+mod build_tree;
+mod lexer;
+pub mod literal;
+mod parser;
+mod syntax_error;
+mod syntax_kind;
+mod token_set;
+mod validation;
+
+pub use crate::lexer::{tokenize, LexError, Token};
+pub use crate::parser::grammar::is_dtype_name;
+pub use crate::syntax_error::SyntaxError;
+pub use crate::syntax_kind::{
+    RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken,
+};
+pub use rowan::{GreenNode, TextRange, TextSize};
+
+/// The result of parsing: a tree that always exists, and the errors found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parse {
+    green: GreenNode,
+    errors: Vec<SyntaxError>,
+}
+
+impl Parse {
+    /// The root of the tree (a `SOURCE_FILE` or an `EXPR_FILE`).
+    pub fn syntax_node(&self) -> SyntaxNode {
+        SyntaxNode::new_root(self.green.clone())
+    }
+
+    /// The green tree, cheap to clone and to send across threads.
+    pub fn green(&self) -> &GreenNode {
+        &self.green
+    }
+
+    /// Syntax errors, sorted by position.
+    pub fn errors(&self) -> &[SyntaxError] {
+        &self.errors
+    }
+
+    /// The typed root of a module parse.
+    pub fn source_file(&self) -> Option<ast::SourceFile> {
+        ast::AstNode::cast(self.syntax_node())
+    }
+
+    /// The typed root of an expression parse.
+    pub fn expr_file(&self) -> Option<ast::ExprFile> {
+        ast::AstNode::cast(self.syntax_node())
+    }
+
+    /// An indented dump of the tree with token texts, and the errors, for
+    /// tests and `relay check --dump-tree`.
+    pub fn debug_dump(&self) -> String {
+        let mut out = debug_tree(&self.syntax_node());
+        for error in &self.errors {
+            out.push_str(&format!("error {:?}: {}\n", error.range(), error.message()));
+        }
+        out
+    }
+}
+
+/// Which entry point of TVM's parser a text is read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `tvm.relay.parse`: a version header, definitions, metadata.
+    Module,
+    /// `tvm.relay.parse_expr`: one expression.
+    Expr,
+}
+
+/// Parses a module (`tvm.relay.parse`).
+pub fn parse_module(text: &str) -> Parse {
+    parse(text, Entry::Module)
+}
+
+/// Parses one expression (`tvm.relay.parse_expr`).
+pub fn parse_expr(text: &str) -> Parse {
+    parse(text, Entry::Expr)
+}
+
+/// Parses `text` with the given entry point.
+pub fn parse(text: &str, entry: Entry) -> Parse {
+    let (tokens, lex_errors) = lexer::tokenize(text);
+    let mut p = parser::Parser::new(text, &tokens);
+    match entry {
+        Entry::Module => parser::grammar::source_file(&mut p),
+        Entry::Expr => parser::grammar::expr_file(&mut p),
+    }
+    let (events, parse_errors) = p.finish();
+    let green = build_tree::build(text, &tokens, events);
+    let mut errors: Vec<SyntaxError> = lex_errors
+        .into_iter()
+        .map(|e| SyntaxError::new(e.message, e.range))
+        .chain(parse_errors)
+        .collect();
+    validation::validate(&SyntaxNode::new_root(green.clone()), &mut errors);
+    // One message per spot: the first is the most specific (the lexer's,
+    // or the parser's first expectation); the rest repeat it.
+    errors.sort_by_key(|e| e.range().start());
+    errors.dedup_by_key(|e| e.range().start());
+    Parse { green, errors }
+}
+
+fn debug_tree(root: &SyntaxNode) -> String {
+    use rowan::WalkEvent;
+    let mut out = String::new();
+    let mut indent = 0usize;
+    for event in root.preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(element) => {
+                out.push_str(&"  ".repeat(indent));
+                match element {
+                    SyntaxElement::Node(node) => {
+                        out.push_str(&format!("{:?}@{:?}\n", node.kind(), node.text_range()));
+                        indent += 1;
+                    }
+                    SyntaxElement::Token(token) => {
+                        out.push_str(&format!(
+                            "{:?}@{:?} {:?}\n",
+                            token.kind(),
+                            token.text_range(),
+                            token.text()
+                        ));
+                    }
+                }
+            }
+            WalkEvent::Leave(SyntaxElement::Node(_)) => indent -= 1,
+            WalkEvent::Leave(SyntaxElement::Token(_)) => {}
+        }
+    }
+    out
+}

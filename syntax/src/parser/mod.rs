@@ -1,0 +1,299 @@
+//! The event-based parser core: lookahead over non-trivia tokens, markers that
+//! open and close nodes, and error reporting with exact ranges.
+//!
+//! The grammar (in `grammar/`) only calls this API. The parser never fails:
+//! every error is recorded and parsing goes on, and every token of the input
+//! ends up in the tree (see `build_tree`).
+
+pub(crate) mod grammar;
+
+use crate::lexer::Token;
+use crate::token_set::TokenSet;
+use crate::{SyntaxError, SyntaxKind, SyntaxKind::*};
+use rowan::{TextRange, TextSize};
+
+/// What the parser produces; `build_tree` turns it into a green tree.
+#[derive(Debug, Clone)]
+pub(crate) enum Event {
+    /// Opens a node. `forward_parent` links to a node that must be opened
+    /// before this one (see [`CompletedMarker::precede`]).
+    Start {
+        kind: SyntaxKind,
+        forward_parent: Option<u32>,
+    },
+    Finish,
+    /// Consumes the next non-trivia token.
+    Token,
+    /// A placeholder left by an abandoned marker.
+    Tombstone,
+}
+
+/// Nesting (of expressions, types, patterns) beyond which the parser stops
+/// descending and skips the nested text, so that no input overflows the stack.
+const MAX_DEPTH: u32 = 256;
+
+pub(crate) struct Parser<'t> {
+    text: &'t str,
+    /// Non-trivia tokens: kind, range, and whether trivia precedes it.
+    kinds: Vec<SyntaxKind>,
+    ranges: Vec<TextRange>,
+    joint: Vec<bool>,
+    pos: usize,
+    events: Vec<Event>,
+    errors: Vec<SyntaxError>,
+    depth: u32,
+    depth_error_reported: bool,
+}
+
+impl<'t> Parser<'t> {
+    pub(crate) fn new(text: &'t str, tokens: &[Token]) -> Parser<'t> {
+        let mut kinds = Vec::with_capacity(tokens.len());
+        let mut ranges = Vec::with_capacity(tokens.len());
+        let mut joint = Vec::with_capacity(tokens.len());
+        let mut offset = TextSize::from(0);
+        let mut after_trivia = true;
+        for token in tokens {
+            let range = TextRange::at(offset, token.len);
+            offset += token.len;
+            if token.kind.is_trivia() {
+                after_trivia = true;
+                continue;
+            }
+            kinds.push(token.kind);
+            ranges.push(range);
+            joint.push(!after_trivia);
+            after_trivia = false;
+        }
+        Parser {
+            text,
+            kinds,
+            ranges,
+            joint,
+            pos: 0,
+            events: Vec::new(),
+            errors: Vec::new(),
+            depth: 0,
+            depth_error_reported: false,
+        }
+    }
+
+    pub(crate) fn finish(self) -> (Vec<Event>, Vec<SyntaxError>) {
+        (self.events, self.errors)
+    }
+
+    // ---- lookahead ----
+
+    /// The kind of the `n`th non-trivia token from here (`EOF` past the end).
+    pub(crate) fn nth(&self, n: usize) -> SyntaxKind {
+        self.kinds.get(self.pos + n).copied().unwrap_or(EOF)
+    }
+
+    pub(crate) fn current(&self) -> SyntaxKind {
+        self.nth(0)
+    }
+
+    pub(crate) fn at(&self, kind: SyntaxKind) -> bool {
+        self.current() == kind
+    }
+
+    pub(crate) fn nth_at(&self, n: usize, kind: SyntaxKind) -> bool {
+        self.nth(n) == kind
+    }
+
+    pub(crate) fn at_ts(&self, set: TokenSet) -> bool {
+        set.contains(self.current())
+    }
+
+    /// Whether the `n`th token touches the one before it (no trivia between),
+    /// as TVM requires for `=>`, `<=`, `>=`, `==` and `!=`.
+    pub(crate) fn nth_joint(&self, n: usize) -> bool {
+        self.joint.get(self.pos + n).copied().unwrap_or(false)
+    }
+
+    /// The source text of the `n`th token (empty past the end).
+    pub(crate) fn nth_text(&self, n: usize) -> &'t str {
+        match self.ranges.get(self.pos + n) {
+            Some(range) => &self.text[*range],
+            None => "",
+        }
+    }
+
+    /// The range of the current token (an empty range at the end of the text).
+    pub(crate) fn current_range(&self) -> TextRange {
+        match self.ranges.get(self.pos) {
+            Some(range) => *range,
+            None => TextRange::empty(TextSize::of(self.text)),
+        }
+    }
+
+    /// A cursor that identifies the current position, to detect progress.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    // ---- consuming ----
+
+    pub(crate) fn bump_any(&mut self) {
+        if self.pos < self.kinds.len() {
+            self.pos += 1;
+            self.events.push(Event::Token);
+        }
+    }
+
+    pub(crate) fn bump(&mut self, kind: SyntaxKind) {
+        debug_assert_eq!(self.current(), kind);
+        self.bump_any();
+    }
+
+    pub(crate) fn eat(&mut self, kind: SyntaxKind) -> bool {
+        if self.at(kind) {
+            self.bump_any();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consumes `kind` or reports ``expected `kind` found …``.
+    pub(crate) fn expect(&mut self, kind: SyntaxKind) -> bool {
+        if self.eat(kind) {
+            return true;
+        }
+        self.error_expected(kind.describe());
+        false
+    }
+
+    // ---- errors ----
+
+    /// Reports an error at the current token (or at the end of the text).
+    /// Nothing is reported at an error token: the lexer already explained it.
+    pub(crate) fn error(&mut self, message: impl Into<String>) {
+        if self.at(ERROR_TOKEN) {
+            return;
+        }
+        let range = self.current_range();
+        self.error_at(range, message);
+    }
+
+    pub(crate) fn error_at(&mut self, range: TextRange, message: impl Into<String>) {
+        self.errors.push(SyntaxError::new(message, range));
+    }
+
+    /// ``expected WHAT found `tok` ``, TVM's wording for a missing token.
+    pub(crate) fn error_expected(&mut self, what: &str) {
+        let found = self.current().describe();
+        self.error(format!("expected {what} found {found}"));
+    }
+
+    // ---- nesting ----
+
+    /// Enters a nested construct; false (with one error) when nested too deep,
+    /// in which case the caller must not descend and should call
+    /// [`Parser::skip_nested`].
+    pub(crate) fn enter(&mut self) -> bool {
+        if self.depth >= MAX_DEPTH {
+            if !self.depth_error_reported {
+                self.depth_error_reported = true;
+                let range = self.current_range();
+                self.error_at(
+                    range,
+                    format!("this expression nests more than {MAX_DEPTH} levels deep; the nested part is not parsed"),
+                );
+            }
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Skips one balanced bracketed group (or one token) into an `ERROR` node.
+    pub(crate) fn skip_nested(&mut self) {
+        if self.at(EOF) {
+            return;
+        }
+        let m = self.start();
+        let mut level = 0i64;
+        loop {
+            match self.current() {
+                EOF => break,
+                L_PAREN | L_BRACK | L_CURLY => level += 1,
+                R_PAREN | R_BRACK | R_CURLY => level -= 1,
+                _ => {}
+            }
+            self.bump_any();
+            if level <= 0 {
+                break;
+            }
+        }
+        m.complete(self, ERROR);
+    }
+
+    // ---- markers ----
+
+    pub(crate) fn start(&mut self) -> Marker {
+        let pos = self.events.len() as u32;
+        self.events.push(Event::Tombstone);
+        Marker {
+            pos,
+            completed: false,
+        }
+    }
+}
+
+/// An open node; must be completed or abandoned.
+pub(crate) struct Marker {
+    pos: u32,
+    completed: bool,
+}
+
+impl Marker {
+    pub(crate) fn complete(mut self, p: &mut Parser<'_>, kind: SyntaxKind) -> CompletedMarker {
+        self.completed = true;
+        p.events[self.pos as usize] = Event::Start {
+            kind,
+            forward_parent: None,
+        };
+        p.events.push(Event::Finish);
+        CompletedMarker { pos: self.pos }
+    }
+
+    /// Drops the node; its children attach to the enclosing node.
+    pub(crate) fn abandon(mut self, p: &mut Parser<'_>) {
+        self.completed = true;
+        if self.pos as usize == p.events.len() - 1 {
+            p.events.pop();
+        }
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        if !self.completed && !std::thread::panicking() {
+            debug_assert!(false, "a marker was neither completed nor abandoned");
+        }
+    }
+}
+
+/// A finished node, which can still be wrapped in a new parent.
+#[derive(Clone, Copy)]
+pub(crate) struct CompletedMarker {
+    pos: u32,
+}
+
+impl CompletedMarker {
+    /// Opens a node that will become the parent of this one (for `a + b`,
+    /// `f(x)`, `t.0`: the left part is parsed before we know it is a child).
+    pub(crate) fn precede(self, p: &mut Parser<'_>) -> Marker {
+        let new = p.start();
+        match &mut p.events[self.pos as usize] {
+            Event::Start { forward_parent, .. } => *forward_parent = Some(new.pos - self.pos),
+            _ => unreachable!("a completed marker points at a Start event"),
+        }
+        new
+    }
+
+}
