@@ -6,6 +6,8 @@
 //! close a block comment). Where TVM aborts or reads to the end of the file
 //! (an unterminated string, a bad `#[…]`), we produce an error token bounded
 //! by the line instead, so one typo never swallows the rest of the file.
+//! One deliberate difference: a backslash escapes the next character in a
+//! string, so every string our printer writes reads back.
 
 use crate::literal::parse_number;
 use crate::SyntaxKind::{self, *};
@@ -164,10 +166,25 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// `"…"`. Unlike TVM, a backslash escapes the next character, so the
+    /// escaped strings our printer writes (`\"`, `\\`, `\n`, `\xHH`) read
+    /// back; TVM's own corpus never has a backslash in a string.
     fn string(&mut self) {
         let start = self.pos;
-        match self.bytes[start + 1..].iter().position(|&c| c == b'"') {
-            Some(end) => self.push(STRING, end + 2),
+        let mut i = start + 1;
+        let mut end = None;
+        while i < self.bytes.len() {
+            match self.bytes[i] {
+                b'\\' => i += 2,
+                b'"' => {
+                    end = Some(i);
+                    break;
+                }
+                _ => i += 1,
+            }
+        }
+        match end {
+            Some(end) => self.push(STRING, end + 1 - start),
             None => {
                 let len = self.line_len_from(start);
                 self.error(start, len, "unterminated string literal");

@@ -1,0 +1,484 @@
+-- Headless end-to-end test of the Neovim plugin (editors/nvim) against `relay lsp`.
+--
+--   nvim --headless -u NONE -l editors/nvim/test/e2e.lua
+--   (editors/nvim/test/run.sh installs Neovim and does this)
+--
+-- Environment:
+--   RELAY_NVIM_E2E   unset/empty: only the tests that need no server run; the server tests
+--                    are skipped (exit code 0 if the rest pass). Set (e.g. 1): everything runs
+--                    and any failure makes the exit code 1.
+--   RELAY_BIN        the relay binary (default: `relay` on PATH); started as `$RELAY_BIN lsp`.
+--   RELAY_NVIM_TIMEOUT_MS   how long to wait for each server answer (default 20000).
+--
+-- Ends with the line "N passed, M failed" (", K skipped" when server tests were skipped).
+
+local script = debug.getinfo(1, 'S').source:sub(2)
+local test_dir = vim.fn.fnamemodify(script, ':p:h')
+local plugin_root = vim.fn.fnamemodify(test_dir, ':h')
+
+local E2E = os.getenv('RELAY_NVIM_E2E')
+E2E = E2E ~= nil and E2E ~= ''
+local RELAY_BIN = os.getenv('RELAY_BIN')
+if RELAY_BIN == nil or RELAY_BIN == '' then
+  RELAY_BIN = 'relay'
+end
+local TIMEOUT = tonumber(os.getenv('RELAY_NVIM_TIMEOUT_MS') or '') or 20000
+
+vim.opt.runtimepath:prepend(plugin_root)
+vim.opt.swapfile = false
+vim.opt.shadafile = 'NONE'
+vim.cmd('filetype plugin on')
+vim.cmd('syntax on')
+
+local results = { passed = 0, failed = 0, skipped = 0 }
+
+local function out(line)
+  io.stdout:write(line .. '\n')
+  io.stdout:flush()
+end
+
+local function test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    results.passed = results.passed + 1
+    out('ok   ' .. name)
+  else
+    results.failed = results.failed + 1
+    out('FAIL ' .. name)
+    for line in tostring(err):gmatch('[^\n]+') do
+      out('       ' .. line)
+    end
+  end
+end
+
+-- Route messages (vim.notify, print from LSP handlers) to indented stdout lines.
+vim.notify = function(msg, level)
+  for line in tostring(msg):gmatch('[^\n]+') do
+    out('       ' .. (level == vim.log.levels.ERROR and 'error: ' or level == vim.log.levels.WARN and 'warning: ' or '')
+      .. line)
+  end
+end
+_G.print = function(...)
+  local parts = {}
+  for i = 1, select('#', ...) do
+    parts[i] = tostring(select(i, ...))
+  end
+  out('       ' .. table.concat(parts, ' '))
+end
+
+local function skip(name, why)
+  results.skipped = results.skipped + 1
+  out('skip ' .. name .. (why and (' (' .. why .. ')') or ''))
+end
+
+local function expect(cond, msg, ...)
+  if not cond then
+    error(select('#', ...) > 0 and msg:format(...) or msg, 2)
+  end
+end
+
+local function buf_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+end
+
+local function wait_for(what, cond, timeout)
+  local ok = vim.wait(timeout or TIMEOUT, cond, 50)
+  expect(ok, 'timed out after %d ms waiting for %s', timeout or TIMEOUT, what)
+end
+
+local tmpdir = vim.fn.tempname()
+vim.fn.mkdir(tmpdir, 'p')
+
+local function write_file(name, text)
+  local path = tmpdir .. '/' .. name
+  local f = assert(io.open(path, 'w'))
+  f:write(text)
+  f:close()
+  return path
+end
+
+-- Opens `path` in the current window and waits for the relay client to attach.
+local function open_and_attach(path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  expect(vim.bo[buf].filetype == 'relay', 'filetype of %s is %q, not relay', path, vim.bo[buf].filetype)
+  wait_for('the relay client to attach to ' .. path, function()
+    return require('relay').client(buf) ~= nil
+  end)
+  return buf, require('relay').client(buf)
+end
+
+local function sync_request(buf, method, params)
+  local responses, err = vim.lsp.buf_request_sync(buf, method, params, TIMEOUT)
+  expect(responses ~= nil, '%s: no answer (%s)', method, tostring(err))
+  for _, r in pairs(responses) do
+    expect(r.err == nil, '%s failed: %s', method, vim.inspect(r.err))
+    return r.result
+  end
+  return nil
+end
+
+-- Position of the first occurrence of `needle` on 1-based line `lnum`, as an LSP position.
+local function pos_of(buf, lnum, needle)
+  local line = vim.api.nvim_buf_get_lines(buf, lnum - 1, lnum, false)[1] or ''
+  local col = line:find(needle, 1, true)
+  expect(col ~= nil, 'line %d has no %q: %q', lnum, needle, line)
+  return { line = lnum - 1, character = col - 1 }, col - 1
+end
+
+local function hover_text(result)
+  expect(result ~= nil and result.contents ~= nil, 'hover returned nothing')
+  local lines = vim.lsp.util.convert_input_to_markdown_lines(result.contents)
+  return table.concat(lines, '\n')
+end
+
+-- Test inputs ------------------------------------------------------------------------------
+
+-- `%y` is never declared: TVM reports "this local variable has not been previously declared".
+local ERROR_SRC = [[
+#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  add(%x, %y)
+}
+]]
+
+-- add(1f, 2f) is constant: FoldConstant turns it into 3f.
+local FOLD_SRC = [[
+#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  %0 = add(1f, 2f);
+  multiply(%x, %0)
+}
+]]
+
+local function assert_folded(text)
+  expect(not text:find('add(1f, 2f)', 1, true), 'add(1f, 2f) is still there:\n%s', text)
+  expect(text:find('3f', 1, true) ~= nil, 'no folded constant 3f in:\n%s', text)
+  expect(text:find('multiply(', 1, true) ~= nil, 'multiply( is gone:\n%s', text)
+end
+
+-- Tests that need no server --------------------------------------------------------------
+
+local relay = require('relay')
+
+test('plugin/relay.lua registers the filetype and sets up with defaults', function()
+  vim.cmd('runtime plugin/relay.lua')
+  expect(vim.g.loaded_relay == 1, 'g:loaded_relay not set')
+  expect(relay._did_setup, 'setup() was not called')
+  expect(vim.deep_equal(relay.cmd(), { 'relay', 'lsp' }), 'default cmd is %s', vim.inspect(relay.cmd()))
+end)
+
+relay.setup({ cmd = { RELAY_BIN, 'lsp' } })
+
+test('filetype: *.relay and *.rly are relay', function()
+  expect(vim.filetype.match({ filename = 'model.relay' }) == 'relay', 'model.relay not detected')
+  expect(vim.filetype.match({ filename = 'prelude.rly' }) == 'relay', 'prelude.rly not detected')
+end)
+
+test('setup: user commands exist', function()
+  local cmds = vim.api.nvim_get_commands({})
+  for _, name in ipairs({ 'RelayApplyPass', 'RelayApplyPipeline', 'RelayPassOutput', 'RelayRestart' }) do
+    expect(cmds[name] ~= nil, ':%s is not defined', name)
+  end
+end)
+
+test('setup: server command is `$RELAY_BIN lsp`', function()
+  expect(vim.deep_equal(relay.cmd(), { RELAY_BIN, 'lsp' }), 'cmd is %s', vim.inspect(relay.cmd()))
+  if vim.lsp.config then
+    local cfg = vim.lsp.config.relay
+    expect(cfg and vim.deep_equal(cfg.cmd, { RELAY_BIN, 'lsp' }), 'vim.lsp.config.relay.cmd is %s',
+      vim.inspect(cfg and cfg.cmd))
+    expect(vim.tbl_contains(cfg.filetypes or {}, 'relay'), 'filetypes: %s', vim.inspect(cfg.filetypes))
+  end
+end)
+
+test('setup: list options replace the defaults', function()
+  relay.setup({ cmd = { RELAY_BIN, 'lsp' }, root_markers = { 'relay.toml' } })
+  expect(vim.deep_equal(relay.config.root_markers, { 'relay.toml' }), 'root_markers: %s',
+    vim.inspect(relay.config.root_markers))
+  relay.setup({ cmd = { RELAY_BIN, 'lsp' } })
+end)
+
+test('pass list parsing accepts strings, objects and {passes=...}', function()
+  local a = relay._parse_pass_list({ 'InferType', 'FoldConstant' })
+  expect(#a == 2 and a[2].name == 'FoldConstant', vim.inspect(a))
+  local b = relay._parse_pass_list({ passes = { { name = 'FoldConstant', opt_level = 2, description = 'folds' } } })
+  expect(#b == 1 and b[1].opt_level == 2 and b[1].description == 'folds', vim.inspect(b))
+  expect(#relay._parse_pass_list(vim.NIL) == 0, 'vim.NIL')
+end)
+
+test('ftplugin: comment settings', function()
+  local buf = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_set_current_buf(buf)
+  vim.bo[buf].buftype = 'nofile' -- keeps the LSP away from this buffer
+  vim.bo[buf].filetype = 'relay'
+  expect(vim.bo[buf].commentstring == '// %s', 'commentstring = %q', vim.bo[buf].commentstring)
+  vim.cmd('bwipeout!')
+end)
+
+test('syntax: sigils, numbers, nested comments, type comments, metadata', function()
+  local buf = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_set_current_buf(buf)
+  vim.bo[buf].buftype = 'nofile'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, {
+    '#[version = "0.0.5"]',
+    'def @main(%x: Tensor[(1, 3i64), float32]) {',
+    '  %0 = nn.conv2d(%x, %x, channels=8) /* ty=Tensor[(1), float32] */;',
+    '  /* outer /* inner */ still */ multiply(%0, -1.5f)',
+    '}',
+    '#[metadata]',
+    '{"root": 1}',
+  })
+  vim.bo[buf].filetype = 'relay'
+  expect(vim.b[buf].current_syntax == 'relay', 'b:current_syntax = %s', tostring(vim.b[buf].current_syntax))
+  local function group(lnum, needle, nth)
+    local line = vim.api.nvim_buf_get_lines(buf, lnum - 1, lnum, false)[1]
+    local col = 0
+    for _ = 1, nth or 1 do
+      col = line:find(needle, col + 1, true)
+    end
+    return vim.fn.synIDattr(vim.fn.synID(lnum, col, 1), 'name')
+  end
+  local cases = {
+    { 1, 'version', 'relayVersion' },
+    { 2, 'def', 'relayKeyword' },
+    { 2, '@main', 'relayGlobal' },
+    { 2, '%x', 'relayLocal' },
+    { 2, 'Tensor', 'relayType' },
+    { 2, '3i64', 'relayNumber' },
+    { 2, 'float32', 'relayDtype' },
+    { 3, '%0', 'relayGraphVar' },
+    { 3, 'nn.conv2d', 'relayOpName' },
+    { 3, 'channels', 'relayAttrKey' },
+    { 3, 'ty=', 'relayTypeComment' },
+    { 4, 'inner', 'relayComment' },
+    { 4, 'still', 'relayComment' },
+    { 4, 'multiply', 'relayOpName' },
+    { 4, '-1.5f', 'relayFloat' },
+    { 6, 'metadata', 'relayMetadataStart' },
+  }
+  local bad = {}
+  for _, c in ipairs(cases) do
+    local got = group(c[1], c[2])
+    if got ~= c[3] then
+      table.insert(bad, ('line %d %q: %s, expected %s'):format(c[1], c[2], got, c[3]))
+    end
+  end
+  local json_group = group(7, 'root')
+  if not json_group:match('^json') then
+    table.insert(bad, 'line 7 "root": ' .. json_group .. ', expected a json* group')
+  end
+  expect(#bad == 0, table.concat(bad, '; '))
+  vim.cmd('bwipeout!')
+end)
+
+-- Tests that need the server ---------------------------------------------------------------
+
+local server_tests = {}
+local function server_test(name, fn)
+  table.insert(server_tests, { name = name, fn = fn })
+end
+
+server_test('diagnostics: an undeclared local is reported', function()
+  local buf = open_and_attach(write_file('undeclared.relay', ERROR_SRC))
+  wait_for('diagnostics', function()
+    return #vim.diagnostic.get(buf) > 0
+  end)
+  local diags = vim.diagnostic.get(buf)
+  local errors = vim.tbl_filter(function(d)
+    return d.severity == vim.diagnostic.severity.ERROR
+  end, diags)
+  expect(#errors > 0, 'no error among %s', vim.inspect(diags))
+  local on_line = vim.tbl_filter(function(d)
+    return d.lnum == 2
+  end, errors)
+  expect(#on_line > 0, 'no error on line 3 (add(%%x, %%y)): %s', vim.inspect(errors))
+  out('       diagnostic: ' .. on_line[1].message:gsub('\n.*', ''))
+end)
+
+server_test('hover: a variable shows its Relay type', function()
+  local buf = open_and_attach(write_file('hover.relay', FOLD_SRC))
+  local pos = pos_of(buf, 4, '%x')
+  pos.character = pos.character + 1
+  local text = hover_text(sync_request(buf, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = pos,
+  }))
+  expect(text:find('Tensor[', 1, true) ~= nil, 'hover text has no Tensor[: %q', text)
+end)
+
+server_test('code action "FoldConstant" folds add(1f, 2f)', function()
+  local buf = open_and_attach(write_file('fold.relay', FOLD_SRC))
+  local before = buf_text(buf)
+  local _, col = pos_of(buf, 3, 'add')
+  vim.api.nvim_win_set_cursor(0, { 3, col })
+  local tick = vim.api.nvim_buf_get_changedtick(buf)
+  local offered = {}
+  vim.lsp.buf.code_action({
+    apply = true,
+    range = { start = { 1, 0 }, ['end'] = { vim.api.nvim_buf_line_count(buf), 0 } },
+    filter = function(action)
+      table.insert(offered, action.title)
+      return action.title:find('FoldConstant', 1, true) ~= nil
+    end,
+  })
+  local ok = vim.wait(TIMEOUT, function()
+    return vim.api.nvim_buf_get_changedtick(buf) ~= tick and buf_text(buf) ~= before
+  end, 50)
+  expect(ok, 'buffer unchanged after the FoldConstant code action; actions offered: %s', vim.inspect(offered))
+  assert_folded(buf_text(buf))
+end)
+
+server_test('rename: vim.lsp.buf.rename renames a local everywhere', function()
+  local buf = open_and_attach(write_file('rename.relay', FOLD_SRC))
+  local pos, col = pos_of(buf, 2, '%x')
+  vim.api.nvim_win_set_cursor(0, { 2, col + 1 })
+  -- Does the server's rename range include the % sigil? Then the new name does too.
+  local new_name = 'inp'
+  local caps = require('relay').client(buf).server_capabilities
+  if type(caps.renameProvider) == 'table' and caps.renameProvider.prepareProvider then
+    pos.character = pos.character + 1
+    local prep = sync_request(buf, 'textDocument/prepareRename', {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      position = pos,
+    })
+    local placeholder = prep and (prep.placeholder or (prep.range and vim.api.nvim_buf_get_text(buf,
+      prep.range.start.line, prep.range.start.character, prep.range['end'].line, prep.range['end'].character, {})[1]))
+      or (prep and prep.start and vim.api.nvim_buf_get_text(buf, prep.start.line, prep.start.character,
+        prep['end'].line, prep['end'].character, {})[1])
+    if placeholder and placeholder:sub(1, 1) == '%' then
+      new_name = '%inp'
+    end
+  end
+  local before = buf_text(buf)
+  vim.lsp.buf.rename(new_name)
+  wait_for('the rename edit', function()
+    return buf_text(buf) ~= before
+  end)
+  local text = buf_text(buf)
+  local _, uses = text:gsub('%%inp%f[^%w_/]', '')
+  expect(uses >= 2, 'expected %%inp at the parameter and its use:\n%s', text)
+  expect(not text:find('%%x%f[^%w_/]'), '%%x is still there:\n%s', text)
+end)
+
+server_test(':RelayApplyPass completes pass names', function()
+  open_and_attach(write_file('complete.relay', FOLD_SRC))
+  local got = vim.fn.getcompletion('RelayApplyPass Fold', 'cmdline')
+  expect(vim.tbl_contains(got, 'FoldConstant'), 'completions: %s', vim.inspect(got))
+end)
+
+server_test(':RelayApplyPass FoldConstant edits the buffer', function()
+  local buf = open_and_attach(write_file('applypass.relay', FOLD_SRC))
+  local before = buf_text(buf)
+  vim.cmd('RelayApplyPass FoldConstant')
+  wait_for('the FoldConstant edit', function()
+    return buf_text(buf) ~= before
+  end)
+  assert_folded(buf_text(buf))
+end)
+
+server_test(':RelayApplyPipeline InferType, FoldConstant edits the buffer', function()
+  local buf = open_and_attach(write_file('applypipeline.relay', FOLD_SRC))
+  local before = buf_text(buf)
+  vim.cmd('RelayApplyPipeline InferType, FoldConstant')
+  wait_for('the pipeline edit', function()
+    return buf_text(buf) ~= before
+  end)
+  assert_folded(buf_text(buf))
+end)
+
+server_test('Neovim 0.8-0.10 path: vim.lsp.start from a FileType autocmd attaches', function()
+  relay.setup({ cmd = { RELAY_BIN, 'lsp' }, _legacy_start = true })
+  local ok, err = pcall(function()
+    local autocmds = vim.api.nvim_get_autocmds({ group = 'relay_lsp', event = 'FileType' })
+    expect(#autocmds == 1, 'FileType autocmds in group relay_lsp: %d', #autocmds)
+    if vim.lsp.is_enabled then
+      expect(not vim.lsp.is_enabled('relay'), 'vim.lsp.enable is still on for relay')
+    end
+    local buf = open_and_attach(write_file('legacy.relay', ERROR_SRC))
+    wait_for('diagnostics', function()
+      return #vim.diagnostic.get(buf) > 0
+    end)
+  end)
+  relay.setup({ cmd = { RELAY_BIN, 'lsp' } })
+  expect(ok, tostring(err))
+  if vim.lsp.is_enabled then
+    expect(vim.lsp.is_enabled('relay'), 'setup() did not re-enable relay')
+  end
+  if vim.lsp.enable then
+    local has_group, left = pcall(vim.api.nvim_get_autocmds, { group = 'relay_lsp' })
+    expect(not has_group or #left == 0, 'the legacy autocmd survived setup()')
+  end
+end)
+
+server_test(':RelayRestart starts a new server for the buffer', function()
+  local buf, client = open_and_attach(write_file('restart.relay', FOLD_SRC))
+  local old_id = client.id
+  vim.cmd('RelayRestart')
+  wait_for('a new relay client', function()
+    local c = require('relay').client(buf)
+    return c ~= nil and c.id ~= old_id
+  end)
+end)
+
+server_test(':RelayPassOutput shows the final stage in a split', function()
+  local buf = open_and_attach(write_file('passoutput.relay', FOLD_SRC))
+  local before = buf_text(buf)
+  local wins = #vim.api.nvim_tabpage_list_wins(0)
+  vim.cmd('RelayPassOutput InferType, FoldConstant')
+  wait_for('the pass output split', function()
+    return #vim.api.nvim_tabpage_list_wins(0) > wins
+  end)
+  local out_buf = vim.api.nvim_get_current_buf()
+  expect(out_buf ~= buf, 'still in the source buffer')
+  expect(vim.bo[out_buf].filetype == 'relay', 'output filetype %q', vim.bo[out_buf].filetype)
+  expect(vim.bo[out_buf].buftype == 'nofile', 'output buftype %q', vim.bo[out_buf].buftype)
+  assert_folded(buf_text(out_buf))
+  local stages = vim.b[out_buf].relay_pass_stages
+  expect(type(stages) == 'table' and #stages == 2, 'stages: %s', vim.inspect(stages))
+  expect(stages[1].pass == 'InferType' and stages[2].pass == 'FoldConstant', 'stage names: %s', vim.inspect(stages))
+  expect(type(stages[2].timeMs) == 'number', 'timeMs: %s', vim.inspect(stages[2].timeMs))
+  expect(buf_text(buf) == before, 'the source buffer was modified')
+  expect(#vim.lsp.get_clients({ bufnr = out_buf }) == 0, 'the language server attached to the scratch buffer')
+  vim.cmd('close')
+end)
+
+if not E2E then
+  out('skip server tests: RELAY_NVIM_E2E is not set. To run them against the language server:')
+  out('       RELAY_NVIM_E2E=1 RELAY_BIN=/path/to/relay editors/nvim/test/run.sh')
+  for _, t in ipairs(server_tests) do
+    skip(t.name)
+  end
+elseif vim.fn.executable(RELAY_BIN) ~= 1 then
+  for _, t in ipairs(server_tests) do
+    test(t.name, function()
+      error(('RELAY_BIN=%s is not an executable (set RELAY_BIN to the relay binary)'):format(RELAY_BIN))
+    end)
+  end
+else
+  out('server: ' .. vim.fn.exepath(RELAY_BIN) .. ' lsp')
+  for _, t in ipairs(server_tests) do
+    test(t.name, t.fn)
+    vim.cmd('silent! %bwipeout!')
+  end
+end
+
+if results.failed > 0 and E2E then
+  local log = vim.lsp.log and vim.lsp.log.get_filename and vim.lsp.log.get_filename() or vim.lsp.get_log_path()
+  out('LSP log: ' .. log)
+end
+
+for _, client in ipairs(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) do
+  client.stop(client, true)
+end
+vim.wait(1000, function()
+  return #(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) == 0
+end, 50)
+vim.fn.delete(tmpdir, 'rf')
+
+local summary = ('%d passed, %d failed'):format(results.passed, results.failed)
+if results.skipped > 0 then
+  summary = summary .. (', %d skipped'):format(results.skipped)
+end
+out(summary)
+os.exit(results.failed > 0 and 1 or 0)

@@ -1,0 +1,209 @@
+//! The one diagnostics type of the project: what the parser, lowering, type
+//! inference and passes report, what `relay check` renders with
+//! codespan-reporting and what the language server publishes.
+//!
+//! A diagnostic says which layer found it ([`Layer`]: syntax errors are kept
+//! apart from name and type errors, as taplo does), how bad it is, where it is
+//! (a [`Span`]: a file of a [`SourceMap`] and a byte range) and what else is
+//! related to it (labels with their own spans, notes, a help line).
+
+use crate::source::{FileId, Span};
+use relay_syntax::SyntaxError;
+use std::fmt;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+    Help,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+            Severity::Help => "help",
+        })
+    }
+}
+
+/// Which stage found a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// The lexer and parser: the text does not follow the grammar.
+    Syntax,
+    /// Lowering: names, operators, attributes, metadata references.
+    Name,
+    /// Type inference.
+    Type,
+    /// A pass or a pipeline.
+    Pass,
+}
+
+impl Layer {
+    /// A short name, used as the LSP `source` and in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Syntax => "relay syntax",
+            Layer::Name => "relay names",
+            Layer::Type => "relay types",
+            Layer::Pass => "relay passes",
+        }
+    }
+}
+
+/// A secondary location with a message ("the parameter is declared here").
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One problem found in Relay text or IR.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub layer: Layer,
+    pub message: String,
+    /// Where the problem is; `None` for problems of a whole run.
+    pub span: Option<Span>,
+    /// Related locations.
+    pub labels: Vec<Label>,
+    /// Extra lines of explanation without a location.
+    pub notes: Vec<String>,
+    /// A suggestion, rendered as `help: …`.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(severity: Severity, layer: Layer, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity,
+            layer,
+            message: message.into(),
+            span: None,
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn error(layer: Layer, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Error, layer, message)
+    }
+
+    pub fn warning(layer: Layer, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(Severity::Warning, layer, message)
+    }
+
+    pub fn with_span(mut self, span: Span) -> Diagnostic {
+        self.span = Some(span);
+        self
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// A syntax error of `file` as a diagnostic.
+    pub fn from_syntax_error(file: FileId, error: &SyntaxError) -> Diagnostic {
+        Diagnostic::error(Layer::Syntax, error.message()).with_span(Span::new(file, error.range()))
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.severity, self.message)
+    }
+}
+
+/// Diagnostics collected during a run: TVM's ErrorReporter / DiagnosticContext.
+/// Several errors can be reported; the run decides when to stop.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn new() -> Diagnostics {
+        Diagnostics::default()
+    }
+
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.items.push(diagnostic);
+    }
+
+    pub fn extend(&mut self, diagnostics: impl IntoIterator<Item = Diagnostic>) {
+        self.items.extend(diagnostics);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.items.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.items.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.items.iter()
+    }
+
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.items
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Diagnostics {
+    type Item = &'a Diagnostic;
+    type IntoIter = std::slice::Iter<'a, Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl FromIterator<Diagnostic> for Diagnostics {
+    fn from_iter<I: IntoIterator<Item = Diagnostic>>(iter: I) -> Self {
+        Diagnostics {
+            items: iter.into_iter().collect(),
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The Relay IR: expressions, types, attributes, modules.
+//!
+//! Everything is immutable and reference counted, so modules are cheap to
+//! clone and can be sent to other threads; passes build new nodes only where
+//! something changed ([`rewrite`]).
+
+pub mod attrs;
+pub mod equal;
+pub mod expr;
+pub mod module;
+pub mod rewrite;
+pub mod ty;
+
+pub use attrs::{AttrValue, Attrs, DictAttrs};
+pub use expr::{
+    Call, Clause, Constructor, Expr, ExprKind, ExprNode, Function, FunctionData, GlobalVar,
+    Pattern, Var, VarData, VarId,
+};
+pub use module::{IRModule, ModuleProperty};
+pub use ty::{Dim, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData, TypeKind, TypeVar, TypeVarKind};
+
+use crate::meta::ObjectGraph;
+use std::sync::Arc;
+
+/// An object read from a metadata section that the IR keeps opaque (a
+/// virtual device, a symbolic size, an attrs object of another type): the
+/// graph it came from and its node index, so the printer can write it back.
+#[derive(Debug, Clone)]
+pub struct MetaObject {
+    pub graph: Arc<ObjectGraph>,
+    pub index: usize,
+}
+
+impl MetaObject {
+    pub fn type_key(&self) -> &str {
+        self.graph
+            .nodes
+            .get(self.index)
+            .map_or("", |node| node.type_key.as_str())
+    }
+}
+
+impl PartialEq for MetaObject {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.graph, &other.graph) && self.index == other.index
+    }
+}
+impl Eq for MetaObject {}
+impl std::hash::Hash for MetaObject {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (Arc::as_ptr(&self.graph) as usize).hash(state);
+        self.index.hash(state);
+    }
+}

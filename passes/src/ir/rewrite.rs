@@ -1,0 +1,289 @@
+//! Traversal and rewriting of expression graphs without recursion.
+//!
+//! Real models are chains thousands of nodes deep, so nothing here recurses
+//! on the depth of the graph: [`post_order`] uses an explicit stack and
+//! visits each node once (nodes are identified by address, as TVM memoises
+//! on pointers), and [`rewrite_post_order`] rebuilds a graph bottom-up,
+//! keeping every node whose children did not change (so an untouched module
+//! shares all its nodes with the rewritten one) and preserving sharing.
+//!
+//! Children are listed in TVM's visiting order (`ExprVisitor`), binding
+//! variables included, so a rewrite that replaces a variable replaces it at
+//! its binding site and at every use.
+
+use crate::ir::{Clause, Expr, ExprKind, Function, FunctionData, Pattern, Var};
+use std::collections::HashMap;
+
+/// The direct sub-expressions of `expr`, in TVM's visiting order: function
+/// parameters then body; let variable, value, body; match scrutinee, then
+/// each clause's pattern variables and right-hand side.
+pub fn children(expr: &Expr) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    match expr.kind() {
+        ExprKind::Var(_)
+        | ExprKind::GlobalVar(_)
+        | ExprKind::Constant(_)
+        | ExprKind::Constructor(_)
+        | ExprKind::Op(_) => {}
+        ExprKind::Tuple(fields) => out.extend(fields),
+        ExprKind::TupleGetItem { tuple, .. } => out.push(tuple),
+        ExprKind::Call(call) => {
+            out.push(&call.callee);
+            out.extend(&call.args);
+        }
+        ExprKind::Let { var, value, body } => {
+            out.push(var.expr());
+            out.push(value);
+            out.push(body);
+        }
+        ExprKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => {
+            out.push(cond);
+            out.push(then_branch);
+            out.push(else_branch);
+        }
+        ExprKind::Function(f) => {
+            out.extend(f.params.iter().map(Var::expr));
+            out.push(&f.body);
+        }
+        ExprKind::Match { data, clauses, .. } => {
+            out.push(data);
+            for clause in clauses {
+                pattern_vars(&clause.pattern, &mut out);
+                out.push(&clause.rhs);
+            }
+        }
+        ExprKind::RefCreate(value) | ExprKind::RefRead(value) => out.push(value),
+        ExprKind::RefWrite { reference, value } => {
+            out.push(reference);
+            out.push(value);
+        }
+    }
+    out
+}
+
+fn pattern_vars<'a>(pattern: &'a Pattern, out: &mut Vec<&'a Expr>) {
+    match pattern {
+        Pattern::Wildcard => {}
+        Pattern::Var(var) => out.push(var.expr()),
+        Pattern::Constructor(_, fields) | Pattern::Tuple(fields) => {
+            for field in fields {
+                pattern_vars(field, out);
+            }
+        }
+    }
+}
+
+/// Every node reachable from `root`, each once, children before parents.
+pub fn post_order(root: &Expr) -> Vec<Expr> {
+    let mut order = Vec::new();
+    let mut seen: HashMap<usize, ()> = HashMap::new();
+    // (node, children pushed?)
+    let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
+    while let Some((expr, expanded)) = stack.pop() {
+        if expanded {
+            order.push(expr);
+            continue;
+        }
+        if seen.insert(expr.addr(), ()).is_some() {
+            continue;
+        }
+        stack.push((expr.clone(), true));
+        for child in children(&expr).into_iter().rev() {
+            if !seen.contains_key(&child.addr()) {
+                stack.push((child.clone(), false));
+            }
+        }
+    }
+    order
+}
+
+/// Rebuilds `expr` with `new_children` (in [`children`] order). Returns the
+/// same node when every child is the same node.
+pub fn with_children(expr: &Expr, new_children: &[Expr]) -> Expr {
+    let old = children(expr);
+    debug_assert_eq!(old.len(), new_children.len());
+    if old.iter().zip(new_children).all(|(a, b)| a.ptr_eq(b)) {
+        return expr.clone();
+    }
+    let mut it = new_children.iter().cloned();
+    let mut next = || it.next().expect("one new child per child");
+    let span = expr.span();
+    let ty = expr.checked_type().cloned();
+    let kind = match expr.kind() {
+        ExprKind::Var(_)
+        | ExprKind::GlobalVar(_)
+        | ExprKind::Constant(_)
+        | ExprKind::Constructor(_)
+        | ExprKind::Op(_) => unreachable!("leaves have no children"),
+        ExprKind::Tuple(fields) => ExprKind::Tuple(fields.iter().map(|_| next()).collect()),
+        ExprKind::TupleGetItem { index, .. } => ExprKind::TupleGetItem {
+            tuple: next(),
+            index: *index,
+        },
+        ExprKind::Call(call) => {
+            let callee = next();
+            let args = call.args.iter().map(|_| next()).collect();
+            ExprKind::Call(crate::ir::Call {
+                callee,
+                args,
+                attrs: call.attrs.clone(),
+                type_args: call.type_args.clone(),
+            })
+        }
+        ExprKind::Let { .. } => ExprKind::Let {
+            var: as_var(next()),
+            value: next(),
+            body: next(),
+        },
+        ExprKind::If { .. } => ExprKind::If {
+            cond: next(),
+            then_branch: next(),
+            else_branch: next(),
+        },
+        ExprKind::Function(f) => {
+            let params = f.params.iter().map(|_| as_var(next())).collect();
+            ExprKind::Function(FunctionData {
+                params,
+                body: next(),
+                ret_type: f.ret_type.clone(),
+                type_params: f.type_params.clone(),
+                attrs: f.attrs.clone(),
+                virtual_device: f.virtual_device.clone(),
+            })
+        }
+        ExprKind::Match {
+            clauses, complete, ..
+        } => {
+            let data = next();
+            let clauses = clauses
+                .iter()
+                .map(|clause| {
+                    let pattern = rebuild_pattern(&clause.pattern, &mut next);
+                    Clause {
+                        pattern,
+                        rhs: next(),
+                    }
+                })
+                .collect();
+            ExprKind::Match {
+                data,
+                clauses,
+                complete: *complete,
+            }
+        }
+        ExprKind::RefCreate(_) => ExprKind::RefCreate(next()),
+        ExprKind::RefRead(_) => ExprKind::RefRead(next()),
+        ExprKind::RefWrite { .. } => ExprKind::RefWrite {
+            reference: next(),
+            value: next(),
+        },
+    };
+    Expr::with_type(kind, span, ty)
+}
+
+fn as_var(expr: Expr) -> Var {
+    expr.as_var()
+        .expect("a binding position must be rewritten to a variable")
+}
+
+fn rebuild_pattern(pattern: &Pattern, next: &mut impl FnMut() -> Expr) -> Pattern {
+    match pattern {
+        Pattern::Wildcard => Pattern::Wildcard,
+        Pattern::Var(_) => Pattern::Var(as_var(next())),
+        Pattern::Constructor(ctor, fields) => Pattern::Constructor(
+            ctor.clone(),
+            fields.iter().map(|f| rebuild_pattern(f, next)).collect(),
+        ),
+        Pattern::Tuple(fields) => {
+            Pattern::Tuple(fields.iter().map(|f| rebuild_pattern(f, next)).collect())
+        }
+    }
+}
+
+/// Rewrites the graph under `root` bottom-up. `f` receives each original
+/// node and the node rebuilt over the already rewritten children (the same
+/// node if nothing below changed), and returns its replacement. Each node is
+/// visited once, so shared nodes stay shared.
+pub fn rewrite_post_order(root: &Expr, mut f: impl FnMut(&Expr, Expr) -> Expr) -> Expr {
+    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    for node in post_order(root) {
+        let new_children: Vec<Expr> = children(&node)
+            .into_iter()
+            .map(|c| memo.get(&c.addr()).cloned().unwrap_or_else(|| c.clone()))
+            .collect();
+        let rebuilt = with_children(&node, &new_children);
+        let replacement = f(&node, rebuilt);
+        memo.insert(node.addr(), replacement);
+    }
+    memo.remove(&root.addr()).unwrap_or_else(|| root.clone())
+}
+
+/// Rewrites the body of a function (parameters included) bottom-up.
+pub fn rewrite_function(function: &Function, f: impl FnMut(&Expr, Expr) -> Expr) -> Function {
+    let new = rewrite_post_order(function.expr(), f);
+    new.as_function()
+        .expect("a function must be rewritten to a function")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::TensorData;
+
+    fn scalar(v: f64) -> Expr {
+        Expr::constant(
+            TensorData::from_f64s(crate::dtype::DataType::FLOAT32, vec![], &[v]).unwrap(),
+            None,
+        )
+    }
+
+    #[test]
+    fn post_order_visits_shared_nodes_once() {
+        let x = Var::new("x", None, None);
+        let add = crate::op::lookup("add").unwrap();
+        let a = Expr::call(Expr::op(add, None), vec![x.expr().clone(), scalar(1.0)], None, None);
+        let b = Expr::tuple(vec![a.clone(), a.clone()], None);
+        let order = post_order(&b);
+        // x, add op, constant, the call, the tuple.
+        assert_eq!(order.len(), 5);
+        assert!(order.last().unwrap().ptr_eq(&b));
+    }
+
+    #[test]
+    fn rewrite_keeps_untouched_nodes_and_sharing() {
+        let x = Var::new("x", None, None);
+        let add = crate::op::lookup("add").unwrap();
+        let a = Expr::call(Expr::op(add, None), vec![x.expr().clone(), scalar(1.0)], None, None);
+        let t = Expr::tuple(vec![a.clone(), a.clone()], None);
+        let same = rewrite_post_order(&t, |_, e| e);
+        assert!(same.ptr_eq(&t));
+        // Replace the constant: the call is rebuilt once and still shared.
+        let changed = rewrite_post_order(&t, |old, e| {
+            if old.as_constant().is_some() {
+                scalar(2.0)
+            } else {
+                e
+            }
+        });
+        let ExprKind::Tuple(fields) = changed.kind() else {
+            panic!("a tuple")
+        };
+        assert!(fields[0].ptr_eq(&fields[1]));
+        assert!(!fields[0].ptr_eq(&a));
+    }
+
+    #[test]
+    fn deep_chains_do_not_overflow() {
+        let relu = crate::op::lookup("nn.relu").unwrap();
+        let mut e = Var::new("x", None, None).into_expr();
+        for _ in 0..200_000 {
+            e = Expr::call(Expr::op(relu, None), vec![e], None, None);
+        }
+        let handle = std::thread::spawn(move || post_order(&e).len());
+        assert_eq!(handle.join().unwrap(), 400_001);
+    }
+}

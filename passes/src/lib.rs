@@ -1,0 +1,15 @@
+//! Relay IR, the operator registry, the printer and the pass infrastructure.
+//!
+//! Everything that analyses or rewrites Relay lives here; the CLI and the
+//! language server in `relay-server` only call into this crate.
+
+pub mod diagnostic;
+pub mod dtype;
+pub mod infer;
+pub mod ir;
+pub mod meta;
+pub mod op;
+pub mod printer;
+pub mod source;
+pub mod transform;
+pub mod transforms;

@@ -1,0 +1,49 @@
+//! Command-line parsing and dispatch to one module per subcommand.
+
+mod check;
+
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+/// Exit status when every input is fine.
+pub const EXIT_OK: i32 = 0;
+/// Exit status when an input has errors.
+pub const EXIT_ERRORS: i32 = 1;
+/// Exit status for a bad command line or an unreadable file.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "relay", version, about = "Tools for the TVM Relay IR text format")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check Relay files for errors; exit 1 if any is found.
+    Check(check::CheckArgs),
+}
+
+/// Runs the command line `args` (program name first) and returns the exit
+/// status.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            };
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check::run(&args),
+    }
+}

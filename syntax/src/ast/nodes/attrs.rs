@@ -1,0 +1,107 @@
+//! Attributes: the `key=value` items of calls, parameter lists and
+//! parameter annotations ([`Attr`]), their dotted keys ([`AttrKey`]) and
+//! their values ([`AttrValue`]).
+
+use super::exprs::{dotted_text, ends_with_dot};
+use crate::ast::{
+    child, children, typed_token, AstChildren, AstToken, Expr, Ident, Literal, MetaExpr,
+};
+
+ast_node! {
+    /// `key=value`.
+    Attr: ATTR
+}
+
+impl Attr {
+    /// The key as TVM reads it: segments joined by `.` (`relay.reshape_only`).
+    pub fn key(&self) -> Option<String> {
+        self.key_node().map(|key| key.name())
+    }
+
+    /// The key node.
+    pub fn key_node(&self) -> Option<AttrKey> {
+        child(&self.syntax)
+    }
+
+    /// The value after `=`.
+    pub fn value(&self) -> Option<AttrValue> {
+        child(&self.syntax)
+    }
+}
+
+ast_node! {
+    /// The (possibly dotted) key of an attribute: `axis`, `relay.reshape_only`.
+    AttrKey: ATTR_KEY
+}
+
+impl AttrKey {
+    /// The identifiers of the key, in order.
+    pub fn segments(&self) -> impl Iterator<Item = Ident> {
+        self.syntax
+            .children_with_tokens()
+            .filter_map(|it| it.into_token())
+            .filter_map(Ident::cast)
+    }
+
+    /// The key as TVM reads it: segments joined by `.`; a trailing `.` the
+    /// grammar consumed is kept.
+    pub fn name(&self) -> String {
+        dotted_text(&self.syntax)
+    }
+
+    /// Whether the key ends with a `.` (an unfinished name).
+    pub fn has_trailing_dot(&self) -> bool {
+        ends_with_dot(&self.syntax)
+    }
+}
+
+ast_enum! {
+    /// The value of an attribute. Literals and meta references are listed
+    /// before the catch-all [`Expr`], so they never come out as
+    /// `AttrValue::Expr`.
+    AttrValue {
+        Literal(Literal),
+        MetaExpr(MetaExpr),
+        AttrListValue(AttrListValue),
+        AttrParenValue(AttrParenValue),
+        AttrNullValue(AttrNullValue),
+        /// Any other (atomic) expression: a path, a variable, a `fn`, …
+        Expr(Expr),
+    }
+}
+
+ast_node! {
+    /// `[v, …]` as an attribute value.
+    AttrListValue: ATTR_LIST_VALUE
+}
+
+impl AttrListValue {
+    /// The elements, in order.
+    pub fn values(&self) -> AstChildren<AttrValue> {
+        children(&self.syntax)
+    }
+}
+
+ast_node! {
+    /// `(v)` as an attribute value.
+    AttrParenValue: ATTR_PAREN_VALUE
+}
+
+impl AttrParenValue {
+    /// The value inside the parentheses.
+    pub fn value(&self) -> Option<AttrValue> {
+        child(&self.syntax)
+    }
+}
+
+ast_node! {
+    /// `None` or `nullptr` as an attribute value.
+    AttrNullValue: ATTR_NULL_VALUE
+}
+
+impl AttrNullValue {
+    /// The `None` or `nullptr` identifier.
+    pub fn ident(&self) -> Option<Ident> {
+        typed_token(&self.syntax)
+    }
+}

@@ -1,0 +1,252 @@
+//! Typed tokens: names, numbers, strings, meta references and headers, with
+//! their values read the way TVM reads them.
+//!
+//! The lexer guarantees each token's shape (a `LOCAL` starts with `%`, a
+//! `STRING` has both quotes, …), but the accessors do not rely on it and
+//! never panic.
+
+use rowan::{TextRange, TextSize};
+
+use crate::ast::AstToken;
+use crate::literal::{parse_number, NumberValue};
+
+ast_token! {
+    /// `%x`: a local variable, in a binding, a parameter or a use.
+    Local: LOCAL
+}
+
+impl Local {
+    /// The name without the `%` (`x` for `%x`).
+    pub fn name(&self) -> &str {
+        let text = self.text();
+        text.strip_prefix('%').unwrap_or(text)
+    }
+
+    /// The range of the name without the `%` (what a rename replaces).
+    pub fn name_range(&self) -> TextRange {
+        sigil_name_range(&self.syntax, '%')
+    }
+}
+
+ast_token! {
+    /// `%0`: a graph binding number, bound by `%0 = …;` and used as `%0`.
+    Graph: GRAPH
+}
+
+impl Graph {
+    /// The number without the `%`, if it fits a `u64`.
+    pub fn number(&self) -> Option<u64> {
+        let text = self.text();
+        text.strip_prefix('%').unwrap_or(text).parse().ok()
+    }
+}
+
+ast_token! {
+    /// `@f`: a global function name.
+    Global: GLOBAL
+}
+
+impl Global {
+    /// The name without the `@` (`main` for `@main`).
+    pub fn name(&self) -> &str {
+        let text = self.text();
+        text.strip_prefix('@').unwrap_or(text)
+    }
+
+    /// The range of the name without the `@` (what a rename replaces).
+    pub fn name_range(&self) -> TextRange {
+        sigil_name_range(&self.syntax, '@')
+    }
+}
+
+fn sigil_name_range(token: &crate::SyntaxToken, sigil: char) -> TextRange {
+    let range = token.text_range();
+    if token.text().starts_with(sigil) && !range.is_empty() {
+        TextRange::new(range.start() + TextSize::of(sigil), range.end())
+    } else {
+        range
+    }
+}
+
+ast_token! {
+    /// An integer literal: `1`, `-2`, `3i64`.
+    IntNumber: INT
+}
+
+impl IntNumber {
+    /// The checked value, or TVM's error message (see [`parse_number`]).
+    pub fn number(&self) -> Result<NumberValue, String> {
+        parse_number(self.text())
+    }
+
+    /// The value, if the literal is a valid integer.
+    pub fn value(&self) -> Option<i64> {
+        match self.number() {
+            Ok(NumberValue::Int { value, .. }) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The width in bits (16, 32 or 64), if the literal is a valid integer.
+    pub fn bits(&self) -> Option<u8> {
+        match self.number() {
+            Ok(NumberValue::Int { bits, .. }) => Some(bits),
+            _ => None,
+        }
+    }
+}
+
+ast_token! {
+    /// A float literal: `1f`, `0.5f`, `1e-05f`, `2f64`, `-inff`.
+    FloatNumber: FLOAT
+}
+
+impl FloatNumber {
+    /// The checked value, or TVM's error message (see [`parse_number`]).
+    pub fn number(&self) -> Result<NumberValue, String> {
+        parse_number(self.text())
+    }
+
+    /// The value, if the literal is a valid float.
+    pub fn value(&self) -> Option<f64> {
+        match self.number() {
+            Ok(NumberValue::Float { value, .. }) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The width in bits (16, 32 or 64), if the literal is a valid float.
+    pub fn bits(&self) -> Option<u8> {
+        match self.number() {
+            Ok(NumberValue::Float { bits, .. }) => Some(bits),
+            _ => None,
+        }
+    }
+}
+
+ast_token! {
+    /// `True` or `False`.
+    Bool: BOOL
+}
+
+impl Bool {
+    /// `true` for `True`.
+    pub fn value(&self) -> bool {
+        self.text() == "True"
+    }
+}
+
+ast_token! {
+    /// `"…"`: a string (attribute values only; TVM has no escapes).
+    StringLit: STRING
+}
+
+impl StringLit {
+    /// The contents without the quotes.
+    pub fn value(&self) -> &str {
+        let text = self.text();
+        let text = text.strip_prefix('"').unwrap_or(text);
+        text.strip_suffix('"').unwrap_or(text)
+    }
+
+    /// The range of the contents without the quotes.
+    pub fn value_range(&self) -> TextRange {
+        let start = self.syntax.text_range().start();
+        let open = if self.text().starts_with('"') {
+            TextSize::of('"')
+        } else {
+            TextSize::from(0)
+        };
+        let len = TextSize::of(self.value());
+        TextRange::at(start + open, len)
+    }
+}
+
+ast_token! {
+    /// `meta[Key][index]`: a reference into the metadata section.
+    MetaRef: META_REF
+}
+
+impl MetaRef {
+    /// The type key: `relay.Constant` in `meta[relay.Constant][0]`.
+    pub fn key(&self) -> Option<&str> {
+        self.parts().map(|(key, _)| key)
+    }
+
+    /// The index text: `0` in `meta[relay.Constant][0]`.
+    pub fn index_text(&self) -> Option<&str> {
+        self.parts().map(|(_, index)| index)
+    }
+
+    /// The index, if it is a valid `u64`.
+    pub fn index(&self) -> Option<u64> {
+        let index = self.index_text()?;
+        if index.bytes().all(|b| b.is_ascii_digit()) {
+            index.parse().ok()
+        } else {
+            None
+        }
+    }
+
+    fn parts(&self) -> Option<(&str, &str)> {
+        let rest = self.text().strip_prefix("meta[")?;
+        let key_end = rest.find(']')?;
+        let key = &rest[..key_end];
+        let rest = rest[key_end + 1..].strip_prefix('[')?;
+        let index = rest.strip_suffix(']').unwrap_or(rest);
+        Some((key, index))
+    }
+}
+
+ast_token! {
+    /// `#[version = "0.0.5"]`.
+    VersionAttr: VERSION_ATTR
+}
+
+impl VersionAttr {
+    /// What TVM takes for the version: the text after the `=`, trimmed,
+    /// quotes included (`"0.0.5"`).
+    pub fn value(&self) -> &str {
+        crate::validation::version_value(self.text())
+    }
+
+    /// Whether this is the version TVM v0.13 reads (`"0.0.5"`).
+    pub fn is_supported(&self) -> bool {
+        self.value() == crate::validation::SUPPORTED_VERSION
+    }
+}
+
+ast_token! {
+    /// `#[metadata]` and everything after it, up to the end of the file.
+    Metadata: METADATA
+}
+
+impl Metadata {
+    /// The text after the `#[metadata]` header (the JSON of the section,
+    /// with its leading whitespace).
+    pub fn body(&self) -> &str {
+        let text = self.text();
+        match text.find(']') {
+            Some(i) => &text[i + 1..],
+            None => "",
+        }
+    }
+
+    /// The range of [`Metadata::body`].
+    pub fn body_range(&self) -> TextRange {
+        let range = self.syntax.text_range();
+        TextRange::new(range.end() - TextSize::of(self.body()), range.end())
+    }
+}
+
+ast_token! {
+    /// A plain identifier: a name segment, a type, constructor or dtype name.
+    Ident: IDENT
+}
+
+impl Ident {
+    /// The identifier's text.
+    pub fn name(&self) -> &str {
+        self.text()
+    }
+}
