@@ -5,11 +5,14 @@
 
 pub mod diagnostic;
 pub mod dtype;
+pub mod eval;
 pub mod infer;
 pub mod ir;
+pub mod lower;
 pub mod meta;
 pub mod op;
 pub mod printer;
+pub mod project;
 pub mod source;
 pub mod transform;
 pub mod transforms;

@@ -30,7 +30,12 @@ fn identity_module() -> IRModule {
 }
 
 /// A pass that records its name in `log` and otherwise does nothing.
-fn recording(name: &str, opt_level: u32, required: &[&str], log: &Arc<Mutex<Vec<String>>>) -> Arc<dyn Pass> {
+fn recording(
+    name: &str,
+    opt_level: u32,
+    required: &[&str],
+    log: &Arc<Mutex<Vec<String>>>,
+) -> Arc<dyn Pass> {
     let log = Arc::clone(log);
     let label = name.to_string();
     module_pass(name, opt_level, required, move |m, _| {
@@ -59,7 +64,11 @@ fn sequential_enable_order_disabled_then_required_then_opt_level() {
         recording("LowDisabled", 1, &[], &log),
         recording("BothListed", 3, &[], &log),
     ]);
-    let ctx = context(2, &["HighRequired", "BothListed"], &["LowDisabled", "BothListed"]);
+    let ctx = context(
+        2,
+        &["HighRequired", "BothListed"],
+        &["LowDisabled", "BothListed"],
+    );
     run_pass(&seq, identity_module(), &ctx).unwrap();
     assert_eq!(*log.lock().unwrap(), ["Low", "HighRequired"]);
 }
@@ -163,7 +172,10 @@ impl PassInstrument for Recorder {
     }
 }
 
-fn with_instruments(instruments: Vec<Arc<dyn PassInstrument>>, required: &[&str]) -> Arc<PassContext> {
+fn with_instruments(
+    instruments: Vec<Arc<dyn PassInstrument>>,
+    required: &[&str],
+) -> Arc<PassContext> {
     PassContext::new(PassContextOptions {
         instruments,
         required_pass: required.iter().map(|s| s.to_string()).collect(),
@@ -180,7 +192,10 @@ fn noop(name: &str) -> Arc<dyn Pass> {
 fn hooks_run_in_order() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let ctx = with_instruments(
-        vec![Arc::new(Recorder::new("a", &events)), Arc::new(Recorder::new("b", &events))],
+        vec![
+            Arc::new(Recorder::new("a", &events)),
+            Arc::new(Recorder::new("b", &events)),
+        ],
         &[],
     );
     let guard = ctx.enter().unwrap();
@@ -189,8 +204,16 @@ fn hooks_run_in_order() {
     assert_eq!(
         *events.lock().unwrap(),
         [
-            "a:enter", "b:enter", "a:should_run(P)", "b:should_run(P)", "a:before(P)",
-            "b:before(P)", "a:after(P)", "b:after(P)", "a:exit", "b:exit"
+            "a:enter",
+            "b:enter",
+            "a:should_run(P)",
+            "b:should_run(P)",
+            "a:before(P)",
+            "b:before(P)",
+            "a:after(P)",
+            "b:after(P)",
+            "a:exit",
+            "b:exit"
         ]
     );
 }
@@ -200,11 +223,17 @@ fn should_run_asks_every_instrument_and_skipping_returns_the_same_module() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut no = Recorder::new("a", &events);
     no.should_run = false;
-    let ctx = with_instruments(vec![Arc::new(no), Arc::new(Recorder::new("b", &events))], &[]);
+    let ctx = with_instruments(
+        vec![Arc::new(no), Arc::new(Recorder::new("b", &events))],
+        &[],
+    );
     let log = Arc::new(Mutex::new(Vec::new()));
     run_pass(&*recording("P", 0, &[], &log), identity_module(), &ctx).unwrap();
     assert!(log.lock().unwrap().is_empty());
-    assert_eq!(*events.lock().unwrap(), ["a:should_run(P)", "b:should_run(P)"]);
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["a:should_run(P)", "b:should_run(P)"]
+    );
 }
 
 #[test]
@@ -233,7 +262,12 @@ fn a_failing_pass_skips_the_after_hooks_but_the_context_still_exits() {
     assert_eq!(error.diagnostics[0].message, "this pass always fails");
     assert_eq!(
         *events.lock().unwrap(),
-        ["a:enter", "a:should_run(Broken)", "a:before(Broken)", "a:exit"]
+        [
+            "a:enter",
+            "a:should_run(Broken)",
+            "a:before(Broken)",
+            "a:exit"
+        ]
     );
 }
 
@@ -242,9 +276,16 @@ fn a_failing_after_hook_stops_the_later_instruments() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut first = Recorder::new("a", &events);
     first.fail_on = Some("after");
-    let ctx = with_instruments(vec![Arc::new(first), Arc::new(Recorder::new("b", &events))], &[]);
+    let ctx = with_instruments(
+        vec![Arc::new(first), Arc::new(Recorder::new("b", &events))],
+        &[],
+    );
     let error = run_pass(&*noop("P"), identity_module(), &ctx).unwrap_err();
-    assert!(error.message.contains("run_after_pass"), "{}", error.message);
+    assert!(
+        error.message.contains("run_after_pass"),
+        "{}",
+        error.message
+    );
     let events = events.lock().unwrap();
     assert_eq!(events.last().unwrap(), "a:after(P)");
     assert!(!events.iter().any(|e| e == "b:after(P)"));
@@ -256,7 +297,11 @@ fn a_failing_enter_exits_the_entered_instruments_and_clears_the_list() {
     let mut second = Recorder::new("b", &events);
     second.fail_on = Some("enter");
     let ctx = with_instruments(
-        vec![Arc::new(Recorder::new("a", &events)), Arc::new(second), Arc::new(Recorder::new("c", &events))],
+        vec![
+            Arc::new(Recorder::new("a", &events)),
+            Arc::new(second),
+            Arc::new(Recorder::new("c", &events)),
+        ],
         &[],
     );
     assert!(ctx.enter().is_err());
@@ -271,7 +316,10 @@ fn a_failing_exit_clears_the_instruments() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut first = Recorder::new("a", &events);
     first.fail_on = Some("exit");
-    let ctx = with_instruments(vec![Arc::new(first), Arc::new(Recorder::new("b", &events))], &[]);
+    let ctx = with_instruments(
+        vec![Arc::new(first), Arc::new(Recorder::new("b", &events))],
+        &[],
+    );
     let guard = ctx.enter().unwrap();
     assert!(guard.exit().is_err());
     assert_eq!(*events.lock().unwrap(), ["a:enter", "b:enter", "a:exit"]);
@@ -304,7 +352,11 @@ fn config_is_validated_against_registered_keys() {
     assert!(bad_key.starts_with("Invalid config option 'relay.FuseOps.max_dept' candidates are:"));
     assert!(bad_key.contains("relay.FuseOps.max_depth"));
     let bad_type = PassContext::new(PassContextOptions {
-        config: [("relay.FuseOps.max_depth".to_string(), ConfigValue::String("x".into()))].into(),
+        config: [(
+            "relay.FuseOps.max_depth".to_string(),
+            ConfigValue::String("x".into()),
+        )]
+        .into(),
         ..Default::default()
     })
     .unwrap_err();

@@ -5,4 +5,5 @@
 //! Downstream crates can embed it: [`cli::run`] takes the arguments.
 
 pub mod cli;
+pub mod lsp;
 pub mod render;

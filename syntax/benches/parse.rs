@@ -1,1 +1,63 @@
-fn main() {}
+//! Lexing and parsing speed on real models from the TVM corpus.
+//!
+//! `cargo bench -p relay-syntax --bench parse`. The models are read from
+//! `../shared/tvm/models`; when that is absent the benchmark says so loudly
+//! and measures nothing. Compare with TVM's own parser through
+//! `tvm_timings.json` / `tvm_timings_menagerie.json` there (`parse_s`
+//! includes InferType; `parse_s - infer_s` is TVM's parser alone).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::path::Path;
+
+const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
+
+fn models() -> Vec<(&'static str, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models");
+    let mut out = Vec::new();
+    for name in MODELS {
+        let path = dir.join(format!("{name}.relay"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => out.push((*name, text)),
+            Err(e) => eprintln!(
+                "\n!!!!!!!! SKIPPED benchmark of {name}: cannot read {}: {e} !!!!!!!!\n",
+                path.display()
+            ),
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let models = models();
+    for (name, text) in &models {
+        // The numbers mean nothing if the input does not parse.
+        let parse = relay_syntax::parse_module(text);
+        assert!(
+            parse.errors().is_empty(),
+            "{name} does not parse: {:?}",
+            &parse.errors()[..1]
+        );
+    }
+
+    let mut group = c.benchmark_group("lex");
+    for (name, text) in &models {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(name), text, |b, text| {
+            b.iter(|| relay_syntax::tokenize(black_box(text)))
+        });
+    }
+    group.finish();
+
+    // Lexing, parsing and building the tree: what `parse_module` costs.
+    let mut group = c.benchmark_group("lex+parse");
+    for (name, text) in &models {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(name), text, |b, text| {
+            b.iter(|| relay_syntax::parse_module(black_box(text)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

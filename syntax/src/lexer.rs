@@ -35,6 +35,8 @@ pub fn tokenize(text: &str) -> (Vec<Token>, Vec<LexError>) {
         pos: 0,
         tokens: Vec::with_capacity(text.len() / 4),
         errors: Vec::new(),
+        no_bracket_from: usize::MAX,
+        no_quote_from: usize::MAX,
     };
     while lexer.pos < lexer.bytes.len() {
         lexer.lex_one();
@@ -48,6 +50,11 @@ struct Lexer<'a> {
     pos: usize,
     tokens: Vec<Token>,
     errors: Vec<LexError>,
+    /// No `]` at or after this offset (a failed search need not be
+    /// repeated: keeps unclosed `meta[`/`#[` runs linear).
+    no_bracket_from: usize,
+    /// No `"` and no `\\` at or after this offset (the same for strings).
+    no_quote_from: usize,
 }
 
 fn is_ident_start(c: u8) -> bool {
@@ -67,6 +74,21 @@ fn is_whitespace(c: u8) -> bool {
 }
 
 impl<'a> Lexer<'a> {
+    /// The offset of the first `]` at or after `from`, remembering failures
+    /// so that a run of unclosed `meta[` or `#[` stays linear.
+    fn find_bracket(&mut self, from: usize) -> Option<usize> {
+        if from >= self.no_bracket_from || from > self.bytes.len() {
+            return None;
+        }
+        match self.bytes[from..].iter().position(|&c| c == b']') {
+            Some(i) => Some(from + i),
+            None => {
+                self.no_bracket_from = from;
+                None
+            }
+        }
+    }
+
     fn peek(&self, offset: usize) -> Option<u8> {
         self.bytes.get(self.pos + offset).copied()
     }
@@ -86,10 +108,7 @@ impl<'a> Lexer<'a> {
 
     fn error(&mut self, start: usize, len: usize, message: impl Into<String>) {
         self.errors.push(LexError {
-            range: TextRange::at(
-                TextSize::from(start as u32),
-                TextSize::from(len as u32),
-            ),
+            range: TextRange::at(TextSize::from(start as u32), TextSize::from(len as u32)),
             message: message.into(),
         });
     }
@@ -173,15 +192,25 @@ impl<'a> Lexer<'a> {
         let start = self.pos;
         let mut i = start + 1;
         let mut end = None;
+        let mut saw_backslash = false;
+        if i >= self.no_quote_from {
+            i = self.bytes.len();
+        }
         while i < self.bytes.len() {
             match self.bytes[i] {
-                b'\\' => i += 2,
+                b'\\' => {
+                    saw_backslash = true;
+                    i += 2
+                }
                 b'"' => {
                     end = Some(i);
                     break;
                 }
                 _ => i += 1,
             }
+        }
+        if end.is_none() && !saw_backslash {
+            self.no_quote_from = self.no_quote_from.min(start + 1);
         }
         match end {
             Some(end) => self.push(STRING, end + 1 - start),
@@ -206,7 +235,12 @@ impl<'a> Lexer<'a> {
                 self.number(len);
             }
             _ if self.text[after..].starts_with("inff") => self.push(FLOAT, negs + 4),
-            _ => self.push(MINUS, 1),
+            // TVM lexes the run one `-` at a time; each ends up a minus.
+            _ => {
+                for _ in 0..negs {
+                    self.push(MINUS, 1);
+                }
+            }
         }
     }
 
@@ -266,7 +300,10 @@ impl<'a> Lexer<'a> {
             .take_while(|c| c.is_ascii_digit())
             .count();
         if digits > 0 {
-            if self.text[start + 1..start + 1 + digits].parse::<i64>().is_err() {
+            if self.text[start + 1..start + 1 + digits]
+                .parse::<i64>()
+                .is_err()
+            {
                 self.error(
                     start,
                     1 + digits,
@@ -380,12 +417,12 @@ impl<'a> Lexer<'a> {
         let b = self.bytes;
         let key_start = start + 5;
         let parsed = (|| {
-            let key_end = key_start + b[key_start..].iter().position(|&c| c == b']')?;
+            let key_end = self.find_bracket(key_start)?;
             if b.get(key_end + 1) != Some(&b'[') {
                 return None;
             }
             let index_start = key_end + 2;
-            let index_end = index_start + b[index_start..].iter().position(|&c| c == b']')?;
+            let index_end = self.find_bracket(index_start)?;
             Some((index_start, index_end))
         })();
         match parsed {
@@ -427,16 +464,15 @@ impl<'a> Lexer<'a> {
             self.push(ERROR_TOKEN, 1);
             return;
         }
-        let Some(close) = self.bytes[start + 2..].iter().position(|&c| c == b']') else {
+        let Some(close) = self.find_bracket(start + 2).map(|end| end - (start + 2)) else {
             let len = self.line_len_from(start);
             self.error(start, len, "unterminated attribute: expected `]`");
             self.push(ERROR_TOKEN, len);
             return;
         };
         let end = start + 2 + close + 1;
-        let inner = self.text[start + 2..end - 1].trim_matches(|c: char| {
-            matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
-        });
+        let inner = self.text[start + 2..end - 1]
+            .trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
         if inner == "metadata" {
             let len = self.bytes.len() - start;
             self.push(METADATA, len);
@@ -516,7 +552,10 @@ mod tests {
             ]
         );
         assert_eq!(kinds("%x -1"), vec![(LOCAL, "%x"), (INT, "-1")]);
-        assert_eq!(kinds("a - b"), vec![(IDENT, "a"), (MINUS, "-"), (IDENT, "b")]);
+        assert_eq!(
+            kinds("a - b"),
+            vec![(IDENT, "a"), (MINUS, "-"), (IDENT, "b")]
+        );
         assert_eq!(kinds("inffoo"), vec![(FLOAT, "inff"), (IDENT, "oo")]);
     }
 
@@ -536,7 +575,10 @@ mod tests {
             kinds("meta[relay.Constant][0] x"),
             vec![(META_REF, "meta[relay.Constant][0]"), (IDENT, "x")]
         );
-        assert_eq!(kinds("#[metadata]\n{}"), vec![(METADATA, "#[metadata]\n{}")]);
+        assert_eq!(
+            kinds("#[metadata]\n{}"),
+            vec![(METADATA, "#[metadata]\n{}")]
+        );
     }
 
     #[test]

@@ -21,9 +21,7 @@ mod validation;
 pub use crate::lexer::{tokenize, LexError, Token};
 pub use crate::parser::grammar::is_dtype_name;
 pub use crate::syntax_error::SyntaxError;
-pub use crate::syntax_kind::{
-    RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken,
-};
+pub use crate::syntax_kind::{RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken};
 pub use rowan::{GreenNode, TextRange, TextSize};
 
 /// The result of parsing: a tree that always exists, and the errors found.

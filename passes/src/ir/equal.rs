@@ -13,8 +13,8 @@
 //! stack, and shared nodes are compared or hashed once.
 
 use crate::ir::{
-    AttrValue, Attrs, DictAttrs, Dim, Expr, ExprKind, IRModule, Pattern, Type, TypeData,
-    TypeKind, TypeVar, Var, VarId,
+    AttrValue, Attrs, DictAttrs, Dim, Expr, ExprKind, IRModule, Pattern, Type, TypeData, TypeKind,
+    TypeVar, Var, VarId,
 };
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
@@ -41,7 +41,11 @@ pub fn first_difference(a: &Expr, b: &Expr, map_free_vars: bool) -> Option<Diffe
 /// The first difference between two modules: item names, type definitions,
 /// then functions in name order (free variables matched by name).
 pub fn module_first_difference(a: &IRModule, b: &IRModule) -> Option<Difference> {
-    let names = |m: &IRModule| m.functions().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
+    let names = |m: &IRModule| {
+        m.functions()
+            .map(|(n, _)| n.to_string())
+            .collect::<Vec<_>>()
+    };
     let types = |m: &IRModule| {
         m.type_definitions()
             .map(|(n, _)| n.to_string())
@@ -212,15 +216,29 @@ impl Comparer {
             }
             (ExprKind::Tuple(fa), ExprKind::Tuple(fb)) => {
                 if fa.len() != fb.len() {
-                    diff(format!("a tuple of {} vs {} fields", fa.len(), fb.len()), a, b)
+                    diff(
+                        format!("a tuple of {} vs {} fields", fa.len(), fb.len()),
+                        a,
+                        b,
+                    )
                 } else {
-                    push.extend(fa.iter().zip(fb).map(|(x, y)| Task::Expr(x.clone(), y.clone())));
+                    push.extend(
+                        fa.iter()
+                            .zip(fb)
+                            .map(|(x, y)| Task::Expr(x.clone(), y.clone())),
+                    );
                     None
                 }
             }
             (
-                ExprKind::TupleGetItem { tuple: ta, index: ia },
-                ExprKind::TupleGetItem { tuple: tb, index: ib },
+                ExprKind::TupleGetItem {
+                    tuple: ta,
+                    index: ia,
+                },
+                ExprKind::TupleGetItem {
+                    tuple: tb,
+                    index: ib,
+                },
             ) => {
                 if ia != ib {
                     diff(format!("projection .{ia} vs .{ib}"), a, b)
@@ -231,22 +249,47 @@ impl Comparer {
             }
             (ExprKind::Call(ca), ExprKind::Call(cb)) => {
                 if ca.args.len() != cb.args.len() {
-                    diff(format!("a call with {} vs {} arguments", ca.args.len(), cb.args.len()), a, b)
+                    diff(
+                        format!(
+                            "a call with {} vs {} arguments",
+                            ca.args.len(),
+                            cb.args.len()
+                        ),
+                        a,
+                        b,
+                    )
                 } else if !self.attrs_equal(ca.attrs.as_ref(), cb.attrs.as_ref()) {
                     diff("the call attributes differ", a, b)
                 } else if ca.type_args.len() != cb.type_args.len()
-                    || !ca.type_args.iter().zip(&cb.type_args).all(|(x, y)| self.types_equal(x, y))
+                    || !ca
+                        .type_args
+                        .iter()
+                        .zip(&cb.type_args)
+                        .all(|(x, y)| self.types_equal(x, y))
                 {
                     diff("the type arguments differ", a, b)
                 } else {
                     push.push(Task::Expr(ca.callee.clone(), cb.callee.clone()));
-                    push.extend(ca.args.iter().zip(&cb.args).map(|(x, y)| Task::Expr(x.clone(), y.clone())));
+                    push.extend(
+                        ca.args
+                            .iter()
+                            .zip(&cb.args)
+                            .map(|(x, y)| Task::Expr(x.clone(), y.clone())),
+                    );
                     None
                 }
             }
             (
-                ExprKind::Let { var: va, value: xa, body: ba },
-                ExprKind::Let { var: vb, value: xb, body: bb },
+                ExprKind::Let {
+                    var: va,
+                    value: xa,
+                    body: ba,
+                },
+                ExprKind::Let {
+                    var: vb,
+                    value: xb,
+                    body: bb,
+                },
             ) => {
                 push.push(Task::Bind(va.clone(), vb.clone()));
                 push.push(Task::Expr(xa.clone(), xb.clone()));
@@ -254,8 +297,16 @@ impl Comparer {
                 None
             }
             (
-                ExprKind::If { cond: ca, then_branch: ta, else_branch: ea },
-                ExprKind::If { cond: cb, then_branch: tb, else_branch: eb },
+                ExprKind::If {
+                    cond: ca,
+                    then_branch: ta,
+                    else_branch: ea,
+                },
+                ExprKind::If {
+                    cond: cb,
+                    then_branch: tb,
+                    else_branch: eb,
+                },
             ) => {
                 push.push(Task::Expr(ca.clone(), cb.clone()));
                 push.push(Task::Expr(ta.clone(), tb.clone()));
@@ -264,7 +315,15 @@ impl Comparer {
             }
             (ExprKind::Function(fa), ExprKind::Function(fb)) => {
                 if fa.params.len() != fb.params.len() {
-                    diff(format!("a function of {} vs {} parameters", fa.params.len(), fb.params.len()), a, b)
+                    diff(
+                        format!(
+                            "a function of {} vs {} parameters",
+                            fa.params.len(),
+                            fb.params.len()
+                        ),
+                        a,
+                        b,
+                    )
                 } else if fa.type_params.len() != fb.type_params.len() {
                     diff("the type parameters differ", a, b)
                 } else {
@@ -281,15 +340,28 @@ impl Comparer {
                     } else if !self.dict_equal(&fa.attrs, &fb.attrs) {
                         diff("the function attributes differ", a, b)
                     } else {
-                        push.extend(fa.params.iter().zip(&fb.params).map(|(x, y)| Task::Bind(x.clone(), y.clone())));
+                        push.extend(
+                            fa.params
+                                .iter()
+                                .zip(&fb.params)
+                                .map(|(x, y)| Task::Bind(x.clone(), y.clone())),
+                        );
                         push.push(Task::Expr(fa.body.clone(), fb.body.clone()));
                         None
                     }
                 }
             }
             (
-                ExprKind::Match { data: da, clauses: ca, complete: pa },
-                ExprKind::Match { data: db, clauses: cb, complete: pb },
+                ExprKind::Match {
+                    data: da,
+                    clauses: ca,
+                    complete: pa,
+                },
+                ExprKind::Match {
+                    data: db,
+                    clauses: cb,
+                    complete: pb,
+                },
             ) => {
                 if pa != pb || ca.len() != cb.len() {
                     diff("the match expressions differ", a, b)
@@ -313,8 +385,14 @@ impl Comparer {
                 None
             }
             (
-                ExprKind::RefWrite { reference: ra, value: xa },
-                ExprKind::RefWrite { reference: rb, value: xb },
+                ExprKind::RefWrite {
+                    reference: ra,
+                    value: xa,
+                },
+                ExprKind::RefWrite {
+                    reference: rb,
+                    value: xb,
+                },
             ) => {
                 push.push(Task::Expr(ra.clone(), rb.clone()));
                 push.push(Task::Expr(xa.clone(), xb.clone()));
@@ -382,7 +460,10 @@ impl Comparer {
                 for (p, q) in x.type_params.iter().zip(&y.type_params) {
                     bind(&mut self.type_vars, &mut self.type_vars_rev, p.id(), q.id());
                 }
-                x.params.iter().zip(&y.params).all(|(p, q)| self.types_equal(p, q))
+                x.params
+                    .iter()
+                    .zip(&y.params)
+                    .all(|(p, q)| self.types_equal(p, q))
                     && self.types_equal(&x.ret, &y.ret)
             }
             (TypeKind::Var(x), TypeKind::Var(y)) => self.type_var_equal(x, y),
@@ -414,7 +495,11 @@ impl Comparer {
             let (dx, dy) = (x.data(), y.data());
             dx.name == dy.name
                 && dx.inputs.len() == dy.inputs.len()
-                && dx.inputs.iter().zip(&dy.inputs).all(|(p, q)| self.types_equal(p, q))
+                && dx
+                    .inputs
+                    .iter()
+                    .zip(&dy.inputs)
+                    .all(|(p, q)| self.types_equal(p, q))
         })
     }
 
@@ -424,9 +509,10 @@ impl Comparer {
             (Some(x), Some(y)) => {
                 x.type_key() == y.type_key()
                     && x.fields().len() == y.fields().len()
-                    && x.fields().iter().zip(y.fields()).all(|((kx, vx), (ky, vy))| {
-                        kx == ky && self.values_equal(vx, vy)
-                    })
+                    && x.fields()
+                        .iter()
+                        .zip(y.fields())
+                        .all(|((kx, vx), (ky, vy))| kx == ky && self.values_equal(vx, vy))
             }
             _ => false,
         }
@@ -449,18 +535,34 @@ impl Comparer {
             (V::Bool(x), V::Bool(y)) => x == y,
             (V::Str(x), V::Str(y)) => x == y,
             (V::DataType(x), V::DataType(y)) => x == y,
-            (V::IntImm { value: x, dtype: dx }, V::IntImm { value: y, dtype: dy }) => {
-                x == y && dx == dy
-            }
-            (V::FloatImm { value: x, dtype: dx }, V::FloatImm { value: y, dtype: dy }) => {
-                doubles_equal(*x, *y) && dx == dy
-            }
+            (
+                V::IntImm {
+                    value: x,
+                    dtype: dx,
+                },
+                V::IntImm {
+                    value: y,
+                    dtype: dy,
+                },
+            ) => x == y && dx == dy,
+            (
+                V::FloatImm {
+                    value: x,
+                    dtype: dx,
+                },
+                V::FloatImm {
+                    value: y,
+                    dtype: dy,
+                },
+            ) => doubles_equal(*x, *y) && dx == dy,
             (V::Array(x), V::Array(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(p, q)| self.values_equal(p, q))
             }
             (V::Map(x), V::Map(y)) => {
                 x.len() == y.len()
-                    && x.iter().zip(y).all(|((kp, p), (kq, q))| kp == kq && self.values_equal(p, q))
+                    && x.iter()
+                        .zip(y)
+                        .all(|((kp, p), (kq, q))| kp == kq && self.values_equal(p, q))
             }
             (V::Expr(x), V::Expr(y)) => {
                 let mut inner = Comparer::new(self.map_free_vars);
@@ -480,7 +582,16 @@ fn doubles_equal(x: f64, y: f64) -> bool {
 
 fn dims_equal(a: &Dim, b: &Dim) -> bool {
     match (a, b) {
-        (Dim::Int { value: x, dtype: dx }, Dim::Int { value: y, dtype: dy }) => x == y && dx == dy,
+        (
+            Dim::Int {
+                value: x,
+                dtype: dx,
+            },
+            Dim::Int {
+                value: y,
+                dtype: dy,
+            },
+        ) => x == y && dx == dy,
         (Dim::Any, Dim::Any) => true,
         (Dim::Meta(x), Dim::Meta(y)) => {
             x == y || crate::meta::subgraphs_equal(&x.graph, x.index, &y.graph, y.index)
@@ -635,8 +746,18 @@ mod tests {
         let add = crate::op::lookup("add").unwrap();
         let mul = crate::op::lookup("multiply").unwrap();
         let x = Var::new("x", None, None);
-        let a = Expr::call(Expr::op(add, None), vec![x.expr().clone(), x.expr().clone()], None, None);
-        let b = Expr::call(Expr::op(mul, None), vec![x.expr().clone(), x.expr().clone()], None, None);
+        let a = Expr::call(
+            Expr::op(add, None),
+            vec![x.expr().clone(), x.expr().clone()],
+            None,
+            None,
+        );
+        let b = Expr::call(
+            Expr::op(mul, None),
+            vec![x.expr().clone(), x.expr().clone()],
+            None,
+            None,
+        );
         let d = first_difference(&a, &b, false).unwrap();
         assert_eq!(d.reason, "operator add vs multiply");
     }

@@ -264,12 +264,7 @@ impl Expr {
         Expr::new(ExprKind::TupleGetItem { tuple, index }, span)
     }
 
-    pub fn call(
-        callee: Expr,
-        args: Vec<Expr>,
-        attrs: Option<Attrs>,
-        span: Option<Span>,
-    ) -> Expr {
+    pub fn call(callee: Expr, args: Vec<Expr>, attrs: Option<Attrs>, span: Option<Span>) -> Expr {
         Expr::new(
             ExprKind::Call(Call {
                 callee,

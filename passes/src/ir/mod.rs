@@ -17,7 +17,10 @@ pub use expr::{
     Pattern, Var, VarData, VarId,
 };
 pub use module::{IRModule, ModuleProperty};
-pub use ty::{Dim, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData, TypeKind, TypeVar, TypeVarKind};
+pub use ty::{
+    Dim, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData, TypeKind, TypeVar,
+    TypeVarKind,
+};
 
 use crate::meta::ObjectGraph;
 use std::sync::Arc;

@@ -245,7 +245,12 @@ mod tests {
     fn post_order_visits_shared_nodes_once() {
         let x = Var::new("x", None, None);
         let add = crate::op::lookup("add").unwrap();
-        let a = Expr::call(Expr::op(add, None), vec![x.expr().clone(), scalar(1.0)], None, None);
+        let a = Expr::call(
+            Expr::op(add, None),
+            vec![x.expr().clone(), scalar(1.0)],
+            None,
+            None,
+        );
         let b = Expr::tuple(vec![a.clone(), a.clone()], None);
         let order = post_order(&b);
         // x, add op, constant, the call, the tuple.
@@ -257,7 +262,12 @@ mod tests {
     fn rewrite_keeps_untouched_nodes_and_sharing() {
         let x = Var::new("x", None, None);
         let add = crate::op::lookup("add").unwrap();
-        let a = Expr::call(Expr::op(add, None), vec![x.expr().clone(), scalar(1.0)], None, None);
+        let a = Expr::call(
+            Expr::op(add, None),
+            vec![x.expr().clone(), scalar(1.0)],
+            None,
+            None,
+        );
         let t = Expr::tuple(vec![a.clone(), a.clone()], None);
         let same = rewrite_post_order(&t, |_, e| e);
         assert!(same.ptr_eq(&t));

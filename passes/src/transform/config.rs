@@ -69,8 +69,10 @@ impl ConfigValue {
     fn fits(&self, ty: ConfigType) -> bool {
         matches!(
             (self, ty),
-            (ConfigValue::Bool(_) | ConfigValue::Int(_), ConfigType::Bool | ConfigType::Int)
-                | (ConfigValue::Float(_), ConfigType::Float)
+            (
+                ConfigValue::Bool(_) | ConfigValue::Int(_),
+                ConfigType::Bool | ConfigType::Int
+            ) | (ConfigValue::Float(_), ConfigType::Float)
                 | (ConfigValue::String(_), ConfigType::String)
                 | (ConfigValue::Map(_), ConfigType::Map)
         )
@@ -132,7 +134,10 @@ const KEYS: &[(&str, ConfigType)] = &[
     ("relay.backend.use_meta_schedule", ConfigType::Bool),
     ("relay.backend.use_meta_schedule_dispatch", ConfigType::Int),
     ("relay.backend.tir_converter", ConfigType::String),
-    ("relay.ToMixedPrecision.keep_orig_output_dtype", ConfigType::Bool),
+    (
+        "relay.ToMixedPrecision.keep_orig_output_dtype",
+        ConfigType::Bool,
+    ),
     ("relay.remove_standalone_reshapes.enable", ConfigType::Bool),
     ("relay.frontend.fill_span", ConfigType::Bool),
     ("ir.enable_si_builder", ConfigType::Bool),

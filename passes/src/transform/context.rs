@@ -29,6 +29,9 @@ pub struct PassContextOptions {
     /// required pass even when what it establishes already holds.
     pub tvm_exact: bool,
     pub log: Option<LogSink>,
+    /// When a pass fails, write the module as it was before that pass and
+    /// the one-pass pipeline that fails into this directory.
+    pub reproducer_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for PassContextOptions {
@@ -42,6 +45,7 @@ impl Default for PassContextOptions {
             target: None,
             tvm_exact: false,
             log: None,
+            reproducer_dir: None,
         }
     }
 }
@@ -63,6 +67,7 @@ pub struct PassContext {
     pub config: BTreeMap<String, ConfigValue>,
     pub target: Option<String>,
     pub tvm_exact: bool,
+    pub reproducer_dir: Option<std::path::PathBuf>,
     instruments: Mutex<Vec<Arc<dyn PassInstrument>>>,
     /// A stack of diagnostic frames: each pass run opens one.
     diagnostics: Mutex<Vec<Diagnostics>>,
@@ -103,6 +108,7 @@ impl PassContext {
             config: options.config,
             target: options.target,
             tvm_exact: options.tvm_exact,
+            reproducer_dir: options.reproducer_dir,
             instruments: Mutex::new(options.instruments),
             diagnostics: Mutex::new(vec![Diagnostics::new()]),
             explanations: Mutex::new(Vec::new()),
@@ -135,7 +141,11 @@ impl PassContext {
                 for entered in &instruments[..i] {
                     let _ = entered.exit_pass_ctx();
                 }
-                return Err(PassError::instrument(instrument.name(), "enter_pass_ctx", message));
+                return Err(PassError::instrument(
+                    instrument.name(),
+                    "enter_pass_ctx",
+                    message,
+                ));
             }
         }
         STACK.with(|stack| stack.borrow_mut().push(Arc::clone(self)));
@@ -163,9 +173,15 @@ impl PassContext {
         } else if self.required_pass.contains(&info.name) {
             "it is in the required_pass list".into()
         } else if self.opt_level >= info.opt_level {
-            format!("opt_level {} >= its opt_level {}", self.opt_level, info.opt_level)
+            format!(
+                "opt_level {} >= its opt_level {}",
+                self.opt_level, info.opt_level
+            )
         } else {
-            format!("opt_level {} < its opt_level {}", self.opt_level, info.opt_level)
+            format!(
+                "opt_level {} < its opt_level {}",
+                self.opt_level, info.opt_level
+            )
         }
     }
 
@@ -174,20 +190,30 @@ impl PassContext {
     }
 
     pub fn config_bool(&self, key: &str, default: bool) -> bool {
-        self.config(key).and_then(ConfigValue::as_bool).unwrap_or(default)
+        self.config(key)
+            .and_then(ConfigValue::as_bool)
+            .unwrap_or(default)
     }
 
     pub fn config_int(&self, key: &str, default: i64) -> i64 {
-        self.config(key).and_then(ConfigValue::as_int).unwrap_or(default)
+        self.config(key)
+            .and_then(ConfigValue::as_int)
+            .unwrap_or(default)
     }
 
     /// The current instruments.
     pub fn instruments(&self) -> Vec<Arc<dyn PassInstrument>> {
-        self.instruments.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.instruments
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn clear_instruments(&self) {
-        self.instruments.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.instruments
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Exits the old instruments, installs `new` and enters them (TVM's
@@ -275,7 +301,10 @@ impl PassContext {
 
     /// Every decision taken so far, in order.
     pub fn explanations(&self) -> Vec<Explanation> {
-        self.explanations.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.explanations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn nest(&self, delta: isize) {
@@ -310,7 +339,11 @@ impl ContextGuard {
         for instrument in context.instruments() {
             if let Err(message) = instrument.exit_pass_ctx() {
                 context.clear_instruments();
-                return Err(PassError::instrument(instrument.name(), "exit_pass_ctx", message));
+                return Err(PassError::instrument(
+                    instrument.name(),
+                    "exit_pass_ctx",
+                    message,
+                ));
             }
         }
         Ok(())

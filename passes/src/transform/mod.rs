@@ -12,9 +12,10 @@
 
 pub mod config;
 pub mod context;
+pub mod external;
 pub mod info;
-pub mod instruments;
 pub mod instrument;
+pub mod instruments;
 pub mod pass;
 pub mod pipeline;
 pub mod registry;

@@ -17,6 +17,8 @@ pub struct PassError {
     pub pass: String,
     pub message: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// Where a reproducer of the failure was written, if one was.
+    pub reproducer: Option<std::path::PathBuf>,
 }
 
 impl PassError {
@@ -25,6 +27,7 @@ impl PassError {
             pass: pass.into(),
             message: message.into(),
             diagnostics: Vec::new(),
+            reproducer: None,
         }
     }
 
@@ -38,6 +41,7 @@ impl PassError {
                 if n == 1 { "" } else { "s" }
             ),
             diagnostics: diagnostics.into_vec(),
+            reproducer: None,
         }
     }
 
@@ -47,6 +51,7 @@ impl PassError {
             pass: name.to_string(),
             message: format!("instrument {name} failed in {hook}: {message}"),
             diagnostics: Vec::new(),
+            reproducer: None,
         }
     }
 }
@@ -104,7 +109,9 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
                 ctx.explain(
                     &info.name,
                     false,
-                    format!("skipped: the module is already {property:?} and has not changed since"),
+                    format!(
+                        "skipped: the module is already {property:?} and has not changed since"
+                    ),
                 );
                 return Ok(module);
             }
@@ -121,7 +128,11 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
             }
         }
         if !should_run {
-            ctx.explain(&info.name, false, "skipped: an instrument's should_run said no");
+            ctx.explain(
+                &info.name,
+                false,
+                "skipped: an instrument's should_run said no",
+            );
             return Ok(module);
         }
         for instrument in &instruments {
@@ -131,6 +142,7 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
         }
     }
     ctx.explain(&info.name, true, "ran");
+    let kept_for_reproducer = ctx.reproducer_dir.as_ref().map(|_| module.clone());
     ctx.nest(1);
     let result = if ctx.config_bool("testing.immutable_module", false) {
         let before = module.structural_hash();
@@ -147,13 +159,45 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
         pass.transform(module, ctx)
     };
     ctx.nest(-1);
-    let out = result?;
+    let out = match result {
+        Ok(out) => out,
+        Err(mut error) => {
+            // The innermost failing pass writes the reproducer; outer ones
+            // pass the error on untouched.
+            if let (Some(dir), Some(before), None) =
+                (&ctx.reproducer_dir, kept_for_reproducer, &error.reproducer)
+            {
+                match write_reproducer(dir, pass, &before) {
+                    Ok(()) => error.reproducer = Some(dir.clone()),
+                    Err(e) => error.diagnostics.push(Diagnostic::warning(
+                        Layer::Pass,
+                        format!("could not write the reproducer: {e}"),
+                    )),
+                }
+            }
+            return Err(error);
+        }
+    };
     for instrument in &instruments {
         instrument
             .run_after_pass(&out, info)
             .map_err(|m| PassError::instrument(instrument.name(), "run_after_pass", m))?;
     }
     Ok(out)
+}
+
+/// Writes `before.relay` (the module the pass failed on) and `pipeline.txt`
+/// (the pass as a one-pass pipeline) into `dir`, so that
+/// `relay opt before.relay -p "$(cat pipeline.txt)"` fails the same way.
+fn write_reproducer(
+    dir: &std::path::Path,
+    pass: &dyn Pass,
+    before: &IRModule,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let text = crate::printer::print_module(before, &crate::printer::PrintOptions::default());
+    std::fs::write(dir.join("before.relay"), text)?;
+    std::fs::write(dir.join("pipeline.txt"), format!("{}\n", pass.describe()))
 }
 
 /// Runs `body` in a fresh diagnostics frame of `ctx`: errors reported in it
@@ -362,7 +406,12 @@ impl Pass for Sequential {
             extra.push(format!("name={:?}", self.info.name));
         }
         if !self.info.required.is_empty() {
-            let names: Vec<String> = self.info.required.iter().map(|r| format!("{r:?}")).collect();
+            let names: Vec<String> = self
+                .info
+                .required
+                .iter()
+                .map(|r| format!("{r:?}"))
+                .collect();
             extra.push(format!("required=[{}]", names.join(", ")));
         }
         let all: Vec<String> = inner.into_iter().chain(extra).collect();
@@ -377,7 +426,10 @@ pub fn module_pass(
     required: &[&str],
     func: impl Fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic> + Send + Sync + 'static,
 ) -> Arc<dyn Pass> {
-    Arc::new(ModulePass::new(PassInfo::new(name, opt_level, required), func))
+    Arc::new(ModulePass::new(
+        PassInfo::new(name, opt_level, required),
+        func,
+    ))
 }
 
 /// A function pass from a closure: `function_pass("Rename", 1, &[], |f, m, ctx| …)`.
@@ -390,7 +442,10 @@ pub fn function_pass(
         + Sync
         + 'static,
 ) -> Arc<dyn Pass> {
-    Arc::new(FunctionPass::new(PassInfo::new(name, opt_level, required), func))
+    Arc::new(FunctionPass::new(
+        PassInfo::new(name, opt_level, required),
+        func,
+    ))
 }
 
 /// A diagnostic for a pass's own failure.

@@ -275,12 +275,7 @@ impl<'a> Reader<'a> {
             let literal = &self.text[start..i];
             match serde_json::from_str::<String>(literal) {
                 Ok(s) => Tok::Str(s),
-                Err(e) => {
-                    return Err(PipelineError::new(
-                        format!("invalid string: {e}"),
-                        start..i,
-                    ))
-                }
+                Err(e) => return Err(PipelineError::new(format!("invalid string: {e}"), start..i)),
             }
         } else if "()[]{},=:".contains(c as char) {
             self.pos += 1;
@@ -363,7 +358,12 @@ impl<'a> Reader<'a> {
         };
         let name_range = self.tok_range.clone();
         // `key=value`, or a nested pass (for Sequential).
-        let save = (self.pos, self.tok.clone(), self.tok_range.clone(), self.last_end);
+        let save = (
+            self.pos,
+            self.tok.clone(),
+            self.tok_range.clone(),
+            self.last_end,
+        );
         self.advance()?;
         if self.eat('=')? {
             if item.args.iter().any(|(k, _)| *k == name) {
@@ -400,7 +400,9 @@ impl<'a> Reader<'a> {
                 "false" | "False" => PipelineValue::Bool(false),
                 _ => {
                     return Err(PipelineError::new(
-                        format!("expected a value, found `{word}` (strings are written in double quotes)"),
+                        format!(
+                        "expected a value, found `{word}` (strings are written in double quotes)"
+                    ),
                         self.tok_range.clone(),
                     ))
                 }
@@ -529,13 +531,20 @@ fn build_item(item: &PipelineItem) -> Result<Arc<dyn Pass>, PipelineError> {
     }
     if let Some(nested) = item.passes.first() {
         return Err(PipelineError::new(
-            format!("{} takes keyword arguments only; only Sequential takes passes", item.name),
+            format!(
+                "{} takes keyword arguments only; only Sequential takes passes",
+                item.name
+            ),
             nested.range.clone(),
         ));
     }
     registry::create(&item.name, &item.args).map_err(|error| {
         let range = match error.argument {
-            Some(i) => item.arg_ranges.get(i).cloned().unwrap_or(name_range.clone()),
+            Some(i) => item
+                .arg_ranges
+                .get(i)
+                .cloned()
+                .unwrap_or(name_range.clone()),
             None => name_range.clone(),
         };
         PipelineError::new(error.message, range)
@@ -565,7 +574,10 @@ mod tests {
         assert_eq!(error.message, "expected a value, found `)`");
         assert_eq!(&text[error.range.clone()], ")");
         let rendered = error.render(text);
-        assert!(rendered.contains("  |                                   ^"), "{rendered}");
+        assert!(
+            rendered.contains("  |                                   ^"),
+            "{rendered}"
+        );
         let error = parse_pipeline("A B").unwrap_err();
         assert_eq!(error.message, "expected `,` between passes, found `B`");
         let error = parse_pipeline("A(x=1, x=2)").unwrap_err();

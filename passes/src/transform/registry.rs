@@ -27,7 +27,10 @@ impl ParamType {
         matches!(
             (self, value),
             (ParamType::Int, PipelineValue::Int(_))
-                | (ParamType::Float, PipelineValue::Float(_) | PipelineValue::Int(_))
+                | (
+                    ParamType::Float,
+                    PipelineValue::Float(_) | PipelineValue::Int(_)
+                )
                 | (ParamType::Bool, PipelineValue::Bool(_))
                 | (ParamType::String, PipelineValue::Str(_))
                 | (ParamType::List, PipelineValue::List(_))
@@ -114,8 +117,8 @@ impl PassArgs {
 
     /// The arguments that differ from their defaults, as pipeline text
     /// (`fuse_opt_level=2`), for printing a pass back.
-    pub fn non_default(&self, spec: &PassSpec) -> Vec<String> {
-        spec.params
+    pub fn non_default(&self, params: &[ParamSpec]) -> Vec<String> {
+        params
             .iter()
             .filter_map(|param| {
                 let value = self.get(&param.name)?;
@@ -155,12 +158,18 @@ impl std::fmt::Debug for PassSpec {
 impl PassSpec {
     /// The pipeline text for a pass made with `args`.
     pub fn describe(&self, args: &PassArgs) -> String {
-        let shown = args.non_default(self);
-        if shown.is_empty() {
-            self.name.clone()
-        } else {
-            format!("{}({})", self.name, shown.join(", "))
-        }
+        describe_args(&self.name, &self.params, args)
+    }
+}
+
+/// The pipeline text for pass `name` made with `args`: the name, and the
+/// arguments that differ from their defaults (`FuseOps(fuse_opt_level=2)`).
+pub fn describe_args(name: &str, params: &[ParamSpec], args: &PassArgs) -> String {
+    let shown = args.non_default(params);
+    if shown.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}({})", shown.join(", "))
     }
 }
 

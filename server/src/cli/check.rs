@@ -1,9 +1,15 @@
 //! `relay check [--expr] FILE...`: reports every error in the files and exits
 //! 1 if there is any.
+//!
+//! Each file is parsed and lowered; a module that lowers without errors is
+//! then type-checked, as TVM's parser runs `InferType` (`--expr` reads one
+//! expression, which `parse_expr` does not type-check).
 
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Diagnostic, Diagnostics};
+use relay_passes::infer::infer_module;
+use relay_passes::lower::{lower_expr, lower_module};
 use relay_passes::source::SourceMap;
 use relay_syntax::{parse, Entry};
 use std::path::PathBuf;
@@ -13,13 +19,21 @@ pub struct CheckArgs {
     /// Read each file as one expression (`tvm.relay.parse_expr`), not a module.
     #[arg(long)]
     expr: bool,
+    /// Also run this pipeline (a name from relay.toml, or pipeline text) on
+    /// each module that checks clean; what it reports counts as errors.
+    #[arg(long, value_name = "NAME")]
+    pipeline: Option<String>,
     /// The files to check.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
-    let entry = if args.expr { Entry::Expr } else { Entry::Module };
+    let entry = if args.expr {
+        Entry::Expr
+    } else {
+        Entry::Module
+    };
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
     let mut unreadable = false;
@@ -45,12 +59,28 @@ pub fn run(args: &CheckArgs) -> i32 {
         };
         let file = sources.add(path.display().to_string(), text.as_str());
         let parse = parse(&text, entry);
-        diagnostics.extend(
-            parse
-                .errors()
-                .iter()
-                .map(|e| Diagnostic::from_syntax_error(file, e)),
-        );
+        let mut found: Diagnostics = parse
+            .errors()
+            .iter()
+            .map(|e| Diagnostic::from_syntax_error(file, e))
+            .collect();
+        if args.expr {
+            if let Some(root) = parse.expr_file() {
+                let (_, lowered) = lower_expr(file, &root);
+                found.extend(lowered);
+            }
+        } else if let Some(root) = parse.source_file() {
+            let lowered = lower_module(file, &root);
+            found.extend(lowered.diagnostics);
+            if !found.has_errors() {
+                let (module, typed) = infer_module(&lowered.module);
+                found.extend(typed);
+                if let (Some(pipeline), false) = (&args.pipeline, found.has_errors()) {
+                    found.extend(run_pipeline(path, module, pipeline));
+                }
+            }
+        }
+        diagnostics.extend(found);
     }
     let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
     eprint!("{}", render(&all, &sources));
@@ -61,4 +91,58 @@ pub fn run(args: &CheckArgs) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// Runs `--pipeline` on a checked module under the project's PassContext:
+/// its diagnostics, and its failure as an error.
+fn run_pipeline(
+    path: &std::path::Path,
+    module: relay_passes::ir::IRModule,
+    pipeline: &str,
+) -> Vec<Diagnostic> {
+    use relay_passes::diagnostic::Layer;
+    use relay_passes::project::Project;
+    use relay_passes::transform::{pipeline_from_text, run_pass, PassContext};
+    let project = match Project::find(path).map(|p| Project::load(&p)).transpose() {
+        Ok(project) => project,
+        Err(message) => return vec![Diagnostic::error(Layer::Pass, message)],
+    };
+    if let Some(project) = &project {
+        project.register_passes();
+    }
+    let text = project
+        .as_ref()
+        .and_then(|p| p.pipelines.get(pipeline))
+        .cloned()
+        .unwrap_or_else(|| pipeline.to_string());
+    let pass = match pipeline_from_text(&text) {
+        Ok(pass) => pass,
+        Err(error) => {
+            return vec![Diagnostic::error(
+                Layer::Pass,
+                error.render(&text).trim_end().to_string(),
+            )]
+        }
+    };
+    let options = project
+        .as_ref()
+        .map(Project::context_options)
+        .unwrap_or_default();
+    let ctx = match PassContext::new(options) {
+        Ok(ctx) => ctx,
+        Err(message) => return vec![Diagnostic::error(Layer::Pass, message)],
+    };
+    let result = ctx.enter().and_then(|guard| {
+        let result = run_pass(&*pass, module, &ctx);
+        guard.exit().map(|()| result)
+    });
+    let mut out: Vec<Diagnostic> = ctx.take_diagnostics().into_iter().collect();
+    if let Err(error) = result.and_then(|r| r) {
+        out.extend(error.diagnostics.iter().cloned());
+        out.push(Diagnostic::error(
+            Layer::Pass,
+            format!("pipeline `{pipeline}` failed: {}", error.message),
+        ));
+    }
+    out
 }

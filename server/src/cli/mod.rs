@@ -1,6 +1,11 @@
 //! Command-line parsing and dispatch to one module per subcommand.
 
 mod check;
+mod fmt;
+mod input;
+mod opt;
+mod passes;
+mod print;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -13,7 +18,11 @@ pub const EXIT_ERRORS: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 #[derive(Debug, Parser)]
-#[command(name = "relay", version, about = "Tools for the TVM Relay IR text format")]
+#[command(
+    name = "relay",
+    version,
+    about = "Tools for the TVM Relay IR text format"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -23,6 +32,16 @@ struct Cli {
 enum Command {
     /// Check Relay files for errors; exit 1 if any is found.
     Check(check::CheckArgs),
+    /// Run a pipeline of passes on a module and print the result.
+    Opt(opt::OptArgs),
+    /// List the registered passes.
+    Passes(passes::PassesArgs),
+    /// Print a file as TVM's `astext()` does (no type inference).
+    Print(print::PrintArgs),
+    /// Rewrite a file in canonical printed form (`--check`: only report).
+    Fmt(fmt::FmtArgs),
+    /// Start the language server (LSP over stdin/stdout).
+    Lsp,
 }
 
 /// Runs the command line `args` (program name first) and returns the exit
@@ -45,5 +64,10 @@ where
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Opt(args) => opt::run(&args),
+        Command::Passes(args) => passes::run(&args),
+        Command::Print(args) => print::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Lsp => crate::lsp::run_stdio(),
     }
 }

@@ -15,7 +15,7 @@ impl PassFilter {
     pub fn matches(&self, info: &PassInfo) -> bool {
         match self {
             PassFilter::All => true,
-            PassFilter::Named(names) => names.iter().any(|n| *n == info.name),
+            PassFilter::Named(names) => names.contains(&info.name),
         }
     }
 }
@@ -29,7 +29,12 @@ pub struct PrintIr {
 }
 
 impl PrintIr {
-    pub fn new(before: PassFilter, after: PassFilter, printer: ModulePrinter, sink: LogSink) -> PrintIr {
+    pub fn new(
+        before: PassFilter,
+        after: PassFilter,
+        printer: ModulePrinter,
+        sink: LogSink,
+    ) -> PrintIr {
         PrintIr {
             before,
             after,
@@ -46,14 +51,22 @@ impl PassInstrument for PrintIr {
 
     fn run_before_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
         if self.before.matches(info) {
-            (self.sink)(&format!("// IR before {}\n{}", info.name, (self.printer)(module)));
+            (self.sink)(&format!(
+                "// IR before {}\n{}",
+                info.name,
+                (self.printer)(module)
+            ));
         }
         Ok(())
     }
 
     fn run_after_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
         if self.after.matches(info) {
-            (self.sink)(&format!("// IR after {}\n{}", info.name, (self.printer)(module)));
+            (self.sink)(&format!(
+                "// IR after {}\n{}",
+                info.name,
+                (self.printer)(module)
+            ));
         }
         Ok(())
     }

@@ -69,7 +69,13 @@ impl PassTiming {
                 self_time -= micros(child.duration);
                 stack.push((depth + 1, duration, child));
             }
-            let pct = |whole: f64| if whole > 0.0 { duration / whole * 100.0 } else { 0.0 };
+            let pct = |whole: f64| {
+                if whole > 0.0 {
+                    duration / whole * 100.0
+                } else {
+                    0.0
+                }
+            };
             out.push_str(&"\t".repeat(depth));
             out.push_str(&format!(
                 "{}: {:.0}us [{:.0}us] ({:.2}%; {:.2}%)\n",

@@ -9,8 +9,22 @@ use crate::SyntaxKind::*;
 
 /// What can start an attribute value.
 const VALUE_FIRST: TokenSet = TokenSet::new(&[
-    INT, FLOAT, BOOL, STRING, META_REF, L_BRACK, L_PAREN, IDENT, LOCAL, GLOBAL, GRAPH, FN_KW,
-    IF_KW, REF_KW, REF_READ_KW, REF_WRITE_KW,
+    INT,
+    FLOAT,
+    BOOL,
+    STRING,
+    META_REF,
+    L_BRACK,
+    L_PAREN,
+    IDENT,
+    LOCAL,
+    GLOBAL,
+    GRAPH,
+    FN_KW,
+    IF_KW,
+    REF_KW,
+    REF_READ_KW,
+    REF_WRITE_KW,
 ]);
 
 /// TVM switches from arguments to attributes when it sees an identifier

@@ -2,7 +2,7 @@
 //! `extern type`, the metadata section; and the function signature shared by
 //! `def` and `fn`.
 
-use super::attrs::{attr_list, at_attr_start};
+use super::attrs::{at_attr_start, attr_list};
 use super::exprs::{block_expr, seq_expr};
 use super::types::type_;
 use super::{braced, delimited};

@@ -9,8 +9,7 @@ use crate::token_set::TokenSet;
 use crate::SyntaxKind::*;
 
 /// What can start a type.
-pub(super) const TYPE_FIRST: TokenSet =
-    TokenSet::new(&[L_PAREN, FN_KW, IDENT, UNDERSCORE, REF_KW]);
+pub(super) const TYPE_FIRST: TokenSet = TokenSet::new(&[L_PAREN, FN_KW, IDENT, UNDERSCORE, REF_KW]);
 
 /// Whether an identifier denotes a dtype (and so a rank-0 tensor type).
 /// TVM decides on the prefix alone, so an ADT named `intlist` is unusable.
@@ -84,7 +83,10 @@ pub(super) fn type_(p: &mut Parser<'_>) {
     p.leave();
 }
 
-fn type_list(p: &mut Parser<'_>, delims: (crate::SyntaxKind, crate::SyntaxKind, crate::SyntaxKind)) {
+fn type_list(
+    p: &mut Parser<'_>,
+    delims: (crate::SyntaxKind, crate::SyntaxKind, crate::SyntaxKind),
+) {
     delimited(p, delims, TYPE_FIRST, &mut type_, None);
 }
 

@@ -1,0 +1,939 @@
+//! Constraint generation: TVM's `TypeInferencer` (`type_infer.cc`).
+//!
+//! Expressions are visited children first and memoised by node identity
+//! (variables by id), so a DAG is visited once. The walk uses an explicit
+//! stack of jobs instead of recursion, and performs the side effects of each
+//! node kind (unifications, relations, calls of the solver) in the order
+//! TVM's visitor does: the callee of a call before its arguments, a
+//! function's pending relations solved before its parameters are visited,
+//! a `let`'s variable typed before its body, and so on.
+
+use super::display::{show_pattern, show_type};
+use super::exhaust::unmatched_cases;
+use super::kind::kind_check;
+use super::relation::RelationFn;
+use super::solver::{
+    subst, ArgInfo, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver,
+};
+use crate::diagnostic::{Diagnostic, Layer};
+use crate::dtype::DataType;
+use crate::ir::{
+    Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, TypeKind, Var, VarId,
+};
+use crate::op::OpDef;
+use crate::source::Span;
+use std::collections::HashMap;
+
+/// Finds the relation registered under a name (`OpDef::type_rel`).
+pub type RelationLookup<'a> = &'a dyn Fn(&str) -> Option<RelationFn>;
+
+/// Inference of this function stopped at an error (TVM's `EmitFatal`); the
+/// diagnostic has been recorded.
+#[derive(Debug)]
+pub(crate) struct Fatal;
+
+enum Job {
+    Visit(Expr),
+    Resume(Expr, Stage),
+}
+
+enum Stage {
+    Call,
+    Tuple,
+    TupleGetItem,
+    Function,
+    LetValue(Type),
+    LetBody,
+    IfCond,
+    IfBranches,
+    MatchData,
+    MatchRhs(usize, Type),
+    RefCreate,
+    RefRead,
+    RefWriteRef,
+    RefWriteValue(Type),
+}
+
+/// The state of inferring one function (or one expression).
+pub(crate) struct Inferencer<'a> {
+    module: Option<&'a IRModule>,
+    lookup: RelationLookup<'a>,
+    pub solver: Solver,
+    /// TVM's `type_map_`: the type of each visited node, by address.
+    types: IdMap<usize, Type>,
+    /// The type of each variable, by id.
+    var_types: IdMap<u64, Type>,
+    /// The type arguments of calls, by address.
+    type_args: IdMap<usize, Vec<Type>>,
+    /// Operator types (`None`: the operator has no usable relation).
+    op_types: IdMap<usize, Option<Type>>,
+    /// The types of global functions, from their annotations.
+    global_types: HashMap<String, Type>,
+}
+
+fn bool_scalar() -> Type {
+    Type::scalar(DataType::bool())
+}
+
+impl<'a> Inferencer<'a> {
+    pub fn new(module: Option<&'a IRModule>, lookup: RelationLookup<'a>) -> Inferencer<'a> {
+        Inferencer {
+            module,
+            lookup,
+            solver: Solver::new(),
+            types: IdMap::default(),
+            var_types: IdMap::default(),
+            type_args: IdMap::default(),
+            op_types: IdMap::default(),
+            global_types: HashMap::new(),
+        }
+    }
+
+    // ---- results, for resolution ----
+
+    /// The type inference gave `e`, if it was visited.
+    pub fn type_of(&self, e: &Expr) -> Option<&Type> {
+        match e.kind() {
+            ExprKind::Var(v) => self.var_types.get(&v.id.0),
+            _ => self.types.get(&e.addr()),
+        }
+    }
+
+    pub fn var_type(&self, id: VarId) -> Option<&Type> {
+        self.var_types.get(&id.0)
+    }
+
+    pub fn call_type_args(&self, e: &Expr) -> Option<&Vec<Type>> {
+        self.type_args.get(&e.addr())
+    }
+
+    // ---- errors ----
+
+    fn emit(&mut self, span: Option<Span>, message: impl Into<String>) {
+        let mut d = Diagnostic::error(Layer::Type, message);
+        d.span = span;
+        self.solver.diagnostics.push(d);
+    }
+
+    fn fatal(&mut self, span: Option<Span>, message: impl Into<String>) -> Fatal {
+        self.emit(span, message);
+        Fatal
+    }
+
+    /// Unification from the inferencer: a mismatch is reported and
+    /// inference goes on; a failed occurs check stops it.
+    fn unify(
+        &mut self,
+        a: &Type,
+        b: &Type,
+        site: &Site,
+        assign_lhs: bool,
+        assign_rhs: bool,
+    ) -> Result<Type, Fatal> {
+        match self.solver.unify(a, b, site, assign_lhs, assign_rhs) {
+            Ok(t) => Ok(t),
+            Err(occurs) => Err(self.occurs_error(a, b, site, &occurs)),
+        }
+    }
+
+    fn occurs_error(&mut self, a: &Type, b: &Type, site: &Site, occurs: &Occurs) -> Fatal {
+        let a = self.solver.resolve(a);
+        let b = self.solver.resolve(b);
+        let mut d = Diagnostic::error(
+            Layer::Type,
+            format!(
+                "Error unifying `{}` and `{}`: {}",
+                show_type(&a),
+                show_type(&b),
+                occurs.describe()
+            ),
+        );
+        d.span = site.span;
+        d.labels = site.labels.clone();
+        self.solver.diagnostics.push(d);
+        Fatal
+    }
+
+    // ---- recording ----
+
+    fn has_type(&self, e: &Expr) -> bool {
+        self.type_of(e).is_some()
+    }
+
+    fn get(&self, e: &Expr) -> Type {
+        self.type_of(e).cloned().unwrap_or_else(Type::incomplete)
+    }
+
+    /// TVM's `GetType` bookkeeping: kind-check the type, then record it.
+    fn record(&mut self, e: &Expr, ty: Type) -> Result<(), Fatal> {
+        if let Err(message) = kind_check(&ty, self.module) {
+            return Err(self.fatal(e.span(), message));
+        }
+        self.set(e, ty);
+        Ok(())
+    }
+
+    fn set(&mut self, e: &Expr, ty: Type) {
+        match e.kind() {
+            ExprKind::Var(v) => {
+                self.var_types.insert(v.id.0, ty);
+            }
+            _ => {
+                self.types.insert(e.addr(), ty);
+            }
+        }
+    }
+
+    /// Visits a variable where TVM calls `GetType` on it: its annotation or
+    /// a fresh unknown type, unless it already has a type.
+    fn var_type_or_visit(&mut self, var: &Var) -> Result<Type, Fatal> {
+        if let Some(t) = self.var_types.get(&var.id().0) {
+            return Ok(t.clone());
+        }
+        let ty = var
+            .type_annotation()
+            .cloned()
+            .unwrap_or_else(Type::incomplete);
+        self.record(var.expr(), ty.clone())?;
+        Ok(ty)
+    }
+
+    // ---- the walk ----
+
+    /// Generates the constraints of `root` (and solves as TVM does on the
+    /// way). Stops at the first fatal error.
+    pub fn run(&mut self, root: &Expr) -> Result<(), Fatal> {
+        let mut stack = vec![Job::Visit(root.clone())];
+        while let Some(job) = stack.pop() {
+            match job {
+                Job::Visit(e) => {
+                    if !self.has_type(&e) {
+                        self.begin(e, &mut stack)?;
+                    }
+                }
+                Job::Resume(e, stage) => self.resume(e, stage, &mut stack)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn begin(&mut self, e: Expr, stack: &mut Vec<Job>) -> Result<(), Fatal> {
+        match e.kind() {
+            ExprKind::Var(v) => {
+                let ty = v.type_annotation.clone().unwrap_or_else(Type::incomplete);
+                self.record(&e, ty)
+            }
+            ExprKind::GlobalVar(g) => {
+                let ty = self.global_type(g.name(), e.span())?;
+                self.record(&e, ty)
+            }
+            ExprKind::Constant(data) => {
+                let shape = data.shape.iter().map(|&d| Dim::int32(d)).collect();
+                self.record(&e, Type::tensor(shape, data.dtype))
+            }
+            ExprKind::Op(op) => {
+                let ty = match self.op_type(op) {
+                    Some(t) => t,
+                    None => Type::incomplete(),
+                };
+                self.set(&e, ty);
+                Ok(())
+            }
+            ExprKind::Constructor(c) => {
+                let name = c.data().belong_to.name();
+                let Some(td) = self.module.and_then(|m| m.type_definition(name)) else {
+                    return Err(self.fatal(
+                        e.span(),
+                        format!(
+                            "the type `{name}` of constructor `{}` is not defined",
+                            c.name()
+                        ),
+                    ));
+                };
+                let ret = Type::new(TypeKind::Call {
+                    func: Type::new(TypeKind::GlobalVar(td.header.clone())),
+                    args: td.type_vars.iter().cloned().map(Type::var).collect(),
+                });
+                let ty = Type::func(c.data().inputs.clone(), ret, td.type_vars.clone());
+                self.record(&e, ty)
+            }
+            ExprKind::Tuple(fields) => {
+                let fields: Vec<Expr> = fields.clone();
+                stack.push(Job::Resume(e, Stage::Tuple));
+                for f in fields.into_iter().rev() {
+                    stack.push(Job::Visit(f));
+                }
+                Ok(())
+            }
+            ExprKind::TupleGetItem { tuple, .. } => {
+                let tuple = tuple.clone();
+                stack.push(Job::Resume(e, Stage::TupleGetItem));
+                stack.push(Job::Visit(tuple));
+                Ok(())
+            }
+            ExprKind::Call(call) => {
+                let callee = call.callee.clone();
+                let args: Vec<Expr> = call.args.clone();
+                stack.push(Job::Resume(e, Stage::Call));
+                for a in args.into_iter().rev() {
+                    stack.push(Job::Visit(a));
+                }
+                stack.push(Job::Visit(callee));
+                Ok(())
+            }
+            ExprKind::Function(f) => {
+                self.solver.solve();
+                let params: Vec<Var> = f.params.clone();
+                let body = f.body.clone();
+                for p in &params {
+                    self.var_type_or_visit(p)?;
+                }
+                stack.push(Job::Resume(e, Stage::Function));
+                stack.push(Job::Visit(body));
+                Ok(())
+            }
+            ExprKind::Let { var, value, .. } => {
+                let var = var.clone();
+                let value = value.clone();
+                let is_function = matches!(value.kind(), ExprKind::Function(_));
+                let mut let_type = Type::incomplete();
+                if is_function {
+                    let_type = self.var_type_or_visit(&var)?;
+                }
+                if let Some(annotation) = var.type_annotation() {
+                    let site =
+                        Site::at(e.span()).label(var.expr().span(), "the variable's annotation");
+                    let annotation = annotation.clone();
+                    let_type = self.unify(&let_type, &annotation, &site, true, true)?;
+                }
+                stack.push(Job::Resume(e, Stage::LetValue(let_type)));
+                stack.push(Job::Visit(value));
+                Ok(())
+            }
+            ExprKind::If { cond, .. } => {
+                let cond = cond.clone();
+                stack.push(Job::Resume(e, Stage::IfCond));
+                stack.push(Job::Visit(cond));
+                Ok(())
+            }
+            ExprKind::Match { data, .. } => {
+                let data = data.clone();
+                stack.push(Job::Resume(e, Stage::MatchData));
+                stack.push(Job::Visit(data));
+                Ok(())
+            }
+            ExprKind::RefCreate(value) => {
+                let value = value.clone();
+                stack.push(Job::Resume(e, Stage::RefCreate));
+                stack.push(Job::Visit(value));
+                Ok(())
+            }
+            ExprKind::RefRead(r) => {
+                let r = r.clone();
+                stack.push(Job::Resume(e, Stage::RefRead));
+                stack.push(Job::Visit(r));
+                Ok(())
+            }
+            ExprKind::RefWrite { reference, .. } => {
+                let r = reference.clone();
+                stack.push(Job::Resume(e, Stage::RefWriteRef));
+                stack.push(Job::Visit(r));
+                Ok(())
+            }
+        }
+    }
+
+    fn resume(&mut self, e: Expr, stage: Stage, stack: &mut Vec<Job>) -> Result<(), Fatal> {
+        match (e.kind(), stage) {
+            (ExprKind::Tuple(fields), Stage::Tuple) => {
+                let ty = Type::tuple(fields.iter().map(|f| self.get(f)).collect());
+                self.record(&e, ty)
+            }
+            (ExprKind::TupleGetItem { tuple, index }, Stage::TupleGetItem) => {
+                let tuple_ty = self.get(tuple);
+                let out = Type::incomplete();
+                self.solver.add_relation(NewRelation {
+                    func: RelFunc::TupleGetItem(*index),
+                    args: vec![tuple_ty, out.clone()],
+                    num_inputs: 1,
+                    attrs: None,
+                    span: e.span(),
+                    inputs: vec![ArgInfo::of(tuple)],
+                });
+                self.record(&e, out)
+            }
+            (ExprKind::Call(call), Stage::Call) => {
+                let ty = self.call(&e, call)?;
+                self.record(&e, ty)
+            }
+            (ExprKind::Function(f), Stage::Function) => {
+                let params: Vec<Type> = f.params.iter().map(|p| self.get(p.expr())).collect();
+                let mut rtype = self.get(&f.body);
+                if let TypeKind::Func(ft) = rtype.kind() {
+                    if !ft.type_params.is_empty() {
+                        let fresh = ft.type_params.iter().map(|_| Type::incomplete()).collect();
+                        rtype = self.instantiate(&rtype, ft, fresh);
+                    }
+                }
+                if let Some(ret) = &f.ret_type {
+                    let site = Site::at(e.span()).about(&f.body, "the body of the function");
+                    rtype = self.unify(ret, &rtype, &site, true, true)?;
+                }
+                let fn_ty = Type::func(params, rtype, f.type_params.clone());
+                let ty = self.solver.resolve(&fn_ty);
+                self.record(&e, ty)
+            }
+            (ExprKind::Let { var, value, body }, Stage::LetValue(let_type)) => {
+                let vtype = self.get(value);
+                let mut site = Site::at(e.span()).about(value, "the bound value");
+                if var.type_annotation().is_some() {
+                    site = site.label(var.expr().span(), "the variable's annotation");
+                }
+                let let_type = self.unify(&let_type, &vtype, &site, true, true)?;
+                self.var_types.insert(var.id().0, let_type);
+                let body = body.clone();
+                stack.push(Job::Resume(e, Stage::LetBody));
+                stack.push(Job::Visit(body));
+                Ok(())
+            }
+            (ExprKind::Let { body, .. }, Stage::LetBody) => {
+                let ty = self.get(body);
+                self.set(&e, ty);
+                Ok(())
+            }
+            (
+                ExprKind::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                },
+                Stage::IfCond,
+            ) => {
+                let cond_ty = self.get(cond);
+                // A variable's span is its declaration: then the `if` is
+                // the place to point at.
+                let site = match cond.kind() {
+                    ExprKind::Var(_) => Site::at(e.span()).about(cond, "the condition"),
+                    _ => Site::at(cond.span()),
+                };
+                self.unify(&cond_ty, &bool_scalar(), &site, true, true)?;
+                let (t, f) = (then_branch.clone(), else_branch.clone());
+                stack.push(Job::Resume(e, Stage::IfBranches));
+                stack.push(Job::Visit(f));
+                stack.push(Job::Visit(t));
+                Ok(())
+            }
+            (
+                ExprKind::If {
+                    then_branch,
+                    else_branch,
+                    ..
+                },
+                Stage::IfBranches,
+            ) => {
+                let a = self.get(then_branch);
+                let b = self.get(else_branch);
+                let site = Site::at(e.span())
+                    .about(then_branch, "the `then` branch")
+                    .about(else_branch, "the `else` branch");
+                let ty = self.unify(&a, &b, &site, true, true)?;
+                self.record(&e, ty)
+            }
+            (ExprKind::Match { data, clauses, .. }, Stage::MatchData) => {
+                let dtype = self.get(data);
+                for clause in clauses {
+                    self.pattern(&clause.pattern, &dtype, e.span())?;
+                }
+                let rtype = Type::incomplete();
+                match clauses.first() {
+                    Some(first) => {
+                        let rhs = first.rhs.clone();
+                        stack.push(Job::Resume(e.clone(), Stage::MatchRhs(0, rtype)));
+                        stack.push(Job::Visit(rhs));
+                        Ok(())
+                    }
+                    None => self.finish_match(&e, rtype),
+                }
+            }
+            (ExprKind::Match { clauses, .. }, Stage::MatchRhs(i, rtype)) => {
+                let rhs_ty = self.get(&clauses[i].rhs);
+                let site = Site::at(e.span()).about(&clauses[i].rhs, "this clause's value");
+                let rtype = self.unify(&rtype, &rhs_ty, &site, true, true)?;
+                if let Some(next) = clauses.get(i + 1) {
+                    let rhs = next.rhs.clone();
+                    stack.push(Job::Resume(e.clone(), Stage::MatchRhs(i + 1, rtype)));
+                    stack.push(Job::Visit(rhs));
+                    Ok(())
+                } else {
+                    self.finish_match(&e, rtype)
+                }
+            }
+            (ExprKind::RefCreate(value), Stage::RefCreate) => {
+                let ty = Type::new(TypeKind::Ref(self.get(value)));
+                self.record(&e, ty)
+            }
+            (ExprKind::RefRead(r), Stage::RefRead) => {
+                let it = Type::incomplete();
+                let rt = self.get(r);
+                let expected = Type::new(TypeKind::Ref(it.clone()));
+                self.unify(&rt, &expected, &Site::at(e.span()), true, true)?;
+                self.record(&e, it)
+            }
+            (ExprKind::RefWrite { reference, value }, Stage::RefWriteRef) => {
+                let it = Type::incomplete();
+                let rt = self.get(reference);
+                let expected = Type::new(TypeKind::Ref(it.clone()));
+                self.unify(&rt, &expected, &Site::at(e.span()), true, true)?;
+                let value = value.clone();
+                stack.push(Job::Resume(e, Stage::RefWriteValue(it)));
+                stack.push(Job::Visit(value));
+                Ok(())
+            }
+            (ExprKind::RefWrite { value, .. }, Stage::RefWriteValue(it)) => {
+                let vt = self.get(value);
+                self.unify(&vt, &it, &Site::at(e.span()), true, true)?;
+                self.record(&e, Type::unit())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn finish_match(&mut self, e: &Expr, rtype: Type) -> Result<(), Fatal> {
+        let ExprKind::Match {
+            clauses, complete, ..
+        } = e.kind()
+        else {
+            return Ok(());
+        };
+        if *complete {
+            match unmatched_cases(clauses, self.module) {
+                Ok(missing) if !missing.is_empty() => {
+                    let cases: Vec<String> = missing.iter().map(show_pattern).collect();
+                    return Err(self.fatal(
+                        e.span(),
+                        format!(
+                            "match expression does not handle the following cases: {}",
+                            cases.join(", ")
+                        ),
+                    ));
+                }
+                Ok(_) => {}
+                Err(message) => return Err(self.fatal(e.span(), message)),
+            }
+        }
+        self.record(e, rtype)
+    }
+
+    /// TVM's `VisitPattern`: constrains the scrutinee's type `t` by the
+    /// pattern and types the pattern's variables.
+    fn pattern(&mut self, p: &Pattern, t: &Type, span: Option<Span>) -> Result<(), Fatal> {
+        match p {
+            Pattern::Wildcard => Ok(()),
+            Pattern::Var(var) => {
+                let vt = self.var_type_or_visit(var)?;
+                let site = Site::at(var.expr().span().or(span));
+                self.unify(&vt, t, &site, true, true)?;
+                Ok(())
+            }
+            Pattern::Constructor(ctor, fields) => {
+                let name = ctor.data().belong_to.name();
+                let Some(td) = self.module.and_then(|m| m.type_definition(name)) else {
+                    return Err(self.fatal(
+                        span,
+                        format!(
+                            "the type `{name}` of constructor `{}` is not defined",
+                            ctor.name()
+                        ),
+                    ));
+                };
+                let unknown: Vec<Type> = td.type_vars.iter().map(|_| Type::incomplete()).collect();
+                let expected = Type::new(TypeKind::Call {
+                    func: Type::new(TypeKind::GlobalVar(ctor.data().belong_to.clone())),
+                    args: unknown,
+                });
+                let before = self.solver.diagnostics.len();
+                let site = Site::at(span);
+                let unified = self.unify(t, &expected, &site, true, true)?;
+                let reported = self.solver.diagnostics.len() > before;
+                let TypeKind::Call { func, args } = unified.kind() else {
+                    if reported {
+                        return Err(Fatal);
+                    }
+                    let shown = self.solver.resolve(&unified);
+                    return Err(self.fatal(
+                        span,
+                        format!("Expected a type call, got `{}`", show_type(&shown)),
+                    ));
+                };
+                let header_ok = matches!(func.kind(), TypeKind::GlobalVar(g) if *g == td.header);
+                if !header_ok {
+                    return Err(self.fatal(
+                        span,
+                        format!(
+                            "ADT headers must match, but we have `{}` and `{}`",
+                            td.header.name(),
+                            show_type(func)
+                        ),
+                    ));
+                }
+                if td.type_vars.len() != args.len() {
+                    return Err(self.fatal(
+                        span,
+                        format!(
+                            "The number of type args must match the number of type vars in the type data: {} != {}",
+                            td.type_vars.len(),
+                            args.len()
+                        ),
+                    ));
+                }
+                let mut map: IdMap<u64, Type> = IdMap::default();
+                for (tv, a) in td.type_vars.iter().zip(args) {
+                    map.insert(tv.id(), a.clone());
+                }
+                let inputs = &ctor.data().inputs;
+                if inputs.len() != fields.len() {
+                    return Err(self.fatal(
+                        span,
+                        format!(
+                            "Not enough inputs for the constructor; expected {}, got {}",
+                            inputs.len(),
+                            fields.len()
+                        ),
+                    ));
+                }
+                let field_types: Vec<Type> = inputs.iter().map(|t| subst(t, &map)).collect();
+                for (f, ft) in fields.iter().zip(&field_types) {
+                    self.pattern(f, ft, span)?;
+                }
+                Ok(())
+            }
+            Pattern::Tuple(fields) => {
+                let unknown: Vec<Type> = fields.iter().map(|_| Type::incomplete()).collect();
+                let expected = Type::tuple(unknown);
+                let before = self.solver.diagnostics.len();
+                let unified = self.unify(t, &expected, &Site::at(span), true, true)?;
+                let reported = self.solver.diagnostics.len() > before;
+                let Some(field_types) = unified.as_tuple().map(<[Type]>::to_vec) else {
+                    if reported {
+                        return Err(Fatal);
+                    }
+                    let shown = self.solver.resolve(&unified);
+                    return Err(self.fatal(
+                        span,
+                        format!("Expected a tuple type, got `{}`", show_type(&shown)),
+                    ));
+                };
+                if field_types.len() != fields.len() {
+                    return Err(self.fatal(
+                        span,
+                        format!(
+                            "the tuple pattern has {} fields, but the value has {}",
+                            fields.len(),
+                            field_types.len()
+                        ),
+                    ));
+                }
+                for (f, ft) in fields.iter().zip(&field_types) {
+                    self.pattern(f, ft, span)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    // ---- calls ----
+
+    fn call(&mut self, e: &Expr, call: &Call) -> Result<Type, Fatal> {
+        let arg_types: Vec<Type> = call.args.iter().map(|a| self.get(a)).collect();
+        if let ExprKind::Op(op) = call.callee.kind() {
+            let op: &'static OpDef = op;
+            match self.op_type(op) {
+                None => {
+                    let message = match &op.type_rel {
+                        Some(rel) => format!(
+                            "the type relation `{rel}` of operator `{}` is not implemented",
+                            op.name
+                        ),
+                        None => format!("operator `{}` has no type relation", op.name),
+                    };
+                    self.emit(e.span(), message);
+                    return Ok(Type::incomplete());
+                }
+                Some(op_ty) => {
+                    if let Some(out) = self.primitive_call(e, call, &op_ty, &arg_types) {
+                        self.type_args.insert(e.addr(), arg_types);
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+        self.solver.solve();
+        self.general_call(e, call, arg_types)
+    }
+
+    /// TVM's `PrimitiveCall`: the fast path for an operator called with as
+    /// many arguments as it declares: one relation instance with the call's
+    /// attributes.
+    fn primitive_call(
+        &mut self,
+        e: &Expr,
+        call: &Call,
+        op_ty: &Type,
+        arg_types: &[Type],
+    ) -> Option<Type> {
+        let ft = op_ty.as_func()?;
+        if ft.type_params.len() != arg_types.len() + 1 {
+            return None;
+        }
+        let constraints = self.solver.constraints(op_ty);
+        let [c] = constraints else { return None };
+        let func = c.func.clone();
+        let out = Type::incomplete();
+        let mut args = arg_types.to_vec();
+        args.push(out.clone());
+        self.solver.add_relation(NewRelation {
+            func,
+            args,
+            num_inputs: arg_types.len(),
+            attrs: call.attrs.clone(),
+            span: e.span(),
+            inputs: call.args.iter().map(ArgInfo::of).collect(),
+        });
+        Some(out)
+    }
+
+    /// TVM's `GeneralCall`: calls of functions, constructors, and operators
+    /// called with the wrong number of arguments.
+    fn general_call(&mut self, e: &Expr, call: &Call, arg_types: Vec<Type>) -> Result<Type, Fatal> {
+        let ftype = self.get(&call.callee);
+        let fn_ty = match ftype.kind() {
+            TypeKind::Func(_) => ftype.clone(),
+            TypeKind::Incomplete(_) => {
+                let func_type = Type::func(arg_types.clone(), Type::incomplete(), Vec::new());
+                let before = self.solver.diagnostics.len();
+                let unified = self.unify(
+                    &ftype,
+                    &func_type,
+                    &Site::at(call.callee.span()),
+                    true,
+                    true,
+                )?;
+                if unified.as_func().is_none() {
+                    if self.solver.diagnostics.len() > before {
+                        return Err(Fatal);
+                    }
+                    let shown = self.solver.resolve(&unified);
+                    return Err(self.fatal(
+                        e.span(),
+                        format!(
+                            "only expressions with function types can be called, found `{}`",
+                            show_type(&shown)
+                        ),
+                    ));
+                }
+                unified
+            }
+            _ => {
+                let shown = self.solver.resolve(&ftype);
+                return Err(self.fatal(
+                    e.span(),
+                    format!(
+                        "only expressions with function types can be called, found `{}`",
+                        show_type(&shown)
+                    ),
+                ));
+            }
+        };
+        let Some(ft) = fn_ty.as_func() else {
+            return Err(Fatal);
+        };
+        let ft: FuncType = ft.clone();
+        if call.type_args.len() > ft.type_params.len() {
+            return Err(self.fatal(
+                e.span(),
+                format!(
+                    "Incorrect number of type args: expected {} but got {}",
+                    ft.type_params.len(),
+                    call.type_args.len()
+                ),
+            ));
+        }
+        let mut type_args = call.type_args.clone();
+        while type_args.len() < ft.type_params.len() {
+            type_args.push(Type::incomplete());
+        }
+        let inst = self.instantiate(&fn_ty, &ft, type_args.clone());
+        self.type_args.insert(e.addr(), type_args);
+        let Some(inst_ft) = inst.as_func().cloned() else {
+            return Err(Fatal);
+        };
+
+        let variadic = matches!(call.callee.kind(), ExprKind::Op(op) if op.num_inputs < 0);
+        let arity = inst_ft.params.len();
+        let nargs = arg_types.len();
+        if arity < nargs && !variadic {
+            return Err(self.fatal(
+                e.span(),
+                format!(
+                    "the function is provided too many arguments expected {arity}, found {nargs}"
+                ),
+            ));
+        } else if arity > nargs {
+            return Err(self.fatal(
+                e.span(),
+                format!(
+                    "the function is provided too few arguments expected {arity}, found {nargs}"
+                ),
+            ));
+        }
+
+        let param_spans = self.param_spans(&call.callee);
+        let mut unified_args = Vec::new();
+        for (i, arg_ty) in arg_types.iter().enumerate() {
+            let Some(param_ty) = inst_ft.params.get(i) else {
+                unified_args.push(arg_ty.clone());
+                continue;
+            };
+            let site = Site::at(e.span())
+                .about(&call.args[i], "this argument")
+                .label(
+                    param_spans.get(i).copied().flatten(),
+                    "the parameter it is passed to",
+                );
+            if variadic {
+                unified_args.push(self.unify(param_ty, arg_ty, &site, false, false)?);
+            } else {
+                self.unify(param_ty, arg_ty, &site, true, false)?;
+            }
+        }
+        unified_args.push(inst_ft.ret.clone());
+        let constraints = self.solver.constraints(&inst).to_vec();
+        for c in constraints {
+            let (args, num_inputs) = if variadic {
+                (unified_args.clone(), nargs)
+            } else {
+                (c.args.clone(), c.num_inputs)
+            };
+            self.solver.add_relation(NewRelation {
+                func: c.func.clone(),
+                args,
+                num_inputs,
+                attrs: call.attrs.clone(),
+                span: e.span(),
+                inputs: call.args.iter().map(ArgInfo::of).collect(),
+            });
+        }
+        Ok(inst_ft.ret)
+    }
+
+    /// TVM's `InstantiateFuncType`: the function type with its type
+    /// parameters replaced by `args` (and no type parameters).
+    fn instantiate(&mut self, ty: &Type, ft: &FuncType, args: Vec<Type>) -> Type {
+        let mut map: IdMap<u64, Type> = IdMap::default();
+        for (tv, a) in ft.type_params.iter().zip(args) {
+            map.insert(tv.id(), a);
+        }
+        let params = ft.params.iter().map(|p| subst(p, &map)).collect();
+        let ret = subst(&ft.ret, &map);
+        let inst = Type::func(params, ret, Vec::new());
+        let constraints: Vec<Constraint> = self
+            .solver
+            .constraints(ty)
+            .iter()
+            .map(|c| Constraint {
+                func: c.func.clone(),
+                args: c.args.iter().map(|a| subst(a, &map)).collect(),
+                num_inputs: c.num_inputs,
+            })
+            .collect();
+        self.solver.set_constraints(&inst, constraints);
+        inst
+    }
+
+    /// The spans of the parameters of a callee, when it is a function whose
+    /// parameters can be found, for notes.
+    fn param_spans(&self, callee: &Expr) -> Vec<Option<Span>> {
+        let function = match callee.kind() {
+            ExprKind::Function(_) => callee.as_function(),
+            ExprKind::GlobalVar(g) => self.module.and_then(|m| m.function(g.name())).cloned(),
+            _ => None,
+        };
+        function.map_or_else(Vec::new, |f| {
+            f.params().iter().map(|p| p.expr().span()).collect()
+        })
+    }
+
+    // ---- types of globals and operators ----
+
+    /// A global function's type from its annotations only (TVM's
+    /// `func_type_annotation`); unannotated parts are unknown. Every use of
+    /// the global in this function shares the same type.
+    fn global_type(&mut self, name: &str, span: Option<Span>) -> Result<Type, Fatal> {
+        if let Some(t) = self.global_types.get(name) {
+            return Ok(t.clone());
+        }
+        let Some(module) = self.module else {
+            return Err(self.fatal(
+                span,
+                "Cannot do type inference on global variables without a module",
+            ));
+        };
+        let Some(f) = module.function(name) else {
+            return Err(self.fatal(
+                span,
+                format!("there is no global function `@{name}` in the module"),
+            ));
+        };
+        let data = f.data();
+        let params = data
+            .params
+            .iter()
+            .map(|p| {
+                p.type_annotation()
+                    .cloned()
+                    .unwrap_or_else(Type::incomplete)
+            })
+            .collect();
+        let ret = data.ret_type.clone().unwrap_or_else(Type::incomplete);
+        let ty = Type::func(params, ret, data.type_params.clone());
+        self.global_types.insert(name.to_string(), ty.clone());
+        Ok(ty)
+    }
+
+    /// An operator's polymorphic type, as `add_type_rel` builds it:
+    /// `fn [in0, …, out](in0, …) -> out` with the relation over all of them.
+    fn op_type(&mut self, op: &'static OpDef) -> Option<Type> {
+        let key = op as *const OpDef as usize;
+        if let Some(t) = self.op_types.get(&key) {
+            return t.clone();
+        }
+        let rel = op.type_rel.as_deref().and_then(|name| (self.lookup)(name));
+        let ty = rel.map(|func| {
+            let n = op.num_inputs.max(0) as usize;
+            let mut type_params: Vec<crate::ir::TypeVar> = (0..n)
+                .map(|i| crate::ir::TypeVar::new(format!("in{i}"), crate::ir::TypeVarKind::Type))
+                .collect();
+            let params: Vec<Type> = type_params.iter().cloned().map(Type::var).collect();
+            let out = crate::ir::TypeVar::new("out", crate::ir::TypeVarKind::Type);
+            type_params.push(out.clone());
+            let out = Type::var(out);
+            let mut rel_args = params.clone();
+            rel_args.push(out.clone());
+            let ty = Type::func(params, out, type_params);
+            self.solver.set_constraints(
+                &ty,
+                vec![Constraint {
+                    func: RelFunc::Op {
+                        func,
+                        op: op.name.as_str(),
+                    },
+                    args: rel_args,
+                    num_inputs: n,
+                }],
+            );
+            ty
+        });
+        self.op_types.insert(key, ty.clone());
+        ty
+    }
+}

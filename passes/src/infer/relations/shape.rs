@@ -1,0 +1,340 @@
+//! Dimension arithmetic with the dtype rules of TVM's `IntImm` arithmetic.
+//!
+//! TVM builds output shapes with `PrimExpr` operators (`src/tir/op/op.cc`):
+//! both operands are first brought to one dtype (`BinaryOpMatchTypes`: the
+//! narrower integer is cast to the wider one, so `int32 + int64` is `int64`),
+//! then constants are folded (`arith::TryConstFold`). We follow that exactly
+//! for known sizes:
+//!
+//! * a dimension keeps its dtype when it is copied;
+//! * a C++ `int` (a literal in TVM's code, an `int` attribute such as
+//!   `groups`, `Integer(x)`, `IndexExpr(x)`) is an `int32` immediate, see
+//!   [`c_int`]; `x + 1`, `x * 2` and friends therefore keep `x`'s dtype
+//!   (`int32` or `int64`), as TVM's `make_const(a.dtype(), b)` overloads do;
+//! * the result of an arithmetic operation on two known sizes has the
+//!   promoted dtype and wraps like TVM's `GetFoldResultInt64Repr`.
+//!
+//! Unknown sizes are `Dim::Any` (`?`, TVM's `tir::Any`, dtype `int32`) and
+//! `Dim::Meta` (a symbolic size from the metadata section: a `tir.Var`,
+//! `tir.SizeVar` or any other expression; its dtype is read from the object
+//! graph, `int32` if absent). TVM keeps `Any` where a relation copies a
+//! dimension or checks `as<AnyNode>()`, and folds the identities
+//! `x + 0`, `x - 0`, `x * 1`, `x / 1`, `0 * x`, `x % 1` without building a
+//! new expression; we do the same, so a copied or identity-folded `Meta` or
+//! `Any` dimension survives unchanged. Where TVM would build a genuinely new
+//! symbolic expression (`n + 2`, `n * 16`, `Any * 2`, a cast of an `int64`
+//! variable to `int32`), we cannot name the result (it would be a new object
+//! in the metadata graph) and return `Dim::Any` instead: an approximation
+//! that prints `?` where TVM prints `meta[tir.Add][…]`.
+
+use super::RelationError;
+use crate::dtype::DataType;
+use crate::ir::{Dim, MetaObject};
+
+/// `int32`, the dtype of C++ integer literals turned into `PrimExpr`s.
+pub const I32: DataType = DataType::INT32;
+/// `int64`.
+pub const I64: DataType = DataType::INT64;
+
+/// A C++ `int` turned into a `PrimExpr`: an `int32` immediate.
+pub fn c_int(value: i64) -> Dim {
+    Dim::Int {
+        value: wrap(value, I32),
+        dtype: I32,
+    }
+}
+
+/// An immediate of the given dtype (`make_const(dtype, value)`).
+pub fn int_of(value: i64, dtype: DataType) -> Dim {
+    Dim::Int {
+        value: wrap(value, dtype),
+        dtype,
+    }
+}
+
+/// The dtype TVM gives a dimension: an immediate's own dtype, `int32` for
+/// `Any`, and the `dtype` field of a symbolic size (`int32` if it has none).
+pub fn dim_dtype(dim: &Dim) -> DataType {
+    match dim {
+        Dim::Int { dtype, .. } => *dtype,
+        Dim::Any => I32,
+        Dim::Meta(meta) => meta_field(meta, "dtype")
+            .and_then(|text| text.parse().ok())
+            .unwrap_or(I32),
+    }
+}
+
+fn meta_field<'a>(meta: &'a MetaObject, field: &str) -> Option<&'a str> {
+    meta.graph
+        .nodes
+        .get(meta.index)
+        .and_then(|node| node.attrs.get(field))
+        .map(String::as_str)
+}
+
+/// An `IntImm` stored in the metadata section is an immediate like any other.
+pub fn normalize(dim: &Dim) -> Dim {
+    if let Dim::Meta(meta) = dim {
+        if meta.type_key() == "IntImm" {
+            if let Some(value) = meta_field(meta, "value").and_then(|v| v.parse::<i64>().ok()) {
+                return int_of(value, dim_dtype(dim));
+            }
+        }
+    }
+    dim.clone()
+}
+
+/// The value of a known size (`tir::as_const_int`).
+pub fn const_int(dim: &Dim) -> Option<i64> {
+    normalize(dim).as_int()
+}
+
+/// Whether the dimension is `?` (`as<AnyNode>()`).
+pub fn is_any(dim: &Dim) -> bool {
+    matches!(dim, Dim::Any)
+}
+
+/// Whether the dimension is an integer immediate (`as<IntImmNode>()`).
+pub fn is_int_imm(dim: &Dim) -> bool {
+    const_int(dim).is_some()
+}
+
+/// `BinaryOpMatchTypes` for integer dtypes: the wider one wins.
+pub fn promote(a: DataType, b: DataType) -> DataType {
+    if a == b || a.bits >= b.bits {
+        a
+    } else {
+        b
+    }
+}
+
+/// Truncates `value` to the dtype's width (`GetFoldResultInt64Repr`).
+pub fn wrap(value: i64, dtype: DataType) -> i64 {
+    match dtype.bits {
+        0 | 64.. => value,
+        bits if dtype.is_uint() => value & ((1i64 << bits) - 1),
+        bits => {
+            let shift = 64 - u32::from(bits);
+            (value << shift) >> shift
+        }
+    }
+}
+
+/// `cast(dtype, dim)`: folds on immediates; a symbolic size of another
+/// dtype becomes a `Cast` expression, which we cannot represent (`Any`).
+pub fn cast(dtype: DataType, dim: &Dim) -> Dim {
+    let dim = normalize(dim);
+    match dim {
+        Dim::Int { value, .. } => int_of(value, dtype),
+        Dim::Any => Dim::Any,
+        Dim::Meta(_) if dim_dtype(&dim) == dtype => dim,
+        Dim::Meta(_) => Dim::Any,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    /// `floordiv` (`indexdiv`).
+    FloorDiv,
+    /// `floormod` (`indexmod`).
+    FloorMod,
+    /// `div` (C++'s `/` on `PrimExpr`), truncating.
+    TruncDiv,
+}
+
+fn divide_by_zero() -> RelationError {
+    RelationError::new("Divide by zero")
+}
+
+fn floor_div(x: i64, y: i64) -> i64 {
+    let q = x.wrapping_div(y);
+    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    let (a, b) = (normalize(a), normalize(b));
+    let dtype = promote(dim_dtype(&a), dim_dtype(&b));
+    // An operand of another dtype is cast first; a symbolic one becomes an
+    // expression we cannot keep.
+    let keep = |dim: &Dim| {
+        if dim_dtype(dim) == dtype {
+            dim.clone()
+        } else {
+            cast(dtype, dim)
+        }
+    };
+    let zero = int_of(0, dtype);
+    Ok(match (a.as_int(), b.as_int()) {
+        (Some(x), Some(y)) => {
+            let value = match op {
+                Op::Add => x.wrapping_add(y),
+                Op::Sub => x.wrapping_sub(y),
+                Op::Mul => x.wrapping_mul(y),
+                Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => {
+                    return Err(divide_by_zero())
+                }
+                Op::FloorDiv => floor_div(x, y),
+                Op::FloorMod => x.wrapping_sub(y.wrapping_mul(floor_div(x, y))),
+                Op::TruncDiv => x.wrapping_div(y),
+            };
+            int_of(value, dtype)
+        }
+        (Some(x), None) => match op {
+            Op::Add if x == 0 => keep(&b),
+            Op::Mul if x == 1 => keep(&b),
+            Op::Mul if x == 0 => zero,
+            Op::FloorDiv | Op::FloorMod | Op::TruncDiv if x == 0 => zero,
+            _ => Dim::Any,
+        },
+        (None, Some(y)) => match op {
+            Op::Add | Op::Sub if y == 0 => keep(&a),
+            Op::Mul if y == 1 => keep(&a),
+            Op::Mul if y == 0 => zero,
+            Op::FloorDiv | Op::TruncDiv if y == 1 => keep(&a),
+            Op::FloorMod if y == 1 => zero,
+            Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => return Err(divide_by_zero()),
+            _ => Dim::Any,
+        },
+        (None, None) => Dim::Any,
+    })
+}
+
+/// `a + b`.
+pub fn add(a: &Dim, b: &Dim) -> Dim {
+    binary(Op::Add, a, b).unwrap_or(Dim::Any)
+}
+
+/// `a - b`.
+pub fn sub(a: &Dim, b: &Dim) -> Dim {
+    binary(Op::Sub, a, b).unwrap_or(Dim::Any)
+}
+
+/// `a * b`.
+pub fn mul(a: &Dim, b: &Dim) -> Dim {
+    binary(Op::Mul, a, b).unwrap_or(Dim::Any)
+}
+
+/// `indexdiv(a, b)` (`floordiv`); dividing by a zero immediate is TVM's
+/// "Divide by zero".
+pub fn floordiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    binary(Op::FloorDiv, a, b)
+}
+
+/// `indexmod(a, b)` (`floormod`).
+pub fn floormod(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    binary(Op::FloorMod, a, b)
+}
+
+/// `a / b` on `PrimExpr`s (`div`, truncating for integers).
+pub fn truncdiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    binary(Op::TruncDiv, a, b)
+}
+
+/// `shapediv(a, b)` = `ceildiv(a, b)` = `floordiv(a + b - 1, b)`.
+pub fn ceildiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    let numerator = sub(&add(a, b), &c_int(1));
+    if !is_int_imm(a) {
+        // `a + b - 1` is already a new expression unless `b` is 1.
+        return if const_int(b) == Some(1) {
+            Ok(a.clone())
+        } else if const_int(b) == Some(0) {
+            Err(divide_by_zero())
+        } else {
+            Ok(Dim::Any)
+        };
+    }
+    floordiv(&numerator, b)
+}
+
+/// `max(a, b)` on two sizes (folded on immediates, symbolic otherwise).
+pub fn max(a: &Dim, b: &Dim) -> Dim {
+    let (a, b) = (normalize(a), normalize(b));
+    let dtype = promote(dim_dtype(&a), dim_dtype(&b));
+    match (a.as_int(), b.as_int()) {
+        (Some(x), Some(y)) => int_of(x.max(y), dtype),
+        _ if a == b => a,
+        _ => Dim::Any,
+    }
+}
+
+/// `EqualCheck` of `type_relations.cc`: `lhs - rhs` simplifies to zero.
+/// Two symbolic sizes are equal when they are the same object.
+pub fn equal_check(a: &Dim, b: &Dim) -> bool {
+    let (a, b) = (normalize(a), normalize(b));
+    match (a.as_int(), b.as_int()) {
+        (Some(x), Some(y)) => x == y,
+        _ => matches!((&a, &b), (Dim::Meta(x), Dim::Meta(y)) if x == y),
+    }
+}
+
+/// `EqualConstInt(dim, value)`.
+pub fn equal_const_int(dim: &Dim, value: i64) -> bool {
+    const_int(dim) == Some(value)
+}
+
+/// The type reporter's `AssertEQ`: false only when `a - b` is a nonzero
+/// constant.
+pub fn assert_eq(a: &Dim, b: &Dim) -> bool {
+    match (const_int(a), const_int(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// The type reporter's `Assert(a <= b)`: false only when both are constants
+/// and the comparison is false.
+pub fn assert_le(a: &Dim, b: &Dim) -> bool {
+    match (const_int(a), const_int(b)) {
+        (Some(x), Some(y)) => x <= y,
+        _ => true,
+    }
+}
+
+/// `Assert(a < b)`.
+pub fn assert_lt(a: &Dim, b: &Dim) -> bool {
+    match (const_int(a), const_int(b)) {
+        (Some(x), Some(y)) => x < y,
+        _ => true,
+    }
+}
+
+/// TVM's `std::nearbyint` under the default rounding mode (ties to even).
+pub fn round_half_even(value: f64) -> f64 {
+    value.round_ties_even()
+}
+
+#[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_and_folding() {
+        let a = Dim::int64(7);
+        let b = c_int(2);
+        assert_eq!(add(&a, &b), Dim::int64(9));
+        assert_eq!(floordiv(&c_int(-7), &c_int(2)).unwrap(), c_int(-4));
+        assert_eq!(truncdiv(&c_int(-7), &c_int(2)).unwrap(), c_int(-3));
+        assert_eq!(floormod(&c_int(-7), &c_int(2)).unwrap(), c_int(1));
+        assert_eq!(floordiv(&c_int(7), &c_int(-2)).unwrap(), c_int(-4));
+        assert_eq!(ceildiv(&c_int(10), &c_int(4)).unwrap(), c_int(3));
+        assert!(floordiv(&c_int(1), &c_int(0)).is_err());
+    }
+
+    #[test]
+    fn symbolic_identities() {
+        assert_eq!(add(&Dim::Any, &c_int(0)), Dim::Any);
+        assert_eq!(mul(&Dim::Any, &c_int(0)), c_int(0));
+        assert_eq!(floordiv(&Dim::Any, &c_int(1)).unwrap(), Dim::Any);
+        assert_eq!(mul(&Dim::int64(3), &c_int(2)), Dim::int64(6));
+        assert_eq!(wrap(1 << 31, I32), -(1 << 31));
+        assert_eq!(cast(I32, &Dim::int64(5)), c_int(5));
+    }
+}

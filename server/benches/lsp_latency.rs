@@ -1,0 +1,166 @@
+//! Latency of `relay lsp`, end to end over stdio (the real binary): edit →
+//! diagnostics and hover, p50 and p99, on resnet152 (from the shared models,
+//! skipped loudly when absent) and on a generated 10 MB module.
+//!
+//!     cargo bench -p relay-server --bench lsp_latency
+//!
+//! RELAY_BENCH_EDITS sets the number of edits replayed on resnet152 (default
+//! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10);
+//! RELAY_BENCH_DEBOUNCE_MS the server's debounce (default 0, so the figures
+//! are the server's own latency; the editor default adds 150 ms).
+
+#[path = "../tests/lsp_client/mod.rs"]
+mod lsp_client;
+
+use lsp_client::{position, LspClient, TIMEOUT};
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i.min(samples.len() - 1)]
+}
+
+fn report(what: &str, samples: &mut [Duration]) {
+    let p50 = percentile(samples, 0.5);
+    let p99 = percentile(samples, 0.99);
+    let max = *samples.iter().max().unwrap();
+    println!(
+        "{what:<44} n={:<4} p50 {:>9.2} ms   p99 {:>9.2} ms   max {:>9.2} ms",
+        samples.len(),
+        p50.as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3,
+        max.as_secs_f64() * 1e3
+    );
+}
+
+/// A module of about `bytes` bytes: many functions of elementwise chains.
+/// Graph binding numbers are unique in the file (TVM's table of `%N`
+/// belongs to the whole parse).
+pub fn generate_module(bytes: usize) -> String {
+    let mut text = String::from("#[version = \"0.0.5\"]\n");
+    let mut f = 0;
+    let mut n = 0;
+    while text.len() < bytes {
+        text.push_str(&format!(
+            "def @f{f}(%x: Tensor[(1, 16), float32], %w: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {{\n  %{n} = add(%x, %w);\n"
+        ));
+        for i in 1..48 {
+            let op = ["add", "multiply", "subtract", "maximum"][i % 4];
+            text.push_str(&format!("  %{} = {op}(%{}, %w);\n", n + i, n + i - 1));
+        }
+        text.push_str(&format!("  nn.relu(%{})\n}}\n\n", n + 47));
+        n += 48;
+        f += 1;
+    }
+    text
+}
+
+fn bench_file(label: &str, text: &str, edits: usize, hovers: usize) {
+    let debounce = env_usize("RELAY_BENCH_DEBOUNCE_MS", 0);
+    let mut client = LspClient::start_with(
+        Path::new(env!("CARGO_BIN_EXE_relay")),
+        false,
+        json!({ "debounceMs": debounce }),
+    );
+    let uri = format!("file:///tmp/relay-bench/{label}.relay");
+    let start = Instant::now();
+    client.open(&uri, text);
+    let diagnostics = client.diagnostics(&uri, 1);
+    println!(
+        "{label}: {} bytes, {} diagnostics, first analysis {:.1} ms",
+        text.len(),
+        diagnostics.len(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    // Edits: insert and delete a space after the first `{` of a definition body.
+    let at = text.find(") {").or_else(|| text.find('{')).unwrap() + 3;
+    let pos = position(text, at, false);
+    let mut samples = Vec::new();
+    for i in 0..edits {
+        let version = i as i64 + 2;
+        let change = if i % 2 == 0 {
+            json!([{ "range": { "start": pos, "end": pos }, "text": " " }])
+        } else {
+            let end =
+                json!({ "line": pos["line"], "character": pos["character"].as_u64().unwrap() + 1 });
+            json!([{ "range": { "start": pos, "end": end }, "text": "" }])
+        };
+        let sent = Instant::now();
+        client.change(&uri, version, change);
+        client
+            .wait_for("textDocument/publishDiagnostics", TIMEOUT, |p| {
+                p["uri"] == uri.as_str() && p["version"] == version
+            })
+            .expect("diagnostics");
+        samples.push(sent.elapsed());
+    }
+    if edits % 2 == 1 {
+        // Undo the last insertion so hover positions hold.
+        let end =
+            json!({ "line": pos["line"], "character": pos["character"].as_u64().unwrap() + 1 });
+        client.change(
+            &uri,
+            edits as i64 + 2,
+            json!([{ "range": { "start": pos, "end": end }, "text": "" }]),
+        );
+    }
+    report(&format!("{label}: edit -> diagnostics"), &mut samples);
+    // Hover on variables and calls spread over the file.
+    let targets: Vec<usize> = text
+        .match_indices("%")
+        .map(|(i, _)| i + 1)
+        .step_by((text.matches('%').count() / hovers.max(1)).max(1))
+        .take(hovers)
+        .collect();
+    let mut samples = Vec::new();
+    for &at in &targets {
+        let sent = Instant::now();
+        client.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": position(text, at, false) }),
+        );
+        samples.push(sent.elapsed());
+    }
+    report(&format!("{label}: hover"), &mut samples);
+    client.shutdown();
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs benches as tests: nothing to do.
+        return;
+    }
+    let resnet =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models/resnet152.relay");
+    match std::fs::read_to_string(&resnet) {
+        _ if std::env::var_os("RELAY_BENCH_SKIP_RESNET").is_some() => {}
+        Ok(text) => bench_file("resnet152", &text, env_usize("RELAY_BENCH_EDITS", 200), 200),
+        Err(e) => {
+            println!(
+                "!!!!!! SKIPPED resnet152: {} is not readable ({e})",
+                resnet.display()
+            );
+            eprintln!(
+                "!!!!!! SKIPPED resnet152: {} is not readable ({e})",
+                resnet.display()
+            );
+        }
+    }
+    let large = generate_module(10 << 20);
+    bench_file(
+        "generated-10MB",
+        &large,
+        env_usize("RELAY_BENCH_LARGE_EDITS", 10),
+        50,
+    );
+}

@@ -1,0 +1,76 @@
+//! `relay passes [--json]`: every registered pass with its kind, opt_level,
+//! required passes, parameters (with defaults) and a one-line description.
+
+use super::EXIT_OK;
+use relay_passes::transform::registry::{self, PassKind};
+
+#[derive(Debug, clap::Args)]
+pub struct PassesArgs {
+    /// Print JSON (for editors) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn kind_name(kind: PassKind) -> &'static str {
+    match kind {
+        PassKind::Module => "module",
+        PassKind::Function => "function",
+        PassKind::Sequential => "sequential",
+    }
+}
+
+pub fn run(args: &PassesArgs) -> i32 {
+    let specs = registry::all();
+    if args.json {
+        let list: Vec<serde_json::Value> = specs
+            .iter()
+            .map(|spec| {
+                serde_json::json!({
+                    "name": spec.name,
+                    "info_name": spec.info.name,
+                    "kind": kind_name(spec.kind),
+                    "opt_level": spec.info.opt_level,
+                    "required": spec.info.required,
+                    "description": spec.description,
+                    "params": spec.params.iter().map(|p| serde_json::json!({
+                        "name": p.name,
+                        "type": p.ty.name(),
+                        "default": p.default.to_string(),
+                        "doc": p.doc,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        );
+        return EXIT_OK;
+    }
+    for spec in specs {
+        let mut line = format!(
+            "{:<28} {:<8} opt_level {}",
+            spec.name,
+            kind_name(spec.kind),
+            spec.info.opt_level
+        );
+        if spec.info.name != spec.name {
+            line.push_str(&format!("  (PassInfo name `{}`)", spec.info.name));
+        }
+        if !spec.info.required.is_empty() {
+            line.push_str(&format!("  requires {}", spec.info.required.join(", ")));
+        }
+        println!("{line}");
+        println!("    {}", spec.description);
+        for param in &spec.params {
+            println!(
+                "    {}={}  ({}) {}",
+                param.name,
+                param.default,
+                param.ty.name(),
+                param.doc
+            );
+        }
+    }
+    EXIT_OK
+}

@@ -1,0 +1,305 @@
+//! One analysis of one snapshot of a document: the syntax tree, the lowered
+//! module, the typed module (InferType), every diagnostic, and an index from
+//! source ranges to IR nodes. Built off the main loop, never changed after,
+//! shared by every request that asks about that version.
+//!
+//! Everything here calls the library (`relay_syntax`, `relay_passes::lower`,
+//! `relay_passes::infer`), exactly as the CLI does; each stage runs under
+//! `catch_unwind`, so a panic in one stage leaves the others' results and
+//! becomes an "internal error" diagnostic instead of taking the server down.
+
+use super::symbols::Symbols;
+use super::text::{Encoding, LineIndex};
+use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
+use relay_passes::source::SourceMap;
+use relay_syntax::{Parse, SyntaxNode, TextRange};
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
+
+/// The analysis of one version of a document.
+pub struct Analysis {
+    /// The name diagnostics and printed modules use (the file path).
+    pub name: String,
+    pub version: i32,
+    pub lines: LineIndex,
+    pub parse: Parse,
+    /// The module as lowered (no types): what passes and the formatter start from.
+    pub lowered: IRModule,
+    /// The module after InferType (with the types that could be found).
+    pub typed: Option<IRModule>,
+    /// Syntax, name and type diagnostics, in that order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// IR nodes by source range (built on first use).
+    index: OnceLock<SpanIndex>,
+    symbols: OnceLock<Symbols>,
+}
+
+impl std::fmt::Debug for Analysis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analysis")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("diagnostics", &self.diagnostics.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Analysis {
+    pub fn text(&self) -> &str {
+        self.lines.text()
+    }
+
+    /// The root of the syntax tree (cheap: a new cursor over the green tree).
+    pub fn root(&self) -> SyntaxNode {
+        self.parse.syntax_node()
+    }
+
+    /// IR nodes by source range (built on first use: diagnostics do not
+    /// need it).
+    pub fn index(&self) -> &SpanIndex {
+        self.index.get_or_init(|| SpanIndex::build(self.module()))
+    }
+
+    /// Names, their definitions and references (computed on first use).
+    pub fn symbols(&self) -> &Symbols {
+        self.symbols.get_or_init(|| Symbols::build(&self.root()))
+    }
+
+    /// The module features should look at: typed if inference ran.
+    pub fn module(&self) -> &IRModule {
+        self.typed.as_ref().unwrap_or(&self.lowered)
+    }
+
+    /// Whether the text has errors of any layer.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Runs `f`, turning a panic into `Err(message)`.
+pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(&*payload))
+}
+
+/// The message of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
+    eprintln!("relay lsp: internal error: {stage} panicked: {message}");
+    Diagnostic::error(
+        layer,
+        format!("internal error: {stage} panicked: {message}"),
+    )
+    .with_note("this is a bug in relay; the other results are still shown")
+}
+
+/// Analyses `text`. `obsolete` is polled between stages: when it says the
+/// snapshot has been superseded, the analysis stops and returns `None`.
+pub fn analyze(
+    name: &str,
+    text: Arc<str>,
+    version: i32,
+    encoding: Encoding,
+    obsolete: &dyn Fn() -> bool,
+) -> Option<Analysis> {
+    let mut diagnostics = Vec::new();
+    let mut sources = SourceMap::new();
+    let file = sources.add(name, text.clone());
+    let parse = match guarded(|| relay_syntax::parse_module(&text)) {
+        Ok(parse) => parse,
+        Err(message) => {
+            diagnostics.push(internal_error(Layer::Syntax, "the parser", &message));
+            relay_syntax::parse_module("")
+        }
+    };
+    diagnostics.extend(
+        parse
+            .errors()
+            .iter()
+            .map(|e| Diagnostic::from_syntax_error(file, e)),
+    );
+    if obsolete() {
+        return None;
+    }
+    let lowered = guarded(|| {
+        parse.source_file().map(|root| {
+            let lowered = relay_passes::lower::lower_module(file, &root);
+            (lowered.module, lowered.diagnostics)
+        })
+    });
+    let mut lowered = match lowered {
+        Ok(Some((module, lowered_diagnostics))) => {
+            diagnostics.extend(lowered_diagnostics);
+            module
+        }
+        Ok(None) => IRModule::new(),
+        Err(message) => {
+            diagnostics.push(internal_error(Layer::Name, "lowering", &message));
+            IRModule::new()
+        }
+    };
+    lowered.sources = sources;
+    if obsolete() {
+        return None;
+    }
+    let typed = match guarded(|| relay_passes::infer::infer_module(&lowered)) {
+        Ok((typed, type_diagnostics)) => {
+            // As `relay check` (and TVM's parser): type errors are
+            // reported for modules that parse and lower cleanly; otherwise
+            // the types found are kept for hover only.
+            if !diagnostics.iter().any(Diagnostic::is_error) {
+                diagnostics.extend(type_diagnostics);
+            }
+            Some(typed)
+        }
+        Err(message) => {
+            diagnostics.push(internal_error(Layer::Type, "type inference", &message));
+            None
+        }
+    };
+    Some(Analysis {
+        name: name.to_string(),
+        version,
+        lines: LineIndex::new(text, encoding),
+        parse,
+        lowered,
+        typed,
+        diagnostics,
+        index: OnceLock::new(),
+        symbols: OnceLock::new(),
+    })
+}
+
+/// IR nodes sorted by the range of their span, built once per analysis.
+/// Lookups are binary searches on exact ranges; the innermost node around
+/// an offset is found by walking the syntax tree up from the token and
+/// asking for each enclosing node's range.
+#[derive(Default)]
+pub struct SpanIndex {
+    entries: Vec<(u32, u32, Expr)>,
+}
+
+impl SpanIndex {
+    pub fn build(module: &IRModule) -> SpanIndex {
+        let mut entries = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<Expr> = module.functions().map(|(_, f)| f.expr().clone()).collect();
+        while let Some(expr) = stack.pop() {
+            if !seen.insert(expr.addr()) {
+                continue;
+            }
+            if let Some(span) = expr.span() {
+                entries.push((
+                    span.range.start().into(),
+                    span.range.end().into(),
+                    expr.clone(),
+                ));
+            }
+            push_children(&expr, &mut stack);
+        }
+        // Equal ranges: nodes with a checked type first.
+        entries.sort_by_key(|(start, end, e)| (*start, *end, e.checked_type().is_none()));
+        SpanIndex { entries }
+    }
+
+    /// The node whose span is exactly `range` (one with a type if several).
+    pub fn exact(&self, range: TextRange) -> Option<&Expr> {
+        let key = (u32::from(range.start()), u32::from(range.end()));
+        let i = self.entries.partition_point(|(s, e, _)| (*s, *e) < key);
+        self.entries
+            .get(i)
+            .filter(|(s, e, _)| (*s, *e) == key)
+            .map(|(_, _, expr)| expr)
+    }
+
+    /// Every node whose span starts at `start`.
+    pub fn starting_at(&self, start: u32) -> impl Iterator<Item = (TextRange, &Expr)> {
+        let i = self.entries.partition_point(|(s, _, _)| *s < start);
+        self.entries[i..]
+            .iter()
+            .take_while(move |(s, _, _)| *s == start)
+            .map(|(s, e, expr)| (TextRange::new((*s).into(), (*e).into()), expr))
+    }
+
+    /// The innermost node enclosing `node` (or `node` itself) that has an IR
+    /// node with exactly its range.
+    pub fn enclosing(&self, node: &SyntaxNode) -> Option<(TextRange, &Expr)> {
+        node.ancestors().find_map(|n| {
+            let range = n.text_range();
+            self.exact(range).map(|e| (range, e))
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// The direct sub-expressions of `expr` (pattern variables included).
+pub fn push_children(expr: &Expr, out: &mut Vec<Expr>) {
+    match expr.kind() {
+        ExprKind::Var(_)
+        | ExprKind::GlobalVar(_)
+        | ExprKind::Constant(_)
+        | ExprKind::Constructor(_)
+        | ExprKind::Op(_) => {}
+        ExprKind::Tuple(fields) => out.extend(fields.iter().cloned()),
+        ExprKind::TupleGetItem { tuple, .. } => out.push(tuple.clone()),
+        ExprKind::Call(call) => {
+            out.push(call.callee.clone());
+            out.extend(call.args.iter().cloned());
+        }
+        ExprKind::Let { var, value, body } => {
+            out.push(var.expr().clone());
+            out.push(value.clone());
+            out.push(body.clone());
+        }
+        ExprKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => out.extend([cond.clone(), then_branch.clone(), else_branch.clone()]),
+        ExprKind::Function(f) => {
+            out.extend(f.params.iter().map(|p| p.expr().clone()));
+            out.push(f.body.clone());
+        }
+        ExprKind::Match { data, clauses, .. } => {
+            out.push(data.clone());
+            for clause in clauses {
+                push_pattern_vars(&clause.pattern, out);
+                out.push(clause.rhs.clone());
+            }
+        }
+        ExprKind::RefCreate(value) | ExprKind::RefRead(value) => out.push(value.clone()),
+        ExprKind::RefWrite { reference, value } => {
+            out.push(reference.clone());
+            out.push(value.clone());
+        }
+    }
+}
+
+fn push_pattern_vars(pattern: &Pattern, out: &mut Vec<Expr>) {
+    match pattern {
+        Pattern::Wildcard => {}
+        Pattern::Var(var) => out.push(var.expr().clone()),
+        Pattern::Constructor(_, fields) | Pattern::Tuple(fields) => {
+            for field in fields {
+                push_pattern_vars(field, out);
+            }
+        }
+    }
+}

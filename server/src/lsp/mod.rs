@@ -1,0 +1,95 @@
+//! `relay lsp`: the language server, over stdio.
+//!
+//! It calls the same library code as the CLI (parser, lowering, InferType,
+//! the printer, the pass registry and `relay.toml`), so what the editor shows
+//! is what `relay check` and `relay opt` say.
+//!
+//! Embedding: a downstream crate registers its passes and starts the server
+//! (or the whole CLI, whose `lsp` subcommand is this):
+//!
+//! ```no_run
+//! use relay_server::lsp::Builder;
+//! # fn my_pass_spec() -> relay_passes::transform::PassSpec { unimplemented!() }
+//! let status = Builder::new().register_pass(my_pass_spec()).run_stdio();
+//! std::process::exit(status);
+//! ```
+
+pub mod actions;
+pub mod analysis;
+pub mod features;
+mod server;
+pub mod symbols;
+pub mod text;
+
+pub use server::{Backend, DEFAULT_DEBOUNCE_MS};
+
+use relay_passes::transform::registry;
+use relay_passes::transform::PassSpec;
+use tower_lsp_server::{LspService, Server};
+
+/// Starts a language server with extra passes registered.
+#[derive(Default)]
+pub struct Builder {
+    passes: Vec<PassSpec>,
+    setup: Vec<Box<dyn FnOnce()>>,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Registers a pass (through `relay_passes::transform::registry::register`)
+    /// before the server starts: it is offered as a code action, accepted in
+    /// pipelines and listed by `relay.listPasses`.
+    pub fn register_pass(mut self, spec: PassSpec) -> Builder {
+        self.passes.push(spec);
+        self
+    }
+
+    /// Runs `f` before the server starts (for other registrations).
+    pub fn setup(mut self, f: impl FnOnce() + 'static) -> Builder {
+        self.setup.push(Box::new(f));
+        self
+    }
+
+    /// Serves LSP on stdin/stdout until the client exits; returns the exit status.
+    pub fn run_stdio(self) -> i32 {
+        for spec in self.passes {
+            registry::register(spec);
+        }
+        for f in self.setup {
+            f();
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            // Lowering and printing recurse on the nesting of the text.
+            .thread_stack_size(64 << 20)
+            .build();
+        let runtime = match runtime {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                eprintln!("error: cannot start the async runtime: {error}");
+                return 2;
+            }
+        };
+        runtime.block_on(async {
+            let stdin = tokio::io::stdin();
+            let stdout = tokio::io::stdout();
+            let (service, socket) = LspService::build(Backend::new)
+                .custom_method("relay/passOutput", Backend::pass_output)
+                .finish();
+            Server::new(stdin, stdout, socket)
+                .concurrency_level(32)
+                .serve(service)
+                .await;
+        });
+        0
+    }
+}
+
+/// Serves LSP on stdin/stdout with the built-in passes (and any registered
+/// before the call).
+pub fn run_stdio() -> i32 {
+    Builder::new().run_stdio()
+}

@@ -1,0 +1,255 @@
+//! Positions: the editor speaks in lines and UTF-16 code units (or UTF-8
+//! bytes when both sides agree on it); the library speaks in byte offsets.
+//!
+//! A [`Document`] is the editor's copy of a file, a rope that incremental
+//! edits are applied to. A [`LineIndex`] belongs to one immutable snapshot of
+//! the text and converts between byte offsets and LSP positions.
+
+use ropey::Rope;
+use std::sync::Arc;
+use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+
+/// How the `character` of an LSP position counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// UTF-8 bytes (`positionEncoding: "utf-8"`).
+    Utf8,
+    /// UTF-16 code units, the LSP default.
+    Utf16,
+}
+
+/// The text of an open file and its version.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub rope: Rope,
+    pub version: i32,
+}
+
+impl Document {
+    pub fn new(text: &str, version: i32) -> Document {
+        Document {
+            rope: Rope::from_str(text),
+            version,
+        }
+    }
+
+    /// Applies one `didChange` content change (a range edit, or the whole
+    /// text when the change has no range).
+    pub fn apply_change(&mut self, change: &TextDocumentContentChangeEvent, encoding: Encoding) {
+        match change.range {
+            None => self.rope = Rope::from_str(&change.text),
+            Some(range) => {
+                let start = self.char_index(range.start, encoding);
+                let end = self.char_index(range.end, encoding).max(start);
+                self.rope.remove(start..end);
+                self.rope.insert(start, &change.text);
+            }
+        }
+    }
+
+    /// The char index of an LSP position; positions past the end of a line
+    /// are clamped to its end, lines past the end of the text to the end.
+    pub fn char_index(&self, position: Position, encoding: Encoding) -> usize {
+        let line = position.line as usize;
+        if line >= self.rope.len_lines() {
+            return self.rope.len_chars();
+        }
+        let line_start = self.rope.line_to_char(line);
+        let slice = self.rope.line(line);
+        // The line without its terminator.
+        let mut len = slice.len_chars();
+        while len > 0 && matches!(slice.char(len - 1), '\n' | '\r') {
+            len -= 1;
+        }
+        let slice = slice.slice(..len);
+        let column = position.character as usize;
+        let chars = match encoding {
+            Encoding::Utf16 => {
+                if column >= slice.len_utf16_cu() {
+                    len
+                } else {
+                    slice.utf16_cu_to_char(column)
+                }
+            }
+            Encoding::Utf8 => {
+                if column >= slice.len_bytes() {
+                    len
+                } else {
+                    slice.byte_to_char(column)
+                }
+            }
+        };
+        line_start + chars
+    }
+
+    /// The text as one string, for a snapshot.
+    pub fn text(&self) -> Arc<str> {
+        let mut out = String::with_capacity(self.rope.len_bytes());
+        for chunk in self.rope.chunks() {
+            out.push_str(chunk);
+        }
+        Arc::from(out)
+    }
+}
+
+/// Line starts of a text, for converting offsets and positions.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    text: Arc<str>,
+    line_starts: Vec<u32>,
+    /// Whether the text is ASCII only: then every encoding counts the same.
+    ascii: bool,
+    pub encoding: Encoding,
+}
+
+impl LineIndex {
+    pub fn new(text: Arc<str>, encoding: Encoding) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr_newlines(text.as_bytes()).map(|i| i as u32 + 1));
+        let ascii = text.is_ascii();
+        LineIndex {
+            text,
+            line_starts,
+            ascii,
+            encoding,
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The LSP position of a byte offset (clamped to the text, and moved
+    /// back to a char boundary).
+    pub fn position(&self, offset: u32) -> Position {
+        let mut offset = (offset as usize).min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = match self.line_starts.binary_search(&(offset as u32)) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        };
+        let start = self.line_starts[line] as usize;
+        let character = if self.ascii || self.encoding == Encoding::Utf8 {
+            offset - start
+        } else {
+            self.text[start..offset].encode_utf16().count()
+        };
+        Position::new(line as u32, character as u32)
+    }
+
+    /// The LSP range of a byte range.
+    pub fn range(&self, range: relay_syntax::TextRange) -> Range {
+        Range::new(
+            self.position(range.start().into()),
+            self.position(range.end().into()),
+        )
+    }
+
+    /// The byte offset of an LSP position (clamped like [`Document::char_index`]).
+    pub fn offset(&self, position: Position) -> u32 {
+        let line = position.line as usize;
+        if line >= self.line_starts.len() {
+            return self.text.len() as u32;
+        }
+        let start = self.line_starts[line] as usize;
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |&next| next as usize);
+        let line_text = self.text[start..end].trim_end_matches(['\n', '\r']);
+        let column = position.character as usize;
+        let bytes = if self.ascii || self.encoding == Encoding::Utf8 {
+            let mut column = column.min(line_text.len());
+            while !line_text.is_char_boundary(column) {
+                column -= 1;
+            }
+            column
+        } else {
+            let mut units = 0;
+            let mut bytes = line_text.len();
+            for (i, c) in line_text.char_indices() {
+                // A column inside a surrogate pair means the char's start.
+                if units >= column || units + c.len_utf16() > column {
+                    bytes = i;
+                    break;
+                }
+                units += c.len_utf16();
+            }
+            bytes
+        };
+        (start + bytes) as u32
+    }
+
+    /// The byte range of an LSP range.
+    pub fn text_range(&self, range: Range) -> relay_syntax::TextRange {
+        let start = self.offset(range.start);
+        let end = self.offset(range.end).max(start);
+        relay_syntax::TextRange::new(start.into(), end.into())
+    }
+
+    /// The number of lines.
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+}
+
+fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(range: Option<Range>, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range,
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn incremental_edits_in_both_encodings() {
+        let text = "// é😀\nab%x\n";
+        let mut doc = Document::new(text, 1);
+        // After `// é😀` on line 0: UTF-16 column 6 (é is 1 unit, 😀 2), UTF-8 column 9.
+        let r16 = Range::new(Position::new(0, 6), Position::new(0, 6));
+        doc.apply_change(&change(Some(r16), "!"), Encoding::Utf16);
+        assert_eq!(doc.text().as_ref(), "// é😀!\nab%x\n");
+        let r8 = Range::new(Position::new(0, 9), Position::new(0, 10));
+        doc.apply_change(&change(Some(r8), "?"), Encoding::Utf8);
+        assert_eq!(doc.text().as_ref(), "// é😀?\nab%x\n");
+        // A column past the end of a line is its end.
+        let past = Range::new(Position::new(1, 99), Position::new(1, 99));
+        doc.apply_change(&change(Some(past), "y"), Encoding::Utf16);
+        assert_eq!(doc.text().as_ref(), "// é😀?\nab%xy\n");
+        doc.apply_change(&change(None, "new"), Encoding::Utf16);
+        assert_eq!(doc.text().as_ref(), "new");
+    }
+
+    #[test]
+    fn offsets_and_positions() {
+        let text: Arc<str> = Arc::from("// é😀\nab%x\r\nz");
+        let u16 = LineIndex::new(text.clone(), Encoding::Utf16);
+        let u8 = LineIndex::new(text.clone(), Encoding::Utf8);
+        let end_of_comment = "// é😀".len() as u32;
+        assert_eq!(u16.position(end_of_comment), Position::new(0, 6));
+        assert_eq!(u8.position(end_of_comment), Position::new(0, 9));
+        assert_eq!(u16.offset(Position::new(0, 6)), end_of_comment);
+        assert_eq!(u8.offset(Position::new(0, 9)), end_of_comment);
+        // Inside the surrogate pair: back to the start of the emoji.
+        assert_eq!(u16.offset(Position::new(0, 5)), "// é".len() as u32);
+        let x = text.find("%x").unwrap() as u32;
+        assert_eq!(u16.position(x), Position::new(1, 2));
+        assert_eq!(u16.offset(Position::new(1, 99)), x + 2);
+        assert_eq!(u16.offset(Position::new(2, 0)), text.len() as u32 - 1);
+        assert_eq!(u16.offset(Position::new(9, 0)), text.len() as u32);
+    }
+}
