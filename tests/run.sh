@@ -19,5 +19,5 @@ cargo test --workspace --release
 if [ -x editors/run-tests.sh ] || [ -f editors/run-tests.sh ]; then
   step "editor tests"
   cargo build --release -p relay-server
-  RELAY_BIN="$PWD/target/release/relay" bash editors/run-tests.sh
+  RELAY_NVIM_E2E=1 RELAY_BIN="$PWD/target/release/relay" bash editors/run-tests.sh
 fi
