@@ -12,14 +12,10 @@
 //! `RELAY_CORPUS_VERBOSE=1` prints the first differing line of each miss;
 //! `RELAY_CORPUS_DUMP=dir` writes our print of each miss to `dir`.
 
-use relay_passes::lower::parse_and_lower;
-use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::transform::{
-    pipeline_from_text, registry, run_pass, ConfigValue, PassContext, PassContextOptions,
-};
-use serde_json::Value;
+mod common;
+
+use common::{normalize, pass_records, strip_types, Tally};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 const DIRS: [&str; 4] = [
     "DeadCodeElimination",
@@ -28,288 +24,40 @@ const DIRS: [&str; 4] = [
     "Sequential-DeadCodeElimination+InferType",
 ];
 
-fn corpus_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm")
-}
-
-/// Removes every ` /* ty=… */` comment (the regex
-/// ` ?/\* ty=(?:[^*]|\*(?!/))* \*/`).
-fn strip_types(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("/* ty=") {
-        let after = &rest[start + "/* ty=".len()..];
-        // The comment runs to the first `*/`, which must follow a space.
-        match after.find("*/") {
-            Some(end) if end > 0 && after.as_bytes()[end - 1] == b' ' => {
-                let mut keep = &rest[..start];
-                if keep.ends_with(' ') {
-                    keep = &keep[..keep.len() - 1];
-                }
-                out.push_str(keep);
-                rest = &after[end + 2..];
-            }
-            _ => {
-                out.push_str(&rest[..start + "/* ty=".len()]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// White space at line ends and at the end of the text is not compared.
-fn normalize(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
-    lines.join("\n").trim_end().to_string()
-}
-
-fn config_value(key: &str, value: &Value) -> Option<ConfigValue> {
-    let ty = relay_passes::transform::config::config_type(key)?;
-    let text = match value {
-        Value::String(s) => serde_json::to_string(s).ok()?,
-        other => other.to_string(),
-    };
-    ConfigValue::parse_for(&text, ty).ok()
-}
-
-fn context(json: &Value) -> Result<std::sync::Arc<PassContext>, String> {
-    let ctx = &json["ctx"];
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut config = BTreeMap::new();
-    if let Some(map) = ctx["config"].as_object() {
-        for (key, value) in map {
-            let value = config_value(key, value).ok_or_else(|| format!("config {key}"))?;
-            config.insert(key.clone(), value);
-        }
-    }
-    let options = PassContextOptions {
-        opt_level: ctx["opt_level"].as_u64().unwrap_or(2) as u32,
-        required_pass: strings(&ctx["required_pass"]),
-        disabled_pass: strings(&ctx["disabled_pass"]),
-        config,
-        target: json["target"].as_str().map(String::from),
-        ..Default::default()
-    };
-    PassContext::new(options)
-}
-
-/// Parses, type-checks and runs the record's pipeline; the printed result.
-fn run_record(before: &str, json: &Value) -> Result<String, String> {
-    let (module, diagnostics) = parse_and_lower("before.relay", before);
-    if diagnostics.has_errors() {
-        let first = diagnostics
-            .iter()
-            .find(|d| d.is_error())
-            .map(|d| d.to_string());
-        return Err(format!("parse: {}", first.unwrap_or_default()));
-    }
-    let parse_ctx = PassContext::new(PassContextOptions::default()).map_err(|e| e.to_string())?;
-    let infer = registry::create_by_name("InferType")?;
-    let module = run_pass(&*infer, module, &parse_ctx).map_err(|e| {
-        let details: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
-        format!("infer: {e} {}", details.join("; "))
-    })?;
-    let pipeline_text = json["pipeline"].as_str().ok_or("no pipeline")?;
-    let pipeline = pipeline_from_text(pipeline_text).map_err(|e| format!("pipeline: {e:?}"))?;
-    let ctx = context(json)?;
-    let guard = ctx.enter().map_err(|e| e.to_string())?;
-    let result = run_pass(&*pipeline, module, &ctx);
-    guard.exit().map_err(|e| e.to_string())?;
-    let module = result.map_err(|e| {
-        let details: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
-        format!("pass: {} {}", e.message, details.join("; "))
-    })?;
-    Ok(print_module(&module, &PrintOptions::default()))
-}
-
-/// The text up to the `#[metadata]` section.
-fn before_metadata(text: &str) -> &str {
-    text.find("#[metadata]").map_or(text, |i| &text[..i])
-}
-
-fn first_difference(a: &str, b: &str) -> String {
-    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
-        if x != y {
-            return format!("line {}:\n    ours: {x}\n    tvm:  {y}", i + 1);
-        }
-    }
-    format!(
-        "lengths differ: {} vs {} lines",
-        a.lines().count(),
-        b.lines().count()
-    )
-}
-
-#[derive(Default, Debug)]
-struct Counts {
-    records: usize,
-    structure: usize,
-    typed: usize,
-    typed_checked: usize,
-    errors_expected: usize,
-    errors_ok: usize,
-    /// Structure misses whose only difference is in the `#[metadata]`
-    /// section (the printer's business, not the passes').
-    metadata_only: usize,
-    misses: Vec<String>,
-}
-
 #[test]
 fn dce_and_cse_match_tvm() {
-    let root = corpus_root();
-    if !root.join("passes").is_dir() {
-        eprintln!(
-            "\n!!!!!!!!\n!!! SKIPPED dce_and_cse_match_tvm: TVM corpus not found at {}\n!!!!!!!!\n",
-            root.display()
-        );
+    let Some(root) = common::corpus("dce_and_cse_match_tvm") else {
         return;
-    }
-    let filter = std::env::var("RELAY_CORPUS_FILTER").ok();
-    let verbose = std::env::var("RELAY_CORPUS_VERBOSE").is_ok();
-    let dump = std::env::var("RELAY_CORPUS_DUMP").ok().map(PathBuf::from);
-    let dump_miss = |dir: &str, stem: &str, text: &str| {
-        if let Some(d) = &dump {
-            let _ = std::fs::create_dir_all(d);
-            let _ = std::fs::write(d.join(format!("{dir}-{stem}.ours.relay")), text);
-        }
     };
     let dirs: Vec<String> = match std::env::var("RELAY_CORPUS_DIRS") {
         Ok(list) => list.split(',').map(|d| d.trim().to_string()).collect(),
         Err(_) => DIRS.iter().map(|d| d.to_string()).collect(),
     };
-    let mut all: BTreeMap<&str, Counts> = BTreeMap::new();
+    let mut all: BTreeMap<&str, Tally> = BTreeMap::new();
     for dir in dirs.iter().map(String::as_str) {
-        let counts = all.entry(dir).or_default();
-        let path = root.join("passes").join(dir);
-        let mut records: Vec<PathBuf> = std::fs::read_dir(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        records.sort();
-        for json_path in records {
-            let stem = json_path.file_stem().unwrap().to_string_lossy().to_string();
-            if filter.as_ref().is_some_and(|f| !stem.contains(f.as_str())) {
-                continue;
-            }
-            let json: Value =
-                serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-            let before_path = match json["before"].as_str() {
-                Some(rel) => root.join(rel),
-                None => path.join(format!("{stem}.before.relay")),
-            };
-            let before = std::fs::read_to_string(&before_path)
-                .unwrap_or_else(|e| panic!("{}: {e}", before_path.display()));
-            counts.records += 1;
-            let result = run_record(&before, &json);
-            if json.get("error").is_some() {
-                counts.errors_expected += 1;
-                match result {
-                    Err(_) => counts.errors_ok += 1,
-                    Ok(_) => counts
-                        .misses
-                        .push(format!("{dir}/{stem}: TVM failed, we did not")),
-                }
-                continue;
-            }
-            let expected =
-                std::fs::read_to_string(path.join(format!("{stem}.after.relay"))).unwrap();
-            let ours = match result {
-                Ok(text) => text,
-                Err(message) => {
-                    counts.misses.push(format!("{dir}/{stem}: {message}"));
-                    continue;
-                }
-            };
-            let (ours_s, tvm_s) = (
-                normalize(&strip_types(&ours)),
-                normalize(&strip_types(&expected)),
-            );
-            if ours_s == tvm_s {
-                counts.structure += 1;
-            } else {
-                let detail = if verbose {
-                    first_difference(&ours_s, &tvm_s)
-                } else {
-                    String::new()
-                };
-                dump_miss(dir, &stem, &ours);
-                let metadata_only = before_metadata(&ours_s) == before_metadata(&tvm_s);
-                if metadata_only {
-                    counts.metadata_only += 1;
-                }
-                let what = if metadata_only {
-                    "only the metadata section differs (printer)"
-                } else {
-                    "structure differs"
-                };
-                counts.misses.push(format!("{dir}/{stem}: {what} {detail}"));
-                continue;
-            }
-            if json["types_from_text_differ"].as_bool() == Some(true) {
-                continue;
-            }
-            counts.typed_checked += 1;
-            let (ours_t, tvm_t) = (normalize(&ours), normalize(&expected));
-            if ours_t == tvm_t {
-                counts.typed += 1;
-            } else {
-                let detail = if verbose {
-                    first_difference(&ours_t, &tvm_t)
-                } else {
-                    String::new()
-                };
-                dump_miss(dir, &stem, &ours);
-                counts
-                    .misses
-                    .push(format!("{dir}/{stem}: types differ {detail}"));
+        let tally = all.entry(dir).or_default();
+        for record in pass_records(&root, dir) {
+            match record {
+                Ok(record) => tally.add(&record, common::run_record(&record)),
+                Err(message) => tally.add_unreadable(message),
             }
         }
     }
     let mut failed = false;
     eprintln!();
-    for (dir, c) in &all {
-        let ok = c.records - c.errors_expected;
-        eprintln!(
-            "{dir}: {} records; structure {}/{ok} ({} more differing only in the metadata \
-             section); typed {}/{}; errors {}/{}",
-            c.records,
-            c.structure,
-            c.metadata_only,
-            c.typed,
-            c.typed_checked,
-            c.errors_ok,
-            c.errors_expected
-        );
-        for miss in &c.misses {
-            eprintln!("  miss: {miss}");
-        }
+    for (dir, tally) in &all {
+        tally.report(dir);
         // A difference confined to the metadata section is the printer's
-        // (constants' spans and types); it is reported, not failed on here.
-        failed |= c.structure + c.metadata_only < ok || c.errors_ok < c.errors_expected;
+        // (the sharing of dimension objects between constants' checked
+        // types, see `meta`); it is reported, not failed on here.
+        failed |= tally.structure + tally.metadata_only < tally.expected_ok()
+            || tally.errors_ok < tally.errors_expected
+            || tally.found_nothing();
     }
     assert!(
         !failed,
         "some records do not match TVM's structure (see above)"
     );
-}
-
-#[test]
-fn strip_types_follows_the_regex() {
-    assert_eq!(strip_types("%x /* ty=int32 */;"), "%x;");
-    assert_eq!(strip_types("f(%x /* ty=fn (int32) -> int32 */)"), "f(%x)");
-    assert_eq!(strip_types("/* ty=int32*/"), "/* ty=int32*/");
-    assert_eq!(strip_types("a /* ty=A */ b /* ty=B */"), "a b");
 }
 
 // ---------------------------------------------------------------------------
@@ -325,7 +73,14 @@ fn opt(body: &str, pipeline: &str) -> String {
         "pipeline": pipeline,
         "ctx": {"opt_level": 3, "required_pass": [], "disabled_pass": [], "config": {}}
     });
-    let printed = run_record(&text, &json).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let record = common::PassRecord {
+        dir: "inline".into(),
+        stem: "test".into(),
+        json,
+        before: text.clone(),
+        expected: None,
+    };
+    let printed = common::run_record(&record).unwrap_or_else(|e| panic!("{e}\n{text}"));
     normalize(&strip_types(&printed))
 }
 

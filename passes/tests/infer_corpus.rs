@@ -12,37 +12,18 @@
 //! Each group must keep at least the number of cases it reached when this
 //! test was written; a failure lists the first cases that differ.
 
+mod common;
+
+use common::{first_difference, first_error, normalize, read, sorted_files};
 use relay_passes::infer::infer_module;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Cases that must pass, per group (raise these when more pass).
 const MIN_INFER_TYPE: usize = 469;
 const MIN_MODELS: usize = 17;
 const MIN_TYPED_ROUNDTRIP: usize = 171;
-
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "\n\n*** SKIPPED: the TVM corpus is not at {} — InferType conformance NOT checked ***\n\n",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn norm(text: &str) -> String {
-    let text = text.replace("\r\n", "\n");
-    let mut lines: Vec<&str> = text.split('\n').map(str::trim_end).collect();
-    while lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    lines.join("\n")
-}
 
 /// `relay opt FILE -p InferType`: parse, lower, InferType (the parser's),
 /// InferType again, print. `Err` when anything reports an error.
@@ -60,32 +41,6 @@ fn opt_infer_type(name: &str, text: &str) -> Result<String, String> {
         return Err(format!("InferType: {}", first_error(&d)));
     }
     Ok(print_module(&m, &PrintOptions::default()))
-}
-
-fn first_error(d: &relay_passes::diagnostic::Diagnostics) -> String {
-    d.iter()
-        .find(|d| d.is_error())
-        .map_or(String::new(), |d| d.message.clone())
-}
-
-/// The first differing line, for failure reports.
-fn first_diff(got: &str, want: &str) -> String {
-    for (i, (a, b)) in got.lines().zip(want.lines()).enumerate() {
-        if a != b {
-            let clip = |s: &str| s.chars().take(300).collect::<String>();
-            return format!(
-                "line {}:\n      got:  {}\n      want: {}",
-                i + 1,
-                clip(a),
-                clip(b)
-            );
-        }
-    }
-    format!(
-        "lengths differ: {} vs {} lines",
-        got.lines().count(),
-        want.lines().count()
-    )
 }
 
 struct Tally {
@@ -117,10 +72,10 @@ impl Tally {
             .join()
             .unwrap_or_else(|_| Err("panicked".to_string()));
         match result {
-            Ok(out) if norm(&out) == norm(expected) => self.passed += 1,
+            Ok(out) if normalize(&out) == normalize(expected) => self.passed += 1,
             Ok(out) => self.failures.push(format!(
                 "{case}: {}",
-                first_diff(&norm(&out), &norm(expected))
+                first_difference(&normalize(&out), &normalize(expected))
             )),
             Err(e) => self.failures.push(format!("{case}: {e}")),
         }
@@ -135,22 +90,11 @@ impl Tally {
     }
 }
 
-fn sorted_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    out.retain(|p| p.to_string_lossy().ends_with(suffix));
-    out.sort();
-    out
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
 #[test]
 fn infer_type_records() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = common::corpus("infer_corpus") else {
+        return;
+    };
     let mut tally = Tally::new("passes/InferType");
     for json in sorted_files(&root.join("passes/InferType"), ".json") {
         let meta = read(&json);
@@ -175,7 +119,9 @@ fn infer_type_records() {
 
 #[test]
 fn typed_models() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = common::corpus("infer_corpus") else {
+        return;
+    };
     let mut tally = Tally::new("models (typed)");
     for model in sorted_files(&root.join("models"), ".relay") {
         let file = model.file_name().unwrap().to_string_lossy().to_string();
@@ -196,7 +142,9 @@ fn typed_models() {
 
 #[test]
 fn parser_typed_roundtrip() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = common::corpus("infer_corpus") else {
+        return;
+    };
     let mut tally = Tally::new("parser.typed_roundtrip");
     for json in sorted_files(&root.join("parser/ok"), ".json") {
         let meta = read(&json);

@@ -1,6 +1,9 @@
 //! TVM's pass-infrastructure semantics: enable order in Sequential, required
 //! resolution, nested Sequential opt_level, direct calls, instrument hook
-//! order including the failure cases, config validation, scoped contexts.
+//! order including the failure cases, config validation, scoped contexts,
+//! and what the module-property cache saves on real models.
+
+mod common;
 
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::ir::{DictAttrs, Function, FunctionData, IRModule, Var};
@@ -401,4 +404,75 @@ fn the_seeds_module_pass_adds_a_function() {
     let out = run_pass(&*add_abs, identity_module(), &context(2, &[], &[])).unwrap();
     let names: Vec<&str> = out.functions().map(|(n, _)| n).collect();
     assert_eq!(names, ["abs", "main"]);
+}
+
+/// For every model of the corpus: `FoldConstant, EliminateCommonSubexpr,
+/// DeadCodeElimination` at opt_level 3, once with the module-property cache
+/// (the default) and once with TVM's exact behaviour. The printed results
+/// must be equal, and the cache must run InferType strictly fewer times
+/// (each function pass runs InferType after itself; the cache skips the
+/// runs that find the module already typed). Prints both counts per model.
+#[test]
+fn the_property_cache_runs_infer_type_fewer_times_on_every_model() {
+    use relay_passes::printer::{print_module, PrintOptions};
+    use relay_passes::transform::instruments::PassCounts;
+
+    let Some(root) = common::corpus("the_property_cache_runs_infer_type_fewer_times") else {
+        return;
+    };
+    let models = common::sorted_files(&root.join("models"), ".relay");
+    assert!(!models.is_empty(), "no models in {}", root.display());
+    let pipeline = "FoldConstant, EliminateCommonSubexpr, DeadCodeElimination";
+    let run = |text: &str, tvm_exact: bool| -> Result<(String, usize, usize), String> {
+        let module = common::parse_typed("model.relay", text)?;
+        let counts = Arc::new(PassCounts::new());
+        let options = PassContextOptions {
+            opt_level: 3,
+            tvm_exact,
+            ..Default::default()
+        };
+        let module = common::run_pipeline(module, pipeline, options, vec![counts.clone()])?;
+        let infer = counts.get("InferType");
+        Ok((
+            print_module(&module, &PrintOptions::default()),
+            infer.ran,
+            infer.skipped,
+        ))
+    };
+    let mut failures = Vec::new();
+    eprintln!("\nInferType runs (ran/skipped), cache vs --tvm-exact:");
+    for path in models {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let text = common::read(&path);
+        // Large models are lowered and printed on a thread with room.
+        let result = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || Ok::<_, String>((run(&text, false)?, run(&text, true)?)))
+            .map_err(|e| e.to_string())
+            .and_then(|handle| handle.join().map_err(|_| "panicked".to_string()))
+            .and_then(|r| r);
+        match result {
+            Ok(((cached, ran, skipped), (exact, exact_ran, exact_skipped))) => {
+                eprintln!(
+                    "  {name:<36} cache {ran}/{skipped}  tvm-exact {exact_ran}/{exact_skipped}"
+                );
+                if cached != exact {
+                    failures.push(format!(
+                        "{name}: the outputs differ: {}",
+                        common::first_difference(&cached, &exact)
+                    ));
+                }
+                if ran >= exact_ran {
+                    failures.push(format!(
+                        "{name}: InferType ran {ran} times with the cache, {exact_ran} without"
+                    ));
+                }
+            }
+            Err(message) => failures.push(format!("{name}: {message}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

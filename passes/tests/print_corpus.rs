@@ -8,56 +8,21 @@
 //! The test prints the counts and fails when fewer cases pass than the
 //! numbers recorded below (raise them when the printer gets better).
 
+mod common;
+
+use common::{first_difference, normalize, sorted_files, strip_types};
 use relay_passes::lower::{parse_and_lower, parse_and_lower_expr};
 use relay_passes::printer::{print_expr, print_module, PrintOptions};
-use std::path::{Path, PathBuf};
 
 /// Cases of `parser/ok` (not marked `"tvm_roundtrip": false`) that must pass.
 const PARSER_MIN: usize = 278;
-/// Files of `models/` that must pass.
-const MODELS_MIN: usize = 58;
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm")
-}
-
-/// Removes every ` /* ty=… */` comment (the regex
-/// ` ?/\* ty=(?:[^*]|\*(?!/))* \*/` of the conformance script).
-fn strip_types(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("/* ty=") {
-        // The comment runs to the first `*/`; it must end with ` */`.
-        let Some(len) = rest[at..].find("*/") else {
-            break;
-        };
-        let end = at + len + 2;
-        if !rest[..end].ends_with(" */") {
-            out.push_str(&rest[..end]);
-            rest = &rest[end..];
-            continue;
-        }
-        let start = if rest[..at].ends_with(' ') {
-            at - 1
-        } else {
-            at
-        };
-        out.push_str(&rest[..start]);
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// White space at line ends and at the end of the text does not count.
-fn norm(text: &str) -> String {
-    let text = text.replace("\r\n", "\n");
-    let mut lines: Vec<&str> = text.split('\n').map(str::trim_end).collect();
-    while lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    lines.join("\n")
-}
+/// Files of `models/` that must pass whole. The seven `*.bound*` models
+/// cannot: TVM's parser writes the span of each `meta[relay.Constant][i]`
+/// reference onto the section's constant (`WithSpan`), and their sections
+/// were printed from modules built in Python (no spans, or other ones), so
+/// TVM does not reproduce them either. Their text before the section must
+/// still round-trip (checked for every model).
+const MODELS_MIN: usize = 51;
 
 const OPTIONS: PrintOptions = PrintOptions {
     show_meta_data: true,
@@ -91,31 +56,15 @@ fn reprint(name: &str, text: &str, expr: bool) -> Result<String, String> {
     }
 }
 
-/// The first differing line of two texts, for the failure report.
-fn first_difference(got: &str, want: &str) -> String {
-    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-    for i in 0..g.len().max(w.len()) {
-        let (a, b) = (g.get(i).copied(), w.get(i).copied());
-        if a != b {
-            let cut =
-                |s: Option<&str>| s.map_or("<none>".to_string(), |s| s.chars().take(200).collect());
-            return format!(
-                "line {}:\n      got:  {}\n      want: {}",
-                i + 1,
-                cut(a),
-                cut(b)
-            );
-        }
-    }
-    String::new()
-}
-
 fn check(name: &str, text: &str, expr: bool, failures: &mut Vec<String>) -> bool {
-    let want = norm(&strip_types(text));
+    let want = normalize(&strip_types(text));
     match reprint(name, text, expr) {
-        Ok(got) if norm(&got) == want => true,
+        Ok(got) if normalize(&got) == want => true,
         Ok(got) => {
-            failures.push(format!("{name}: {}", first_difference(&norm(&got), &want)));
+            failures.push(format!(
+                "{name}: {}",
+                first_difference(&normalize(&got), &want)
+            ));
             false
         }
         Err(e) => {
@@ -128,36 +77,12 @@ fn check(name: &str, text: &str, expr: bool, failures: &mut Vec<String>) -> bool
     }
 }
 
-fn skip_loudly(dir: &Path) {
-    eprintln!(
-        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-         !!! TVM corpus not found at {}: printer corpus tests SKIPPED !!!\n\
-         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n",
-        dir.display()
-    );
-}
-
-fn sorted_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 #[test]
 fn parser_corpus_round_trips() {
-    let dir = corpus_dir().join("parser/ok");
-    if !dir.is_dir() {
-        skip_loudly(&dir);
+    let Some(root) = common::corpus("print_corpus") else {
         return;
-    }
+    };
+    let dir = root.join("parser/ok");
     let (mut total, mut passed) = (0, 0);
     let mut failures = Vec::new();
     for json_path in sorted_files(&dir, ".json") {
@@ -190,22 +115,33 @@ fn parser_corpus_round_trips() {
 
 #[test]
 fn model_corpus_round_trips() {
-    let dir = corpus_dir().join("models");
-    if !dir.is_dir() {
-        skip_loudly(&dir);
+    let Some(root) = common::corpus("print_corpus") else {
         return;
-    }
+    };
+    let dir = root.join("models");
     let (mut total, mut passed) = (0, 0);
     let mut failures = Vec::new();
+    let mut body_failures = Vec::new();
     for path in sorted_files(&dir, ".relay") {
         let text = std::fs::read_to_string(&path).unwrap();
         total += 1;
         let name = path.file_name().unwrap().to_string_lossy();
         if check(&name, &text, false, &mut failures) {
             passed += 1;
+        } else if let Ok(got) = reprint(&name, &text, false) {
+            let want = normalize(&strip_types(&text));
+            if common::before_metadata(&normalize(&got)) != common::before_metadata(&want) {
+                body_failures.push(name.to_string());
+            }
+        } else {
+            body_failures.push(name.to_string());
         }
     }
     eprintln!("printer round trip, models: {passed}/{total} pass");
+    assert!(
+        body_failures.is_empty(),
+        "the text before the metadata section differs: {body_failures:?}"
+    );
     for f in &failures {
         eprintln!("  FAIL {f}");
     }
@@ -222,5 +158,5 @@ fn strip_types_matches_the_conformance_regex() {
     assert_eq!(strip_types("fn (%x /* ty=int32 */) {"), "fn (%x) {");
     assert_eq!(strip_types("a /* ty=fn (A) -> B */ b"), "a b");
     assert_eq!(strip_types("/* ty=x*/ a"), "/* ty=x*/ a");
-    assert_eq!(norm("a  \nb\n\n"), "a\nb");
+    assert_eq!(normalize("a  \nb\n\n"), "a\nb");
 }

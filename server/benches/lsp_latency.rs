@@ -8,11 +8,19 @@
 //! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10);
 //! RELAY_BENCH_DEBOUNCE_MS the server's debounce (default 0, so the figures
 //! are the server's own latency; the editor default adds 150 ms).
+//!
+//! Before the end-to-end figures, the phases of one analysis of each file
+//! are timed in process (snapshot of the rope, parse, lowering, InferType,
+//! line index, span index), to show where an edit's time goes.
+//! RELAY_BENCH_PHASES_ONLY=1 stops after them.
 
 #[path = "../tests/lsp_client/mod.rs"]
 mod lsp_client;
 
 use lsp_client::{position, LspClient, TIMEOUT};
+use relay_passes::source::SourceMap;
+use relay_server::lsp::analysis::SpanIndex;
+use relay_server::lsp::text::{Document, Encoding, LineIndex};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -63,6 +71,67 @@ pub fn generate_module(bytes: usize) -> String {
         f += 1;
     }
     text
+}
+
+/// Times the stages of one analysis of `text`, as the server runs them.
+fn bench_phases(label: &str, text: &str) {
+    let mut phases: Vec<(&str, Duration)> = Vec::new();
+    let mut timed = |name: &'static str, start: Instant| phases.push((name, start.elapsed()));
+    let start = Instant::now();
+    let document = Document::new(text, 1);
+    timed("rope from text (didOpen)", start);
+    let start = Instant::now();
+    let snapshot = document.text();
+    timed("snapshot of the rope", start);
+    let start = Instant::now();
+    let mut sources = SourceMap::new();
+    let file = sources.add(label, snapshot.clone());
+    timed("source map (line starts)", start);
+    let start = Instant::now();
+    let parse = relay_syntax::parse_module(&snapshot);
+    timed("parse", start);
+    let start = Instant::now();
+    let lowered = parse
+        .source_file()
+        .map(|root| relay_passes::lower::lower_module(file, &root));
+    timed("lowering (with the name index)", start);
+    let Some(lowered) = lowered else {
+        println!("{label}: no source file");
+        return;
+    };
+    let mut module = lowered.module;
+    module.sources = sources;
+    let start = Instant::now();
+    let (typed, _) = relay_passes::infer::infer_module(&module);
+    timed("InferType", start);
+    let start = Instant::now();
+    let lines = LineIndex::new(snapshot.clone(), Encoding::Utf16);
+    timed("line index", start);
+    let start = Instant::now();
+    let index = SpanIndex::build(&typed);
+    timed("span index (first hover)", start);
+    let total: Duration = phases.iter().map(|(_, d)| *d).sum();
+    println!(
+        "{label}: phases of one analysis ({} names, {} nodes, {} lines), total {:.1} ms",
+        lowered.names.len(),
+        index.len(),
+        lines.line_count(),
+        total.as_secs_f64() * 1e3
+    );
+    for (name, took) in &phases {
+        println!(
+            "    {name:<34} {:>9.2} ms  {:>5.1} %",
+            took.as_secs_f64() * 1e3,
+            100.0 * took.as_secs_f64() / total.as_secs_f64().max(1e-9)
+        );
+    }
+    // Dropping a large IR takes time of its own; not part of an edit's latency.
+    let start = Instant::now();
+    drop((typed, module, index, parse));
+    println!(
+        "    (dropping the analysis           {:>9.2} ms)",
+        start.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 fn bench_file(label: &str, text: &str, edits: usize, hovers: usize) {
@@ -142,6 +211,14 @@ fn main() {
     }
     let resnet =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models/resnet152.relay");
+    let large = generate_module(10 << 20);
+    if let Ok(text) = std::fs::read_to_string(&resnet) {
+        bench_phases("resnet152", &text);
+    }
+    bench_phases("generated-10MB", &large);
+    if std::env::var_os("RELAY_BENCH_PHASES_ONLY").is_some() {
+        return;
+    }
     match std::fs::read_to_string(&resnet) {
         _ if std::env::var_os("RELAY_BENCH_SKIP_RESNET").is_some() => {}
         Ok(text) => bench_file("resnet152", &text, env_usize("RELAY_BENCH_EDITS", 200), 200),
@@ -156,7 +233,6 @@ fn main() {
             );
         }
     }
-    let large = generate_module(10 << 20);
     bench_file(
         "generated-10MB",
         &large,

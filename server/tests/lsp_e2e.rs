@@ -741,3 +741,452 @@ fn a_panicking_handler_does_not_take_the_server_down() {
     assert!(hover_text(&hover).contains("Tensor[(2, 2), float32]"));
     client.shutdown();
 }
+
+/// A module where one name means different things in different scopes:
+/// navigation must follow lowering's resolution, never the spelling. (The
+/// `let %x` comes second in its chain: as in TVM, the first `let` of a
+/// chain binds into the function's own scope, where a parameter `%x` would
+/// keep its name.)
+const SCOPES_SRC: &str = "#[version = \"0.0.5\"]
+type Tree[T] {
+  Leaf,
+  Node(T, Tree[T]),
+}
+def @f[A](%x: A, %t: Tree[A]) -> A {
+  %0 = %x;
+  let %y = %0;
+  let %x = %y;
+  match (%t) {
+    Node(%x, _) => %x,
+    Leaf => %x,
+  }
+}
+def @g(%x: float32) -> float32 {
+  %x
+}
+";
+
+/// The byte offset of the `nth` match of `needle` in `text`, plus `skip`.
+fn nth_offset(text: &str, needle: &str, nth: usize, skip: usize) -> usize {
+    text.match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no match {nth} of {needle:?}"))
+        .0
+        + skip
+}
+
+fn at(uri: &str, text: &str, offset: usize) -> Value {
+    json!({ "textDocument": td(uri), "position": position(text, offset, false) })
+}
+
+/// The start offsets of the ranges of `locations` (or highlights).
+fn starts(text: &str, locations: &Value) -> Vec<usize> {
+    let mut out: Vec<usize> = locations
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {locations}"))
+        .iter()
+        .map(|l| {
+            let range = if l["range"].is_object() {
+                &l["range"]
+            } else {
+                &l["location"]["range"]
+            };
+            lsp_client::offset(text, &range["start"], false)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn references_at(client: &mut LspClient, uri: &str, text: &str, offset: usize) -> Vec<usize> {
+    let mut params = at(uri, text, offset);
+    params["context"] = json!({ "includeDeclaration": true });
+    let refs = client.request("textDocument/references", params);
+    starts(text, &refs)
+}
+
+fn definition_at(client: &mut LspClient, uri: &str, text: &str, offset: usize) -> usize {
+    let def = client.request("textDocument/definition", at(uri, text, offset));
+    lsp_client::offset(text, &def["range"]["start"], false)
+}
+
+fn rename_at(client: &mut LspClient, uri: &str, text: &str, offset: usize, name: &str) -> String {
+    let mut params = at(uri, text, offset);
+    params["newName"] = json!(name);
+    let edit = client.request("textDocument/rename", params);
+    apply_edits(text, edit["changes"][uri].as_array().unwrap(), false)
+}
+
+#[test]
+fn navigation_follows_shadowing_and_scopes() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/scopes.relay";
+    let text = SCOPES_SRC;
+    client.open(uri, text);
+    client.diagnostics(uri, 1);
+    let x = |nth: usize| nth_offset(text, "%x", nth, 0);
+    // %x: 0 param of @f, 1 its use in `%0 = %x`, 2 the `let`, 3 the pattern
+    // variable, 4 its use, 5 the let's use in `Leaf => %x`, 6 param of @g, 7 its use.
+    assert_eq!(definition_at(&mut client, uri, text, x(1) + 1), x(0));
+    assert_eq!(definition_at(&mut client, uri, text, x(4) + 1), x(3));
+    assert_eq!(definition_at(&mut client, uri, text, x(5) + 1), x(2));
+    assert_eq!(definition_at(&mut client, uri, text, x(7) + 1), x(6));
+    assert_eq!(references_at(&mut client, uri, text, x(0)), [x(0), x(1)]);
+    assert_eq!(
+        references_at(&mut client, uri, text, x(2) + 2),
+        [x(2), x(5)]
+    );
+    assert_eq!(references_at(&mut client, uri, text, x(4)), [x(3), x(4)]);
+    assert_eq!(references_at(&mut client, uri, text, x(6)), [x(6), x(7)]);
+    // Highlights of the `let`: its definition (write) and its one use (read).
+    let highlights = client.request("textDocument/documentHighlight", at(uri, text, x(5) + 1));
+    assert_eq!(starts(text, &highlights), [x(2), x(5)]);
+    let kinds: Vec<i64> = highlights
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_i64().unwrap())
+        .collect();
+    assert_eq!(kinds.iter().filter(|&&k| k == 3).count(), 1, "{highlights}");
+
+    // Renaming the parameter of @f renames it and its one use, nothing else
+    // spelt `%x` (the `let`, the pattern variable, @g's parameter).
+    let after = rename_at(&mut client, uri, text, x(0) + 1, "inp");
+    assert_eq!(after.matches("%inp").count(), 2, "{after}");
+    assert!(
+        after.contains("%0 = %inp;") && after.contains("let %x = %y;"),
+        "{after}"
+    );
+    assert_eq!(after.matches("%x").count(), 6, "{after}");
+    // Renaming @g's %x leaves @f alone.
+    let after = rename_at(&mut client, uri, text, x(7) + 1, "%y");
+    assert!(
+        after.contains("def @g(%y: float32) -> float32 {\n  %y\n}"),
+        "{after}"
+    );
+    assert_eq!(after.matches("%x").count(), 6, "{after}");
+    // The pattern variable alone.
+    let after = rename_at(&mut client, uri, text, x(3) + 1, "head");
+    assert!(after.contains("Node(%head, _) => %head,"), "{after}");
+    assert!(after.contains("Leaf => %x,"), "{after}");
+    client.shutdown();
+}
+
+#[test]
+fn navigation_of_graph_bindings_type_variables_and_constructors() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/types.relay";
+    let text = SCOPES_SRC;
+    client.open(uri, text);
+    client.diagnostics(uri, 1);
+    // The graph binding %0 and its use.
+    let graph = nth_offset(text, "%0", 0, 0);
+    let use_ = nth_offset(text, "%0", 1, 0);
+    assert_eq!(definition_at(&mut client, uri, text, use_ + 1), graph);
+    assert_eq!(references_at(&mut client, uri, text, graph), [graph, use_]);
+    let after = rename_at(&mut client, uri, text, use_ + 1, "7");
+    assert!(after.contains("%7 = %x;\n  let %y = %7;"), "{after}");
+    let err = client
+        .request_raw(
+            "textDocument/rename",
+            json!({ "textDocument": td(uri), "position": position(text, use_ + 1, false), "newName": "x" }),
+        )
+        .unwrap_err();
+    assert!(err["message"]
+        .as_str()
+        .unwrap()
+        .contains("not a valid name"));
+    // The type variable A of @f: `[A]`, `%x: A`, `Tree[A]`, `-> A`; not the
+    // T of the type definition.
+    let a = |nth: usize| nth_offset(text, "A", nth, 0);
+    assert_eq!(definition_at(&mut client, uri, text, a(3)), a(0));
+    assert_eq!(
+        references_at(&mut client, uri, text, a(2)),
+        [a(0), a(1), a(2), a(3)]
+    );
+    let t = |nth: usize| nth_offset(text, "T", nth, 0);
+    // `Tree[T]` (0), `Node(T, Tree[T])` (1, 2, 3: Tree, T, …): take the Ts.
+    let ts: Vec<usize> = text.match_indices("[T]").map(|(i, _)| i + 1).collect();
+    let params = references_at(&mut client, uri, text, ts[0]);
+    assert_eq!(params.len(), 3, "{params:?} {:?}", t(0));
+    assert!(params.contains(&nth_offset(text, "(T,", 0, 1)));
+    let after = rename_at(&mut client, uri, text, a(0), "Elem");
+    assert!(
+        after.contains("def @f[Elem](%x: Elem, %t: Tree[Elem]) -> Elem {"),
+        "{after}"
+    );
+    assert!(after.contains("type Tree[T]"), "{after}");
+    // Constructors: the pattern `Node` and `Leaf` go to their definitions.
+    let node = nth_offset(text, "Node", 0, 0);
+    let node_use = nth_offset(text, "Node", 1, 0);
+    assert_eq!(definition_at(&mut client, uri, text, node_use + 2), node);
+    let after = rename_at(
+        &mut client,
+        uri,
+        text,
+        nth_offset(text, "Leaf", 1, 1),
+        "Empty",
+    );
+    assert_eq!(after.matches("Empty").count(), 2, "{after}");
+    assert!(!after.contains("Leaf"), "{after}");
+    // The type name: its definition, `Tree[T]` in Node and `Tree[A]` in @f.
+    let tree = nth_offset(text, "Tree", 0, 0);
+    assert_eq!(
+        references_at(&mut client, uri, text, nth_offset(text, "Tree[A]", 0, 1)),
+        [
+            tree,
+            nth_offset(text, "Tree", 1, 0),
+            nth_offset(text, "Tree", 2, 0)
+        ]
+    );
+    // Hover on the type variable and the constructor say what they are.
+    let shown = hover_text(&client.request("textDocument/hover", at(uri, text, a(3))));
+    assert!(shown.contains("type parameter"), "{shown}");
+    let shown = hover_text(&client.request("textDocument/hover", at(uri, text, node_use)));
+    assert!(shown.contains("constructor 1 of `Tree`"), "{shown}");
+    client.shutdown();
+}
+
+/// Every position-taking request, at `position`, on `uri`.
+fn position_requests(uri: &str, position: Value) -> Vec<(&'static str, Value)> {
+    let tdp = json!({ "textDocument": td(uri), "position": position });
+    let mut references = tdp.clone();
+    references["context"] = json!({ "includeDeclaration": true });
+    let mut rename = tdp.clone();
+    rename["newName"] = json!("renamed");
+    vec![
+        ("textDocument/hover", tdp.clone()),
+        ("textDocument/definition", tdp.clone()),
+        ("textDocument/references", references),
+        ("textDocument/documentHighlight", tdp.clone()),
+        ("textDocument/prepareRename", tdp.clone()),
+        ("textDocument/rename", rename),
+        ("textDocument/completion", tdp.clone()),
+        ("textDocument/signatureHelp", tdp),
+    ]
+}
+
+/// Every range-taking and whole-document request, with `range`.
+fn document_requests(uri: &str, range: Value) -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "textDocument/documentSymbol",
+            json!({ "textDocument": td(uri) }),
+        ),
+        (
+            "textDocument/foldingRange",
+            json!({ "textDocument": td(uri) }),
+        ),
+        (
+            "textDocument/semanticTokens/full",
+            json!({ "textDocument": td(uri) }),
+        ),
+        (
+            "textDocument/semanticTokens/range",
+            json!({ "textDocument": td(uri), "range": range }),
+        ),
+        (
+            "textDocument/inlayHint",
+            json!({ "textDocument": td(uri), "range": range }),
+        ),
+        (
+            "textDocument/codeAction",
+            json!({ "textDocument": td(uri), "range": range, "context": { "diagnostics": [] } }),
+        ),
+        (
+            "textDocument/formatting",
+            json!({ "textDocument": td(uri), "options": { "tabSize": 2, "insertSpaces": true } }),
+        ),
+        (
+            "relay/passOutput",
+            json!({ "textDocument": td(uri), "pipeline": "InferType" }),
+        ),
+    ]
+}
+
+/// The error code of an answer, if it is an error that is not an internal
+/// one (a handler that panicked or failed).
+fn assert_not_internal(method: &str, answer: &Result<Value, Value>) {
+    if let Err(error) = answer {
+        assert_ne!(error["code"], -32603, "{method}: {error}");
+    }
+}
+
+#[test]
+fn requests_before_initialize_are_refused_and_the_server_goes_on() {
+    let mut client = LspClient::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_relay")), &[]);
+    let uri = "file:///tmp/relay-lsp-e2e/early.relay";
+    for (method, params) in position_requests(uri, json!({ "line": 0, "character": 0 })) {
+        let error = client.request_raw(method, params).unwrap_err();
+        assert_eq!(error["code"], -32002, "{method}: {error}");
+    }
+    // Notifications before initialize are dropped, not fatal.
+    client.open(uri, FOLD_SRC);
+    client.initialize(false, json!({}));
+    client.open(uri, FOLD_SRC);
+    client.diagnostics(uri, 1);
+    let at = FOLD_SRC.find("multiply(%x").unwrap() + 10;
+    let shown = hover_text(&client.request(
+        "textDocument/hover",
+        json!({ "textDocument": td(uri), "position": position(FOLD_SRC, at, false) }),
+    ));
+    assert!(shown.contains("Tensor[(2, 2), float32]"), "{shown}");
+    client.shutdown();
+}
+
+#[test]
+fn handlers_survive_unknown_documents_and_positions_past_the_end() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/garbage.relay";
+    let unknown = "file:///tmp/relay-lsp-e2e/never-opened.relay";
+    client.open(uri, SCOPES_SRC);
+    client.diagnostics(uri, 1);
+    // Unknown documents: a clean error for requests, nothing for notifications.
+    let everywhere =
+        json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 99, "character": 0 } });
+    let mut requests = position_requests(unknown, json!({ "line": 1, "character": 1 }));
+    requests.extend(document_requests(unknown, everywhere));
+    for (method, params) in requests {
+        let answer = client.request_raw(method, params);
+        assert!(
+            answer.is_err(),
+            "{method} on an unknown document: {answer:?}"
+        );
+        assert_not_internal(method, &answer);
+    }
+    client.change(unknown, 2, json!([{ "text": "garbage" }]));
+    client.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": td(unknown) }),
+    );
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": td(unknown) }),
+    );
+    for uri in ["not a uri", "untitled:Untitled-1", "file:///"] {
+        let answer = client.request_raw(
+            "textDocument/hover",
+            json!({ "textDocument": td(uri), "position": { "line": 0, "character": 0 } }),
+        );
+        assert_not_internal("hover", &answer);
+    }
+    // Positions and ranges past the end of lines and of the text, huge
+    // numbers, and ranges whose end comes before their start.
+    let positions = [
+        json!({ "line": 0, "character": 4_000_000_000u32 }),
+        json!({ "line": 4_000_000_000u32, "character": 0 }),
+        json!({ "line": 4_000_000_000u32, "character": 4_000_000_000u32 }),
+        json!({ "line": 16, "character": 0 }),
+        json!({ "line": 17, "character": 3 }),
+    ];
+    for p in &positions {
+        for (method, params) in position_requests(uri, p.clone()) {
+            let answer = client.request_raw(method, params);
+            assert_not_internal(method, &answer);
+        }
+        let backwards = json!({ "start": p, "end": { "line": 0, "character": 0 } });
+        let past = json!({ "start": { "line": 3, "character": 1 }, "end": p });
+        for range in [backwards, past] {
+            for (method, params) in document_requests(uri, range) {
+                let answer = client.request_raw(method, params);
+                assert_not_internal(method, &answer);
+            }
+        }
+    }
+    // Edits past the end and backwards append or insert; the text stays
+    // usable and the server in step with the editor.
+    client.change(
+        uri,
+        2,
+        json!([{ "range": { "start": { "line": 999, "character": 5 }, "end": { "line": 999, "character": 9 } }, "text": "\n// end\n" }]),
+    );
+    client.change(
+        uri,
+        3,
+        json!([{ "range": { "start": { "line": 3, "character": 99 }, "end": { "line": 2, "character": 0 } }, "text": "" }]),
+    );
+    let diags = client.diagnostics(uri, 3);
+    assert!(
+        diags.iter().all(|d| d["source"] != "relay syntax"),
+        "{diags:?}"
+    );
+    client.shutdown();
+}
+
+/// Positions in the middle of a surrogate pair (UTF-16 column between the
+/// two halves of 😀) mean the character's start, for requests and edits.
+#[test]
+fn positions_inside_a_surrogate_pair() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/surrogates.relay";
+    let text = "#[version = \"0.0.5\"]\ndef @main(%x: float32) -> float32 {\n  /*😀😀*/ %x\n}\n";
+    client.open(uri, text);
+    client.diagnostics(uri, 1);
+    let line = 2;
+    // `  /*` is 4 units, each 😀 two: 5 and 7 are inside the pairs.
+    for character in [5, 7, 8, 9] {
+        let p = json!({ "line": line, "character": character });
+        for (method, params) in position_requests(uri, p.clone()) {
+            let answer = client.request_raw(method, params);
+            assert_not_internal(method, &answer);
+        }
+        let range = json!({ "start": p, "end": { "line": line, "character": 7 } });
+        for (method, params) in document_requests(uri, range) {
+            let answer = client.request_raw(method, params);
+            assert_not_internal(method, &answer);
+        }
+    }
+    // Replace from inside the first pair to inside the second: both emoji
+    // start there, so the first emoji is replaced and the second kept.
+    client.change(
+        uri,
+        2,
+        json!([{ "range": { "start": { "line": line, "character": 5 }, "end": { "line": line, "character": 7 } }, "text": "é" }]),
+    );
+    let diags = client.diagnostics(uri, 2);
+    assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:?}");
+    let after = "#[version = \"0.0.5\"]\ndef @main(%x: float32) -> float32 {\n  /*é😀*/ %x\n}\n";
+    // The hover on %x lands on %x: the server's text is `after`.
+    let x = after.rfind("%x").unwrap() + 1;
+    let shown = hover_text(&client.request(
+        "textDocument/hover",
+        json!({ "textDocument": td(uri), "position": position(after, x, false) }),
+    ));
+    assert!(shown.contains("%x: float32"), "{shown}");
+    client.shutdown();
+}
+
+/// Garbage that is large: megabytes of bytes that are not Relay, a very
+/// long line, and deep nesting. Every answer comes, none is internal.
+#[test]
+fn huge_garbage_documents() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/huge-garbage.relay";
+    let mut text = String::from("#[version = \"0.0.5\"]\n");
+    let mut seed = 12345u64;
+    let alphabet: Vec<char> = "%@(){}[],;=:.-+*/ \nabcxyz019é😀\"#".chars().collect();
+    while text.len() < 2 << 20 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+    }
+    text.push_str(&"(".repeat(100_000));
+    text.push_str(&"x".repeat(500_000));
+    client.open(uri, &text);
+    let diags = client.diagnostics(uri, 1);
+    assert!(!diags.is_empty());
+    let end = lsp_client::position(&text, text.len(), false);
+    for p in [json!({ "line": 1, "character": 3 }), end.clone()] {
+        for (method, params) in position_requests(uri, p) {
+            let answer = client.request_raw(method, params);
+            assert_not_internal(method, &answer);
+        }
+    }
+    let everything = json!({ "start": { "line": 0, "character": 0 }, "end": end });
+    for (method, params) in document_requests(uri, everything) {
+        let answer = client.request_raw(method, params);
+        assert_not_internal(method, &answer);
+    }
+    client.shutdown();
+}

@@ -41,6 +41,17 @@ pub fn parse_number(text: &str) -> Result<NumberValue, String> {
     } else {
         match leading_int(suffix) {
             Some(w) => w,
+            // Digits that do not even fit the width parser: say what is
+            // wrong rather than calling the suffix invalid.
+            None if suffix
+                .trim_start_matches(['+', '-'])
+                .starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                let kind = if is_float { "float" } else { "integer" };
+                return Err(format!(
+                    "{kind} literal `{text}` has bit width `{suffix}`, which is out of range (expected 16, 32 or 64)"
+                ));
+            }
             None => return Err(format!("invalid numeric suffix `{suffix}`")),
         }
     };
@@ -213,6 +224,14 @@ mod tests {
         );
         assert!(parse_number("1i8").is_err());
         assert!(parse_number("99999999999999999999").is_err());
+        assert_eq!(
+            parse_number("1i1234567890").unwrap_err(),
+            "integer literal `1i1234567890` has bit width `1234567890`, which is out of range (expected 16, 32 or 64)"
+        );
+        assert_eq!(
+            parse_number("-2f99999999999").unwrap_err(),
+            "float literal `-2f99999999999` has bit width `99999999999`, which is out of range (expected 16, 32 or 64)"
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub enum SyntaxKind {
     FLOAT,
     /// `True` or `False`.
     BOOL,
-    /// `"…"` (no escapes, as in TVM).
+    /// `"…"`; a backslash escapes the next character (TVM has no escapes).
     STRING,
     /// `meta[Key][i]`.
     META_REF,

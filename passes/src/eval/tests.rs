@@ -702,3 +702,21 @@ fn softmax_and_arange() {
     let r = run("annotation.stop_fusion", None, &[ints("int32", &[], &[5])]);
     assert_eq!(as_ints(&r), vec![5]);
 }
+
+#[test]
+fn slice_like_takes_the_leading_part() {
+    let v: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let x = f32s(&[3, 4], &v);
+    let like = f32s(&[2, 2], &[0.0; 4]);
+    let all = attrs(&[("axes", AttrValue::Null)]);
+    let r = run("slice_like", Some(&all), &[x.clone(), like.clone()]);
+    assert_eq!(
+        (shape(&r), as_f32(&r)),
+        (vec![2, 2], vec![0.0, 1.0, 4.0, 5.0])
+    );
+    let last = attrs(&[("axes", int_array(&[-1]))]);
+    let r = run("slice_like", Some(&last), &[x.clone(), like]);
+    assert_eq!(shape(&r), vec![3, 2]);
+    let bigger = f32s(&[4, 4], &[0.0; 16]);
+    assert!(eval_call(&CallInfo::new("slice_like", Some(&all)), &[x, bigger]).is_err());
+}

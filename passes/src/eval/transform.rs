@@ -27,6 +27,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "split" => split,
         "take" => take,
         "strided_slice" => strided_slice,
+        "slice_like" => slice_like,
         "broadcast_to" => broadcast_to,
         "broadcast_to_like" => broadcast_to_like,
         "full" => full,
@@ -643,6 +644,38 @@ fn broadcast_to(args: &[Value], call: &CallInfo) -> EvalResult {
         return unsupported("broadcast_to: no shape");
     };
     tensor_value(broadcast_to_shape(x, &shape))
+}
+
+/// `slice_like(x, like, axes)`: the leading part of `x` with the extents of
+/// `like` on `axes` (every axis both have when `axes` is absent), as TOPI's
+/// `slice_like` does.
+fn slice_like(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 2, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    let like = arg_tensor(args, 1, call)?;
+    let axes: Vec<usize> = match call.ints("axes")? {
+        Some(axes) => axes
+            .iter()
+            .map(|&a| norm_axis(a, x.ndim(), call.op))
+            .collect::<EvalResult<_>>()?,
+        None => (0..x.ndim().min(like.ndim())).collect(),
+    };
+    let mut out_shape = x.shape.clone();
+    for &axis in &axes {
+        let Some(&extent) = like.shape.get(axis) else {
+            return unsupported("slice_like: axis beyond the rank of the shape tensor");
+        };
+        if extent > x.shape[axis] {
+            return unsupported("slice_like: the shape tensor is larger than the data");
+        }
+        out_shape[axis] = extent;
+    }
+    let in_strides = strides(&dims(&x.shape));
+    let mut src = Vec::new();
+    for_each_index(&dims(&out_shape), |_, idx| {
+        src.push(idx.iter().zip(&in_strides).map(|(i, s)| i * s).sum());
+    });
+    tensor_value(gather(x, out_shape, &src))
 }
 
 fn broadcast_to_like(args: &[Value], call: &CallInfo) -> EvalResult {

@@ -43,11 +43,13 @@ pub mod relations;
 mod display;
 mod exhaust;
 mod generate;
+mod incremental;
 mod kind;
 mod resolve;
 mod solver;
 
 pub use generate::RelationLookup;
+pub use incremental::{CheckStats, IncrementalChecker};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::ir::{Expr, Function, IRModule, Type};
@@ -139,13 +141,22 @@ fn finish(
     let mut resolver = Resolver::new(inferencer, globals);
     let expr = resolver.run(root);
     let unresolved = std::mem::take(&mut resolver.unresolved);
+    (expr, unresolved_diagnostics(inferencer, unresolved, failed))
+}
+
+/// The diagnostics of one resolved function in the order found.
+fn unresolved_diagnostics(
+    inferencer: &mut Inferencer<'_>,
+    unresolved: resolve::Unresolved,
+    failed: bool,
+) -> Vec<Diagnostic> {
     let mut diags = std::mem::take(&mut inferencer.solver.diagnostics);
     // An unknown type is almost always the consequence of an error already
     // reported; alone, it is reported once, at the innermost expression.
     if diags.is_empty() && !failed {
         diags.extend(unresolved.diagnostic());
     }
-    (expr, diags)
+    diags
 }
 
 #[cfg(test)]

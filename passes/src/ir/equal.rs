@@ -11,11 +11,18 @@
 //!
 //! Both walks use explicit worklists, so deep graphs cannot overflow the
 //! stack, and shared nodes are compared or hashed once.
+//!
+//! Equality is the absence of a [`Difference`]: the one walk that decides
+//! equality also says what differs first (`op nn.conv2d vs nn.dense`,
+//! `attribute strides: [1, 1] vs [2, 2]`, `constant data differs at element
+//! 17`, `function @main missing in B`) and where in each input, which is
+//! what `relay diff` prints.
 
 use crate::ir::{
     AttrValue, Attrs, DictAttrs, Dim, Expr, ExprKind, IRModule, Pattern, Type, TypeData, TypeKind,
-    TypeVar, Var, VarId,
+    TypeVar, Var, VarData, VarId,
 };
+use crate::meta::TensorData;
 use crate::source::Span;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -23,9 +30,15 @@ use std::hash::{Hash, Hasher};
 /// The first place where two expressions or modules differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
+    /// What differs, e.g. `op nn.conv2d vs nn.dense` or
+    /// `attribute strides: [1, 1] vs [2, 2]`.
     pub reason: String,
+    /// Where, in the first input (the nearest node with a span).
     pub lhs: Option<Span>,
+    /// Where, in the second input.
     pub rhs: Option<Span>,
+    /// The global function the difference is in, for modules.
+    pub global: Option<String>,
 }
 
 /// Whether `a` and `b` are structurally equal.
@@ -38,61 +51,92 @@ pub fn first_difference(a: &Expr, b: &Expr, map_free_vars: bool) -> Option<Diffe
     Comparer::new(map_free_vars).compare_exprs(a, b)
 }
 
-/// The first difference between two modules: item names, type definitions,
-/// then functions in name order (free variables matched by name).
-pub fn module_first_difference(a: &IRModule, b: &IRModule) -> Option<Difference> {
-    let names = |m: &IRModule| {
-        m.functions()
-            .map(|(n, _)| n.to_string())
-            .collect::<Vec<_>>()
+/// The first difference between two modules, which correspond by global
+/// names: type definitions in name order (one missing on either side, or
+/// defined differently), then global functions in name order.
+pub fn module_first_difference(
+    a: &IRModule,
+    b: &IRModule,
+    map_free_vars: bool,
+) -> Option<Difference> {
+    let whole = |reason: String| Difference {
+        reason,
+        lhs: None,
+        rhs: None,
+        global: None,
     };
-    let types = |m: &IRModule| {
-        m.type_definitions()
-            .map(|(n, _)| n.to_string())
-            .collect::<Vec<_>>()
-    };
-    if types(a) != types(b) {
-        return Some(Difference {
-            reason: format!(
-                "the type definitions differ: [{}] vs [{}]",
-                types(a).join(", "),
-                types(b).join(", ")
-            ),
-            lhs: None,
-            rhs: None,
-        });
-    }
-    for ((name, ta), (_, tb)) in a.type_definitions().zip(b.type_definitions()) {
-        if !Comparer::new(true).type_data_equal(ta, tb) {
-            return Some(Difference {
-                reason: format!("type `{name}` is defined differently"),
-                lhs: None,
-                rhs: None,
-            });
+    let mut types_b = b.type_definitions().peekable();
+    for (name, ta) in a.type_definitions() {
+        // Both iterators are sorted by name: a name of B before this one is
+        // missing in A.
+        if let Some((name_b, _)) = types_b.peek() {
+            if *name_b < name {
+                return Some(whole(format!("type {name_b} missing in A")));
+            }
+        }
+        match b.type_definition(name) {
+            None => return Some(whole(format!("type {name} missing in B"))),
+            Some(tb) => {
+                types_b.next();
+                if let Some(reason) = Comparer::new(map_free_vars).type_data_difference(ta, tb) {
+                    return Some(whole(format!("type {name}: {reason}")));
+                }
+            }
         }
     }
-    if names(a) != names(b) {
-        return Some(Difference {
-            reason: format!(
-                "the global functions differ: [{}] vs [{}]",
-                names(a).join(", "),
-                names(b).join(", ")
-            ),
-            lhs: None,
-            rhs: None,
-        });
+    if let Some((name_b, _)) = types_b.next() {
+        return Some(whole(format!("type {name_b} missing in A")));
     }
-    for ((name, fa), (_, fb)) in a.functions().zip(b.functions()) {
-        if let Some(mut diff) = first_difference(fa.expr(), fb.expr(), true) {
-            diff.reason = format!("in @{name}: {}", diff.reason);
-            return Some(diff);
+    let mut functions_b = b.functions().peekable();
+    for (name, fa) in a.functions() {
+        if let Some((name_b, fb)) = functions_b.peek() {
+            if *name_b < name {
+                return Some(Difference {
+                    reason: format!("function @{name_b} missing in A"),
+                    lhs: None,
+                    rhs: fb.expr().span(),
+                    global: None,
+                });
+            }
+        }
+        match b.function(name) {
+            None => {
+                return Some(Difference {
+                    reason: format!("function @{name} missing in B"),
+                    lhs: fa.expr().span(),
+                    rhs: None,
+                    global: None,
+                })
+            }
+            Some(fb) => {
+                functions_b.next();
+                if let Some(mut difference) = first_difference(fa.expr(), fb.expr(), map_free_vars)
+                {
+                    difference.global = Some(name.to_string());
+                    return Some(difference);
+                }
+            }
         }
     }
-    None
+    functions_b.next().map(|(name_b, fb)| Difference {
+        reason: format!("function @{name_b} missing in A"),
+        lhs: None,
+        rhs: fb.expr().span(),
+        global: None,
+    })
+}
+
+/// Spans to report a difference at when a node has none of its own (or is a
+/// variable, whose one node is its binding site): the nearest enclosing
+/// node's.
+#[derive(Clone, Copy, Default)]
+struct Context {
+    lhs: Option<Span>,
+    rhs: Option<Span>,
 }
 
 enum Task {
-    Expr(Expr, Expr),
+    Expr(Expr, Expr, Context),
     Bind(Var, Var),
 }
 
@@ -107,14 +151,6 @@ struct Comparer {
     visited: HashSet<(usize, usize)>,
 }
 
-fn diff(reason: impl Into<String>, a: &Expr, b: &Expr) -> Option<Difference> {
-    Some(Difference {
-        reason: reason.into(),
-        lhs: a.span(),
-        rhs: b.span(),
-    })
-}
-
 /// Records `a ↔ b` in a bijection; false if either side is mapped elsewhere.
 fn bind<K: Eq + Hash + Copy>(fwd: &mut HashMap<K, K>, rev: &mut HashMap<K, K>, a: K, b: K) -> bool {
     match (fwd.get(&a), rev.get(&b)) {
@@ -126,6 +162,16 @@ fn bind<K: Eq + Hash + Copy>(fwd: &mut HashMap<K, K>, rev: &mut HashMap<K, K>, a
             true
         }
     }
+}
+
+/// `x vs y` when the two texts differ.
+fn versus(what: &str, x: String, y: String) -> String {
+    format!("{what}: {x} vs {y}")
+}
+
+/// A type in a message.
+fn type_text(t: Option<&Type>) -> String {
+    t.map_or_else(|| "none".to_string(), crate::printer::print_type)
 }
 
 impl Comparer {
@@ -143,11 +189,11 @@ impl Comparer {
     }
 
     fn compare_exprs(&mut self, a: &Expr, b: &Expr) -> Option<Difference> {
-        let mut stack = vec![Task::Expr(a.clone(), b.clone())];
+        let mut stack = vec![Task::Expr(a.clone(), b.clone(), Context::default())];
         while let Some(task) = stack.pop() {
             let found = match task {
                 Task::Bind(va, vb) => self.bind_var(&va, &vb),
-                Task::Expr(ea, eb) => self.step(&ea, &eb, &mut stack),
+                Task::Expr(ea, eb, context) => self.step(&ea, &eb, context, &mut stack),
             };
             if found.is_some() {
                 return found;
@@ -157,75 +203,95 @@ impl Comparer {
     }
 
     fn bind_var(&mut self, a: &Var, b: &Var) -> Option<Difference> {
+        let at = |reason: String| {
+            Some(Difference {
+                reason,
+                lhs: a.expr().span(),
+                rhs: b.expr().span(),
+                global: None,
+            })
+        };
         if !bind(&mut self.vars, &mut self.vars_rev, a.id(), b.id()) {
-            return diff("a variable is bound twice", a.expr(), b.expr());
+            return at(format!(
+                "%{} and %{} are bound at different places",
+                a.name(),
+                b.name()
+            ));
         }
-        match (a.type_annotation(), b.type_annotation()) {
-            (None, None) => None,
-            (Some(ta), Some(tb)) if self.types_equal(ta, tb) => None,
-            _ => diff(
-                format!("the annotations of %{} and %{} differ", a.name(), b.name()),
-                a.expr(),
-                b.expr(),
-            ),
+        // `_` (an incomplete type, as `a; b` binds its `let` variable) and
+        // no annotation both leave the type to inference; the printer
+        // writes neither, so they must be equal for a print to read back.
+        fn given(var: &Var) -> Option<&Type> {
+            var.type_annotation().filter(|t| !t.is_incomplete())
+        }
+        let equal = match (given(a), given(b)) {
+            (None, None) => true,
+            (Some(ta), Some(tb)) => self.types_equal(ta, tb),
+            _ => false,
+        };
+        if equal {
+            None
+        } else {
+            at(versus(
+                &format!("type annotation of %{}", a.name()),
+                type_text(a.type_annotation()),
+                type_text(b.type_annotation()),
+            ))
         }
     }
 
     /// Compares the node itself and schedules its children (first child on top).
-    fn step(&mut self, a: &Expr, b: &Expr, stack: &mut Vec<Task>) -> Option<Difference> {
+    fn step(
+        &mut self,
+        a: &Expr,
+        b: &Expr,
+        context: Context,
+        stack: &mut Vec<Task>,
+    ) -> Option<Difference> {
         if !self.visited.insert((a.addr(), b.addr())) {
             return None;
         }
+        let is_var = matches!(a.kind(), ExprKind::Var(_));
+        // Children report at this node when they have no span of their own;
+        // a variable reports at its use, not its binding site.
+        let here = Context {
+            lhs: a.span().filter(|_| !is_var).or(context.lhs),
+            rhs: b
+                .span()
+                .filter(|_| !matches!(b.kind(), ExprKind::Var(_)))
+                .or(context.rhs),
+        };
+        let differ = |reason: String| {
+            Some(Difference {
+                reason,
+                lhs: here.lhs,
+                rhs: here.rhs,
+                global: None,
+            })
+        };
         let mut push = Vec::new();
         let result = match (a.kind(), b.kind()) {
-            (ExprKind::Var(da), ExprKind::Var(db)) => {
-                let ok = match self.vars.get(&da.id) {
-                    Some(mapped) => *mapped == db.id,
-                    None if self.vars_rev.contains_key(&db.id) => false,
-                    None if da.id == db.id => true,
-                    None if self.map_free_vars && da.name == db.name => {
-                        bind(&mut self.vars, &mut self.vars_rev, da.id, db.id)
-                    }
-                    None => false,
-                };
-                if ok {
-                    None
-                } else {
-                    diff(
-                        format!("variable %{} does not correspond to %{}", da.name, db.name),
-                        a,
-                        b,
-                    )
-                }
-            }
+            (ExprKind::Var(da), ExprKind::Var(db)) => self.var_difference(da, db).and_then(differ),
             (ExprKind::GlobalVar(ga), ExprKind::GlobalVar(gb)) => (ga != gb)
-                .then(|| diff(format!("@{} vs @{}", ga.name(), gb.name()), a, b))
-                .flatten(),
+                .then(|| format!("global @{} vs @{}", ga.name(), gb.name()))
+                .and_then(differ),
             (ExprKind::Op(oa), ExprKind::Op(ob)) => (oa.name != ob.name)
-                .then(|| diff(format!("operator {} vs {}", oa.name, ob.name), a, b))
-                .flatten(),
+                .then(|| format!("op {} vs {}", oa.name, ob.name))
+                .and_then(differ),
             (ExprKind::Constructor(ca), ExprKind::Constructor(cb)) => (ca != cb)
-                .then(|| diff(format!("constructor {} vs {}", ca.name(), cb.name()), a, b))
-                .flatten(),
+                .then(|| format!("constructor {} vs {}", ca.name(), cb.name()))
+                .and_then(differ),
             (ExprKind::Constant(ta), ExprKind::Constant(tb)) => {
-                if ta.dtype != tb.dtype || ta.shape != tb.shape || ta.data != tb.data {
-                    diff("the constants differ", a, b)
-                } else {
-                    None
-                }
+                constant_difference(ta, tb).and_then(differ)
             }
             (ExprKind::Tuple(fa), ExprKind::Tuple(fb)) => {
                 if fa.len() != fb.len() {
-                    diff(
-                        format!("a tuple of {} vs {} fields", fa.len(), fb.len()),
-                        a,
-                        b,
-                    )
+                    differ(format!("a tuple of {} vs {} fields", fa.len(), fb.len()))
                 } else {
                     push.extend(
                         fa.iter()
                             .zip(fb)
-                            .map(|(x, y)| Task::Expr(x.clone(), y.clone())),
+                            .map(|(x, y)| Task::Expr(x.clone(), y.clone(), here)),
                     );
                     None
                 }
@@ -241,25 +307,40 @@ impl Comparer {
                 },
             ) => {
                 if ia != ib {
-                    diff(format!("projection .{ia} vs .{ib}"), a, b)
+                    differ(format!("projection .{ia} vs .{ib}"))
                 } else {
-                    push.push(Task::Expr(ta.clone(), tb.clone()));
+                    push.push(Task::Expr(ta.clone(), tb.clone(), here));
                     None
                 }
             }
             (ExprKind::Call(ca), ExprKind::Call(cb)) => {
-                if ca.args.len() != cb.args.len() {
-                    diff(
-                        format!(
-                            "a call with {} vs {} arguments",
-                            ca.args.len(),
-                            cb.args.len()
-                        ),
-                        a,
-                        b,
-                    )
-                } else if !self.attrs_equal(ca.attrs.as_ref(), cb.attrs.as_ref()) {
-                    diff("the call attributes differ", a, b)
+                // Calls of different operators differ in their attributes
+                // and arguments too; the operator is what to report.
+                let different_ops = match (ca.callee.as_op(), cb.callee.as_op()) {
+                    (Some(x), Some(y)) => (x.name != y.name).then_some((x, y)),
+                    _ => None,
+                };
+                if let Some((x, y)) = different_ops {
+                    let at = Context {
+                        lhs: ca.callee.span().or(here.lhs),
+                        rhs: cb.callee.span().or(here.rhs),
+                    };
+                    Some(Difference {
+                        reason: format!("op {} vs {}", x.name, y.name),
+                        lhs: at.lhs,
+                        rhs: at.rhs,
+                        global: None,
+                    })
+                } else if ca.args.len() != cb.args.len() {
+                    differ(format!(
+                        "a call with {} vs {} arguments",
+                        ca.args.len(),
+                        cb.args.len()
+                    ))
+                } else if let Some(reason) =
+                    self.attrs_difference(ca.attrs.as_ref(), cb.attrs.as_ref())
+                {
+                    differ(reason)
                 } else if ca.type_args.len() != cb.type_args.len()
                     || !ca
                         .type_args
@@ -267,14 +348,23 @@ impl Comparer {
                         .zip(&cb.type_args)
                         .all(|(x, y)| self.types_equal(x, y))
                 {
-                    diff("the type arguments differ", a, b)
+                    let list = |ts: &[Type]| {
+                        let texts: Vec<String> =
+                            ts.iter().map(crate::printer::print_type).collect();
+                        format!("[{}]", texts.join(", "))
+                    };
+                    differ(versus(
+                        "type arguments",
+                        list(&ca.type_args),
+                        list(&cb.type_args),
+                    ))
                 } else {
-                    push.push(Task::Expr(ca.callee.clone(), cb.callee.clone()));
+                    push.push(Task::Expr(ca.callee.clone(), cb.callee.clone(), here));
                     push.extend(
                         ca.args
                             .iter()
                             .zip(&cb.args)
-                            .map(|(x, y)| Task::Expr(x.clone(), y.clone())),
+                            .map(|(x, y)| Task::Expr(x.clone(), y.clone(), here)),
                     );
                     None
                 }
@@ -292,8 +382,8 @@ impl Comparer {
                 },
             ) => {
                 push.push(Task::Bind(va.clone(), vb.clone()));
-                push.push(Task::Expr(xa.clone(), xb.clone()));
-                push.push(Task::Expr(ba.clone(), bb.clone()));
+                push.push(Task::Expr(xa.clone(), xb.clone(), here));
+                push.push(Task::Expr(ba.clone(), bb.clone(), here));
                 None
             }
             (
@@ -308,24 +398,24 @@ impl Comparer {
                     else_branch: eb,
                 },
             ) => {
-                push.push(Task::Expr(ca.clone(), cb.clone()));
-                push.push(Task::Expr(ta.clone(), tb.clone()));
-                push.push(Task::Expr(ea.clone(), eb.clone()));
+                push.push(Task::Expr(ca.clone(), cb.clone(), here));
+                push.push(Task::Expr(ta.clone(), tb.clone(), here));
+                push.push(Task::Expr(ea.clone(), eb.clone(), here));
                 None
             }
             (ExprKind::Function(fa), ExprKind::Function(fb)) => {
                 if fa.params.len() != fb.params.len() {
-                    diff(
-                        format!(
-                            "a function of {} vs {} parameters",
-                            fa.params.len(),
-                            fb.params.len()
-                        ),
-                        a,
-                        b,
-                    )
+                    differ(format!(
+                        "a function of {} vs {} parameters",
+                        fa.params.len(),
+                        fb.params.len()
+                    ))
                 } else if fa.type_params.len() != fb.type_params.len() {
-                    diff("the type parameters differ", a, b)
+                    differ(format!(
+                        "a function of {} vs {} type parameters",
+                        fa.type_params.len(),
+                        fb.type_params.len()
+                    ))
                 } else {
                     for (x, y) in fa.type_params.iter().zip(&fb.type_params) {
                         bind(&mut self.type_vars, &mut self.type_vars_rev, x.id(), y.id());
@@ -336,9 +426,13 @@ impl Comparer {
                         _ => false,
                     };
                     if !ret_equal {
-                        diff("the return types differ", a, b)
-                    } else if !self.dict_equal(&fa.attrs, &fb.attrs) {
-                        diff("the function attributes differ", a, b)
+                        differ(versus(
+                            "return type",
+                            type_text(fa.ret_type.as_ref()),
+                            type_text(fb.ret_type.as_ref()),
+                        ))
+                    } else if let Some(reason) = self.dict_difference(&fa.attrs, &fb.attrs) {
+                        differ(reason)
                     } else {
                         push.extend(
                             fa.params
@@ -346,7 +440,7 @@ impl Comparer {
                                 .zip(&fb.params)
                                 .map(|(x, y)| Task::Bind(x.clone(), y.clone())),
                         );
-                        push.push(Task::Expr(fa.body.clone(), fb.body.clone()));
+                        push.push(Task::Expr(fa.body.clone(), fb.body.clone(), here));
                         None
                     }
                 }
@@ -363,25 +457,29 @@ impl Comparer {
                     complete: pb,
                 },
             ) => {
-                if pa != pb || ca.len() != cb.len() {
-                    diff("the match expressions differ", a, b)
+                let word = |complete: bool| if complete { "match" } else { "match?" };
+                if pa != pb {
+                    differ(format!("{} vs {}", word(*pa), word(*pb)))
+                } else if ca.len() != cb.len() {
+                    differ(format!("a match of {} vs {} clauses", ca.len(), cb.len()))
                 } else {
-                    push.push(Task::Expr(da.clone(), db.clone()));
-                    let mut ok = true;
-                    for (x, y) in ca.iter().zip(cb) {
-                        ok &= self.patterns(&x.pattern, &y.pattern, &mut push);
-                        push.push(Task::Expr(x.rhs.clone(), y.rhs.clone()));
+                    push.push(Task::Expr(da.clone(), db.clone(), here));
+                    let mut differing_clause = None;
+                    for (i, (x, y)) in ca.iter().zip(cb).enumerate() {
+                        if !self.patterns(&x.pattern, &y.pattern, &mut push) {
+                            differing_clause.get_or_insert(i);
+                        }
+                        push.push(Task::Expr(x.rhs.clone(), y.rhs.clone(), here));
                     }
-                    if ok {
-                        None
-                    } else {
-                        diff("the match patterns differ", a, b)
+                    match differing_clause {
+                        Some(i) => differ(format!("the patterns of clause {} differ", i + 1)),
+                        None => None,
                     }
                 }
             }
             (ExprKind::RefCreate(xa), ExprKind::RefCreate(xb))
             | (ExprKind::RefRead(xa), ExprKind::RefRead(xb)) => {
-                push.push(Task::Expr(xa.clone(), xb.clone()));
+                push.push(Task::Expr(xa.clone(), xb.clone(), here));
                 None
             }
             (
@@ -394,18 +492,50 @@ impl Comparer {
                     value: xb,
                 },
             ) => {
-                push.push(Task::Expr(ra.clone(), rb.clone()));
-                push.push(Task::Expr(xa.clone(), xb.clone()));
+                push.push(Task::Expr(ra.clone(), rb.clone(), here));
+                push.push(Task::Expr(xa.clone(), xb.clone(), here));
                 None
             }
-            _ => diff(
-                format!("{} vs {}", kind_name(a.kind()), kind_name(b.kind())),
-                a,
-                b,
-            ),
+            _ => differ(format!(
+                "{} vs {}",
+                kind_name(a.kind()),
+                kind_name(b.kind())
+            )),
         };
         stack.extend(push.into_iter().rev());
         result
+    }
+
+    /// Why two variable occurrences do not correspond, if they do not.
+    fn var_difference(&mut self, a: &VarData, b: &VarData) -> Option<String> {
+        let ok = match self.vars.get(&a.id) {
+            Some(mapped) => *mapped == b.id,
+            None if self.vars_rev.contains_key(&b.id) => false,
+            None if a.id == b.id => true,
+            None if self.map_free_vars && a.name == b.name => {
+                bind(&mut self.vars, &mut self.vars_rev, a.id, b.id)
+            }
+            None => false,
+        };
+        if ok {
+            return None;
+        }
+        let bound_a = self.vars.contains_key(&a.id);
+        let bound_b = self.vars_rev.contains_key(&b.id);
+        Some(match (bound_a, bound_b) {
+            (false, false) if a.name == b.name => format!(
+                "free variable %{} vs %{}: not the same variable (free variables match by \
+                 name only when asked to)",
+                a.name, b.name
+            ),
+            (false, false) => format!("free variable %{} vs %{}", a.name, b.name),
+            (true, false) => format!("variable %{} vs free variable %{}", a.name, b.name),
+            (false, true) => format!("free variable %{} vs variable %{}", a.name, b.name),
+            (true, true) => format!(
+                "variable %{} vs %{}: they are bound at different places",
+                a.name, b.name
+            ),
+        })
     }
 
     fn patterns(&mut self, a: &Pattern, b: &Pattern, push: &mut Vec<Task>) -> bool {
@@ -481,49 +611,120 @@ impl Comparer {
         }
     }
 
-    fn type_data_equal(&mut self, a: &TypeData, b: &TypeData) -> bool {
-        if a.header != b.header
-            || a.type_vars.len() != b.type_vars.len()
-            || a.constructors.len() != b.constructors.len()
-        {
-            return false;
+    /// Why two definitions of the same ADT differ, if they do.
+    fn type_data_difference(&mut self, a: &TypeData, b: &TypeData) -> Option<String> {
+        if a.header != b.header {
+            return Some(format!("{} vs {}", a.header.name(), b.header.name()));
+        }
+        if a.type_vars.len() != b.type_vars.len() {
+            return Some(format!(
+                "{} vs {} type parameters",
+                a.type_vars.len(),
+                b.type_vars.len()
+            ));
         }
         for (x, y) in a.type_vars.iter().zip(&b.type_vars) {
             bind(&mut self.type_vars, &mut self.type_vars_rev, x.id(), y.id());
         }
-        a.constructors.iter().zip(&b.constructors).all(|(x, y)| {
+        let names = |data: &TypeData| {
+            let names: Vec<&str> = data.constructors.iter().map(|c| c.name()).collect();
+            format!("[{}]", names.join(", "))
+        };
+        if a.constructors.len() != b.constructors.len()
+            || a.constructors
+                .iter()
+                .zip(&b.constructors)
+                .any(|(x, y)| x.name() != y.name())
+        {
+            return Some(versus("constructors", names(a), names(b)));
+        }
+        for (x, y) in a.constructors.iter().zip(&b.constructors) {
             let (dx, dy) = (x.data(), y.data());
-            dx.name == dy.name
-                && dx.inputs.len() == dy.inputs.len()
+            let equal = dx.inputs.len() == dy.inputs.len()
                 && dx
                     .inputs
                     .iter()
                     .zip(&dy.inputs)
-                    .all(|(p, q)| self.types_equal(p, q))
+                    .all(|(p, q)| self.types_equal(p, q));
+            if !equal {
+                let list = |ts: &[Type]| {
+                    let texts: Vec<String> = ts.iter().map(crate::printer::print_type).collect();
+                    format!("({})", texts.join(", "))
+                };
+                return Some(versus(
+                    &format!("fields of constructor {}", dx.name),
+                    list(&dx.inputs),
+                    list(&dy.inputs),
+                ));
+            }
+        }
+        None
+    }
+
+    /// Why two call attribute objects differ, if they do: the first field
+    /// (in declaration order) whose values differ.
+    fn attrs_difference(&mut self, a: Option<&Attrs>, b: Option<&Attrs>) -> Option<String> {
+        let (x, y) = match (a, b) {
+            (None, None) => return None,
+            (Some(x), Some(y)) => (x, y),
+            (x, y) => {
+                let key = |attrs: Option<&Attrs>| {
+                    attrs.map_or_else(|| "none".to_string(), |a| a.type_key().to_string())
+                };
+                return Some(versus("attributes", key(x), key(y)));
+            }
+        };
+        if x.type_key() != y.type_key() {
+            return Some(versus(
+                "attributes type",
+                x.type_key().to_string(),
+                y.type_key().to_string(),
+            ));
+        }
+        for (kx, vx) in x.fields() {
+            match y.get(kx) {
+                Some(vy) if self.values_equal(vx, vy) => {}
+                vy => {
+                    return Some(versus(
+                        &format!("attribute {kx}"),
+                        value_text(Some(vx)),
+                        value_text(vy),
+                    ))
+                }
+            }
+        }
+        let extra = y.fields().iter().find(|(ky, _)| x.get(ky).is_none());
+        extra.map(|(ky, vy)| {
+            versus(
+                &format!("attribute {ky}"),
+                value_text(None),
+                value_text(Some(vy)),
+            )
         })
     }
 
-    fn attrs_equal(&mut self, a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-        match (a, b) {
-            (None, None) => true,
-            (Some(x), Some(y)) => {
-                x.type_key() == y.type_key()
-                    && x.fields().len() == y.fields().len()
-                    && x.fields()
-                        .iter()
-                        .zip(y.fields())
-                        .all(|((kx, vx), (ky, vy))| kx == ky && self.values_equal(vx, vy))
+    /// Why two function attribute dictionaries differ, if they do.
+    fn dict_difference(&mut self, a: &DictAttrs, b: &DictAttrs) -> Option<String> {
+        for (key, va) in a.entries() {
+            match b.get(key) {
+                Some(vb) if self.values_equal(va, vb) => {}
+                vb => {
+                    return Some(versus(
+                        &format!("function attribute {key}"),
+                        value_text(Some(va)),
+                        value_text(vb),
+                    ))
+                }
             }
-            _ => false,
         }
-    }
-
-    fn dict_equal(&mut self, a: &DictAttrs, b: &DictAttrs) -> bool {
-        a.entries().len() == b.entries().len()
-            && a.entries().iter().all(|(k, v)| match b.get(k) {
-                Some(w) => self.values_equal(v, w),
-                None => false,
-            })
+        let extra = b.entries().iter().find(|(key, _)| a.get(key).is_none());
+        extra.map(|(key, vb)| {
+            versus(
+                &format!("function attribute {key}"),
+                value_text(None),
+                value_text(Some(vb)),
+            )
+        })
     }
 
     fn values_equal(&mut self, a: &AttrValue, b: &AttrValue) -> bool {
@@ -573,6 +774,88 @@ impl Comparer {
             }
             _ => false,
         }
+    }
+}
+
+/// Why two constants differ, if they do: dtype, shape, then the first
+/// element whose bytes differ (constants compare bit for bit).
+fn constant_difference(a: &TensorData, b: &TensorData) -> Option<String> {
+    if a.dtype != b.dtype {
+        return Some(versus(
+            "constant dtype",
+            a.dtype.to_tvm_string(),
+            b.dtype.to_tvm_string(),
+        ));
+    }
+    if a.shape != b.shape {
+        let shape = |s: &[i64]| format!("{s:?}");
+        return Some(versus("constant shape", shape(&a.shape), shape(&b.shape)));
+    }
+    if a.data == b.data {
+        return None;
+    }
+    let element_bytes = a.dtype.bytes().max(1);
+    let first_byte = a
+        .data
+        .iter()
+        .zip(&b.data)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.data.len().min(b.data.len()));
+    Some(format!(
+        "constant data differs at element {}",
+        first_byte / element_bytes
+    ))
+}
+
+/// An attribute value in a message, close to how the printer writes it;
+/// `missing` for an absent one.
+fn value_text(value: Option<&AttrValue>) -> String {
+    use AttrValue as V;
+    let Some(value) = value else {
+        return "missing".to_string();
+    };
+    match value {
+        V::Null => "None".to_string(),
+        V::Int(i) => i.to_string(),
+        V::Double(f) => format!("{f}f"),
+        V::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        V::Str(s) => format!("{s:?}"),
+        V::DataType(d) => format!("{:?}", d.to_tvm_string()),
+        V::IntImm { value, dtype } if dtype.is_bool() => {
+            if *value != 0 { "True" } else { "False" }.to_string()
+        }
+        V::IntImm { value, dtype } if *dtype == crate::dtype::DataType::INT32 => value.to_string(),
+        V::IntImm { value, dtype } => format!("{value}{}", dtype_suffix(*dtype)),
+        V::FloatImm { value, dtype } if *dtype == crate::dtype::DataType::FLOAT32 => {
+            format!("{value}f")
+        }
+        V::FloatImm { value, dtype } => format!("{value}{}", dtype_suffix(*dtype)),
+        V::Array(items) => {
+            let items: Vec<String> = items.iter().map(|i| value_text(Some(i))).collect();
+            format!("[{}]", items.join(", "))
+        }
+        V::Map(entries) => {
+            let items: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{k:?}={}", value_text(Some(v))))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        V::Any => "?".to_string(),
+        V::Expr(e) => format!("an expression ({})", kind_name(e.kind())),
+        V::Meta(m) => format!("a {} object", m.type_key()),
+    }
+}
+
+/// `i64` for int64, `f16` for float16: the literal suffix of a dtype.
+fn dtype_suffix(dtype: crate::dtype::DataType) -> String {
+    let name = dtype.to_tvm_string();
+    match name
+        .strip_prefix("int")
+        .or_else(|| name.strip_prefix("float"))
+    {
+        Some(bits) => format!("{}{bits}", &name[..1]),
+        None => format!(" ({name})"),
     }
 }
 
@@ -759,6 +1042,6 @@ mod tests {
             None,
         );
         let d = first_difference(&a, &b, false).unwrap();
-        assert_eq!(d.reason, "operator add vs multiply");
+        assert_eq!(d.reason, "op add vs multiply");
     }
 }

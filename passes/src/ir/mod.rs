@@ -5,6 +5,7 @@
 //! something changed ([`rewrite`]).
 
 pub mod attrs;
+pub mod build;
 pub mod equal;
 pub mod expr;
 pub mod module;

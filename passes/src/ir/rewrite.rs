@@ -11,7 +11,7 @@
 //! variables included, so a rewrite that replaces a variable replaces it at
 //! its binding site and at every use.
 
-use crate::ir::{Clause, Expr, ExprKind, Function, FunctionData, Pattern, Var};
+use crate::ir::{Clause, Expr, ExprKind, Function, FunctionData, Pattern, Type, Var, VarData};
 use std::collections::HashMap;
 
 /// The direct sub-expressions of `expr`, in TVM's visiting order: function
@@ -104,21 +104,113 @@ pub fn post_order(root: &Expr) -> Vec<Expr> {
 /// Rebuilds `expr` with `new_children` (in [`children`] order). Returns the
 /// same node when every child is the same node.
 pub fn with_children(expr: &Expr, new_children: &[Expr]) -> Expr {
+    rebuild(expr, new_children, NodeUpdate::default())
+}
+
+/// What [`rebuild`] changes in a node besides its children: what type
+/// inference writes back (and what an incremental re-check copies over).
+#[derive(Debug, Clone, Default)]
+pub struct NodeUpdate {
+    /// The node's new checked type; `None` keeps the node's own.
+    pub checked_type: Option<Type>,
+    /// A call's new type arguments; `None` keeps the call's own.
+    pub type_args: Option<Vec<Type>>,
+    /// The return type of a function written without one; ignored when the
+    /// function has one.
+    pub ret_type: Option<Type>,
+    /// The annotation of a variable written without one (or with one that
+    /// has `_` in it: TVM's inference resolves annotations too, so
+    /// `let %v: _ = …` ends up annotated); ignored when the variable has a
+    /// complete one.
+    pub var_annotation: Option<Type>,
+}
+
+fn has_complete_annotation(v: &VarData) -> bool {
+    v.type_annotation
+        .as_ref()
+        .is_some_and(|t| !t.contains_incomplete())
+}
+
+fn same_type(a: Option<&Type>, b: Option<&Type>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.ptr_eq(b) || a == b,
+        _ => false,
+    }
+}
+
+impl NodeUpdate {
+    /// Whether applying the update to `expr` would change nothing.
+    fn is_noop_for(&self, expr: &Expr) -> bool {
+        let type_same = self
+            .checked_type
+            .as_ref()
+            .is_none_or(|t| same_type(expr.checked_type(), Some(t)));
+        let type_args_same = match (expr.kind(), &self.type_args) {
+            (ExprKind::Call(call), Some(args)) => {
+                call.type_args.len() == args.len()
+                    && call
+                        .type_args
+                        .iter()
+                        .zip(args)
+                        .all(|(a, b)| a.ptr_eq(b) || a == b)
+            }
+            _ => true,
+        };
+        let ret_same = match expr.kind() {
+            ExprKind::Function(f) => f.ret_type.is_some() || self.ret_type.is_none(),
+            _ => true,
+        };
+        let annotation_same = match expr.kind() {
+            ExprKind::Var(v) => has_complete_annotation(v) || self.var_annotation.is_none(),
+            _ => true,
+        };
+        type_same && type_args_same && ret_same && annotation_same
+    }
+}
+
+/// Rebuilds `expr` with `new_children` (in [`children`] order) and the
+/// changes of `update`. Returns the same node when every child is the same
+/// node and the update changes nothing, so untouched graphs stay shared.
+///
+/// A binding position (parameter, let or pattern variable) whose new child
+/// is not a variable keeps its old variable, and missing children keep the
+/// old ones: a faulty rewrite degrades instead of panicking.
+pub fn rebuild(expr: &Expr, new_children: &[Expr], update: NodeUpdate) -> Expr {
     let old = children(expr);
     debug_assert_eq!(old.len(), new_children.len());
-    if old.iter().zip(new_children).all(|(a, b)| a.ptr_eq(b)) {
+    if old.iter().zip(new_children).all(|(a, b)| a.ptr_eq(b)) && update.is_noop_for(expr) {
         return expr.clone();
     }
-    let mut it = new_children.iter().cloned();
-    let mut next = || it.next().expect("one new child per child");
+    let mut it = old.iter().enumerate().map(|(i, old)| {
+        new_children
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| (*old).clone())
+    });
+    // Children are consumed in `children` order; running out cannot happen
+    // (one entry per old child), the fallback only keeps the types right.
+    let mut next = || it.next().unwrap_or_else(|| Expr::tuple(Vec::new(), None));
     let span = expr.span();
-    let ty = expr.checked_type().cloned();
+    let ty = update
+        .checked_type
+        .clone()
+        .or_else(|| expr.checked_type().cloned());
     let kind = match expr.kind() {
-        ExprKind::Var(_)
-        | ExprKind::GlobalVar(_)
-        | ExprKind::Constant(_)
-        | ExprKind::Constructor(_)
-        | ExprKind::Op(_) => unreachable!("leaves have no children"),
+        ExprKind::Var(v) => ExprKind::Var(VarData {
+            id: v.id,
+            name: v.name.clone(),
+            type_annotation: if has_complete_annotation(v) {
+                v.type_annotation.clone()
+            } else {
+                update.var_annotation.or_else(|| v.type_annotation.clone())
+            },
+            virtual_device: v.virtual_device.clone(),
+        }),
+        ExprKind::GlobalVar(g) => ExprKind::GlobalVar(g.clone()),
+        ExprKind::Constant(data) => ExprKind::Constant(data.clone()),
+        ExprKind::Constructor(c) => ExprKind::Constructor(c.clone()),
+        ExprKind::Op(op) => ExprKind::Op(op),
         ExprKind::Tuple(fields) => ExprKind::Tuple(fields.iter().map(|_| next()).collect()),
         ExprKind::TupleGetItem { index, .. } => ExprKind::TupleGetItem {
             tuple: next(),
@@ -131,11 +223,11 @@ pub fn with_children(expr: &Expr, new_children: &[Expr]) -> Expr {
                 callee,
                 args,
                 attrs: call.attrs.clone(),
-                type_args: call.type_args.clone(),
+                type_args: update.type_args.unwrap_or_else(|| call.type_args.clone()),
             })
         }
-        ExprKind::Let { .. } => ExprKind::Let {
-            var: as_var(next()),
+        ExprKind::Let { var, .. } => ExprKind::Let {
+            var: as_var_or(next(), var),
             value: next(),
             body: next(),
         },
@@ -145,11 +237,11 @@ pub fn with_children(expr: &Expr, new_children: &[Expr]) -> Expr {
             else_branch: next(),
         },
         ExprKind::Function(f) => {
-            let params = f.params.iter().map(|_| as_var(next())).collect();
+            let params = f.params.iter().map(|p| as_var_or(next(), p)).collect();
             ExprKind::Function(FunctionData {
                 params,
                 body: next(),
-                ret_type: f.ret_type.clone(),
+                ret_type: f.ret_type.clone().or(update.ret_type),
                 type_params: f.type_params.clone(),
                 attrs: f.attrs.clone(),
                 virtual_device: f.virtual_device.clone(),
@@ -185,15 +277,16 @@ pub fn with_children(expr: &Expr, new_children: &[Expr]) -> Expr {
     Expr::with_type(kind, span, ty)
 }
 
-fn as_var(expr: Expr) -> Var {
-    expr.as_var()
-        .expect("a binding position must be rewritten to a variable")
+/// The new variable of a binding position, or the old one when the rewrite
+/// put something else there.
+fn as_var_or(expr: Expr, old: &Var) -> Var {
+    expr.as_var().unwrap_or_else(|| old.clone())
 }
 
 fn rebuild_pattern(pattern: &Pattern, next: &mut impl FnMut() -> Expr) -> Pattern {
     match pattern {
         Pattern::Wildcard => Pattern::Wildcard,
-        Pattern::Var(_) => Pattern::Var(as_var(next())),
+        Pattern::Var(old) => Pattern::Var(as_var_or(next(), old)),
         Pattern::Constructor(ctor, fields) => Pattern::Constructor(
             ctor.clone(),
             fields.iter().map(|f| rebuild_pattern(f, next)).collect(),

@@ -235,6 +235,28 @@ impl Type {
         matches!(self.kind(), TypeKind::Incomplete(_))
     }
 
+    /// Whether an incomplete type (`_`) occurs anywhere in this type.
+    pub fn contains_incomplete(&self) -> bool {
+        let mut stack = vec![self];
+        while let Some(ty) = stack.pop() {
+            match ty.kind() {
+                TypeKind::Incomplete(_) => return true,
+                TypeKind::Tuple(fields) => stack.extend(fields),
+                TypeKind::Func(func) => {
+                    stack.extend(&func.params);
+                    stack.push(&func.ret);
+                }
+                TypeKind::Call { func, args } => {
+                    stack.push(func);
+                    stack.extend(args);
+                }
+                TypeKind::Ref(inner) => stack.push(inner),
+                TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => {}
+            }
+        }
+        false
+    }
+
     pub fn ptr_eq(&self, other: &Type) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

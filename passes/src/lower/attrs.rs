@@ -19,7 +19,6 @@ use crate::op::{self, AttrDefault, AttrField, AttrType, AttrsSchema};
 use relay_syntax::ast::{self, AstNode, LiteralKind};
 use relay_syntax::literal::NumberValue;
 use relay_syntax::TextRange;
-use std::sync::OnceLock;
 
 /// TVM's key for a function's (or a parameter's) virtual device.
 const VIRTUAL_DEVICE: &str = "virtual_device";
@@ -38,43 +37,10 @@ pub(super) struct Given {
     from_meta: bool,
 }
 
-/// The schema of an attrs type: the operator table's, or one of the types
-/// TVM registers outside it.
+/// The schema of an attrs type. The operator table also holds the types
+/// libtvm registers for no operator (`attrs.TestAttrs`).
 pub(super) fn lookup_schema(type_key: &str) -> Option<&'static AttrsSchema> {
-    op::attrs_schema(type_key).or_else(|| builtin_schema(type_key))
-}
-
-/// Attrs types that libtvm registers for no operator, so the operator table
-/// lacks them: `attrs.TestAttrs` (`src/support/ffi_testing.cc`), which TVM's
-/// tests name with `attrs_type_key`. (Its upper bound of 10 on `axis` is not
-/// checked.)
-fn builtin_schema(type_key: &str) -> Option<&'static AttrsSchema> {
-    static TEST_ATTRS: OnceLock<AttrsSchema> = OnceLock::new();
-    match type_key {
-        "attrs.TestAttrs" => Some(TEST_ATTRS.get_or_init(|| {
-            let field = |name: &str, ty, default, lower_bound| AttrField {
-                name: name.to_string(),
-                ty,
-                default,
-                lower_bound,
-            };
-            AttrsSchema {
-                type_key: type_key.to_string(),
-                fields: vec![
-                    field("axis", AttrType::Int, AttrDefault::Int(10), Some(1.0)),
-                    field("name", AttrType::String, AttrDefault::Required, None),
-                    field(
-                        "padding",
-                        AttrType::Array(Box::new(AttrType::PrimExpr)),
-                        AttrDefault::Array(vec![AttrDefault::Int(0), AttrDefault::Int(0)]),
-                        None,
-                    ),
-                    field("func", AttrType::EnvFunc, AttrDefault::Null, None),
-                ],
-            }
-        })),
-        _ => None,
-    }
+    op::attrs_schema(type_key)
 }
 
 /// How `value` reads in a message.
@@ -205,7 +171,7 @@ pub(super) fn convert(value: AttrValue, ty: &AttrType) -> Result<AttrValue, Stri
 
 /// The value of a field's declared default (see [`AttrDefault`] for what
 /// each form means for each field type).
-pub(super) fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
+pub(crate) fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
     let ty = match ty {
         AttrType::Optional(inner) => inner,
         ty => ty,
@@ -411,10 +377,7 @@ impl Lowerer {
                 None => {
                     let help = suggestion(
                         &s,
-                        op::all_attrs_schemas()
-                            .iter()
-                            .map(|s| s.type_key.as_str())
-                            .chain(["attrs.TestAttrs"]),
+                        op::all_attrs_schemas().iter().map(|s| s.type_key.as_str()),
                         str::to_string,
                     );
                     self.error_with_help(

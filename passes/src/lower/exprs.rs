@@ -7,7 +7,8 @@
 //! infix operators and the callee spine of curried calls. Everything else
 //! nests no deeper than the syntax tree, whose depth the parser bounds.
 
-use super::{suggestion, token_range, Lowerer};
+use super::DefId;
+use super::{suggestion, token_range, LocalEntry, Lowerer, NameKind};
 use crate::diagnostic::{Diagnostic, Layer};
 use crate::dtype::DataType;
 use crate::ir::{
@@ -209,11 +210,15 @@ impl Lowerer {
             return self.missing(range);
         };
         let name = token.name();
-        if let Some(var) = self.locals.lookup(name) {
-            return var.expr().clone();
-        }
-        if let Some(var) = self.free_vars.get(name) {
-            return var.expr().clone();
+        let name_range = token_range(&token);
+        let found = self
+            .locals
+            .lookup(name)
+            .or_else(|| self.free_vars.get(name))
+            .map(|entry| (entry.var.expr().clone(), entry.def));
+        if let Some((expr, def)) = found {
+            self.names.use_at(def, name_range);
+            return expr;
         }
         let candidates: Vec<&str> = self
             .locals
@@ -227,21 +232,36 @@ impl Lowerer {
             help,
         );
         let span = Some(self.span(range));
-        self.undeclared
-            .entry(name.to_string())
-            .or_insert_with(|| Var::new(name, None, span))
-            .expr()
-            .clone()
+        let entry = match self.undeclared.get(name) {
+            Some(entry) => entry.clone(),
+            None => {
+                // Every use of the name shares one definition, outside the text.
+                let def = self.names.define(NameKind::Undeclared, name, None, None);
+                let entry = LocalEntry {
+                    var: Var::new(name, None, span),
+                    def,
+                };
+                self.undeclared.insert(name.to_string(), entry.clone());
+                entry
+            }
+        };
+        self.names.use_at(entry.def, name_range);
+        entry.var.expr().clone()
     }
 
     /// `%0`: the expression the binding stands for.
     fn graph_use(&mut self, graph: &ast::GraphExpr) -> Expr {
         let range = graph.syntax().text_range();
-        let Some(number) = graph.number().and_then(|t| t.number()) else {
+        let Some(token) = graph.number() else {
             return self.missing(range);
         };
-        if let Some((expr, _)) = self.graph.get(&number) {
-            return expr.clone();
+        let Some(number) = token.number() else {
+            return self.missing(range);
+        };
+        if let Some((expr, _, def)) = self.graph.get(&number) {
+            let (expr, def) = (expr.clone(), *def);
+            self.names.use_at(def, token_range(&token));
+            return expr;
         }
         let diagnostic = Diagnostic::error(
             Layer::Name,
@@ -265,7 +285,7 @@ impl Lowerer {
             return;
         };
         let range = token_range(&token);
-        if let Some((_, first)) = self.graph.get(&number) {
+        if let Some(&(_, first, _)) = self.graph.get(&number) {
             let diagnostic = Diagnostic::warning(
                 Layer::Name,
                 format!(
@@ -273,11 +293,23 @@ impl Lowerer {
                 ),
             )
             .with_span(self.span(range))
-            .with_label(self.span(*first), "first defined here");
+            .with_label(self.span(first), "first defined here");
             self.push(diagnostic);
+            // Not a definition uses can resolve to, but still the
+            // definition of its own token.
+            self.names
+                .define(NameKind::Graph, &number.to_string(), Some(range), None);
             return;
         }
-        self.graph.insert(number, (value, range));
+        // Visible for the rest of the parse, as TVM's table.
+        let visible = TextRange::new(range.start(), self.text_end.max(range.start()));
+        let def = self.names.define(
+            NameKind::Graph,
+            &number.to_string(),
+            Some(range),
+            Some(visible),
+        );
+        self.graph.insert(number, (value, range, def));
     }
 
     /// `@f`: a global by name; in a module, it must be defined.
@@ -287,11 +319,15 @@ impl Lowerer {
             return self.missing(range);
         };
         let name = token.name();
-        if self.module_mode && !self.globals.contains(name) {
-            let help = suggestion(name, self.globals.iter().map(String::as_str), |n| {
-                format!("@{n}")
-            });
-            self.error_with_help(range, format!("unknown global `@{name}`"), help);
+        match self.globals.get(name) {
+            Some(&def) => self.names.use_at(def, token_range(&token)),
+            None if self.module_mode => {
+                let help = suggestion(name, self.globals.keys().map(String::as_str), |n| {
+                    format!("@{n}")
+                });
+                self.error_with_help(range, format!("unknown global `@{name}`"), help);
+            }
+            None => {}
         }
         Expr::global(name, Some(self.span(range)))
     }
@@ -299,7 +335,7 @@ impl Lowerer {
     /// A constructor by name, as seen at `use_range`. TVM knows a
     /// constructor only after its definition; a use before it is reported
     /// (and resolved anyway).
-    fn lookup_ctor(&mut self, name: &str, use_range: TextRange) -> Option<Constructor> {
+    fn lookup_ctor(&mut self, name: &str, use_range: TextRange) -> Option<(Constructor, DefId)> {
         let entry = self.ctors.get(name)?.clone();
         if let Some(defined) = entry.range {
             if defined.start() > use_range.start() {
@@ -327,7 +363,7 @@ impl Lowerer {
             ));
             self.push(diagnostic);
         }
-        Some(entry.ctor)
+        Some((entry.ctor, entry.def))
     }
 
     /// A name without a sigil: a constructor, else an operator.
@@ -343,7 +379,13 @@ impl Lowerer {
         // TVM would read an operator of that name when the constructor is
         // not defined yet.
         if !(later_ctor && op::lookup(&name).is_some()) {
-            if let Some(ctor) = self.lookup_ctor(&name, range) {
+            if let Some((ctor, def)) = self.lookup_ctor(&name, range) {
+                // A constructor's name is one identifier.
+                let name_range = match path.segments().next() {
+                    Some(ident) => token_range(&ident),
+                    None => range,
+                };
+                self.names.use_at(def, name_range);
                 return Expr::new(ExprKind::Constructor(ctor), span);
             }
         }
@@ -450,10 +492,17 @@ impl Lowerer {
         acc
     }
 
-    /// Binds a local in the innermost scope; a name the scope binds already
-    /// keeps its first binding, as in TVM.
-    fn bind_local(&mut self, name: &str, var: &Var) {
-        if let Err(existing) = self.locals.add(name, var.clone()) {
+    /// Binds a local in the innermost scope, visible over `visible`; a name
+    /// the scope binds already keeps its first binding, as in TVM (the new
+    /// binding is still a definition, of its own token only).
+    fn bind_local(&mut self, kind: NameKind, name: &str, var: &Var, visible: TextRange) {
+        let range = var.expr().span().map(|s| s.range);
+        let def = self.names.define(kind, name, range, Some(visible));
+        let entry = LocalEntry {
+            var: var.clone(),
+            def,
+        };
+        if let Err(LocalEntry { var: existing, .. }) = self.locals.add(name, entry) {
             let mut diagnostic = Diagnostic::warning(
                 Layer::Name,
                 format!(
@@ -510,7 +559,8 @@ impl Lowerer {
                         let var = Var::new(name.clone(), ty, Some(self.span(name_range)));
                         if let_.name().is_some() {
                             // Bound before its value is read: `let` can recurse.
-                            self.bind_local(&name, &var);
+                            let visible = TextRange::new(start, end);
+                            self.bind_local(NameKind::Let, &name, &var, visible);
                         }
                         let value = self.opt_expr(let_.value(), let_.syntax().text_range());
                         frames.push(Frame::Let {
@@ -572,7 +622,7 @@ impl Lowerer {
         };
         let range = token_range(&token);
         let name = token.name();
-        if let Some(existing) = self.free_vars.get(name) {
+        if let Some(LocalEntry { var: existing, .. }) = self.free_vars.get(name) {
             let mut diagnostic = Diagnostic::warning(
                 Layer::Name,
                 format!(
@@ -584,10 +634,17 @@ impl Lowerer {
                 diagnostic = diagnostic.with_label(span, "first declared here");
             }
             self.push(diagnostic);
+            self.names
+                .define(NameKind::FreeVar, name, Some(range), None);
             return;
         }
         let var = Var::new(name, Some(ty), Some(self.span(range)));
-        self.free_vars.insert(name.to_string(), var);
+        let visible = TextRange::new(range.start(), self.text_end.max(range.start()));
+        let def = self
+            .names
+            .define(NameKind::FreeVar, name, Some(range), Some(visible));
+        self.free_vars
+            .insert(name.to_string(), LocalEntry { var, def });
     }
 
     /// `match (e) { p => e, … }`.
@@ -602,7 +659,7 @@ impl Lowerer {
             let arm_range = arm.syntax().text_range();
             self.locals.push();
             let pattern = match arm.pattern() {
-                Some(pattern) => self.pattern(&pattern),
+                Some(pattern) => self.pattern(&pattern, arm_range),
                 None => Pattern::Wildcard,
             };
             let rhs = self.opt_expr(arm.body(), arm_range);
@@ -619,8 +676,9 @@ impl Lowerer {
         )
     }
 
-    /// A pattern, binding its variables in the innermost scope.
-    fn pattern(&mut self, pattern: &ast::Pattern) -> Pattern {
+    /// A pattern, binding its variables in the innermost scope (the match
+    /// arm `arm`).
+    fn pattern(&mut self, pattern: &ast::Pattern, arm: TextRange) -> Pattern {
         match pattern {
             ast::Pattern::WildcardPat(_) => Pattern::Wildcard,
             ast::Pattern::VarPat(var_pat) => {
@@ -629,7 +687,7 @@ impl Lowerer {
                 };
                 let ty = self.opt_ty(var_pat.ty());
                 let var = Var::new(token.name(), ty, Some(self.span(token_range(&token))));
-                self.bind_local(token.name(), &var);
+                self.bind_local(NameKind::PatternVar, token.name(), &var, arm);
                 Pattern::Var(var)
             }
             ast::Pattern::CtorPat(ctor_pat) => {
@@ -638,7 +696,9 @@ impl Lowerer {
                 };
                 let range = token_range(&ident);
                 let ctor = self.lookup_ctor(ident.name(), range);
-                if ctor.is_none() {
+                if let Some((_, def)) = ctor {
+                    self.names.use_at(def, range);
+                } else {
                     let name = ident.name();
                     let help =
                         suggestion(name, self.ctors.keys().map(String::as_str), str::to_string);
@@ -651,14 +711,15 @@ impl Lowerer {
                         help,
                     );
                 }
-                let fields: Vec<Pattern> = ctor_pat.fields().map(|p| self.pattern(&p)).collect();
+                let fields: Vec<Pattern> =
+                    ctor_pat.fields().map(|p| self.pattern(&p, arm)).collect();
                 match ctor {
-                    Some(ctor) => Pattern::Constructor(ctor, fields),
+                    Some((ctor, _)) => Pattern::Constructor(ctor, fields),
                     None => Pattern::Wildcard,
                 }
             }
             ast::Pattern::TuplePat(tuple) => {
-                Pattern::Tuple(tuple.fields().map(|p| self.pattern(&p)).collect())
+                Pattern::Tuple(tuple.fields().map(|p| self.pattern(&p, arm)).collect())
             }
         }
     }
@@ -695,7 +756,7 @@ impl Lowerer {
         let mut virtual_device = None;
         if let Some(list) = param_list {
             for param in list.params() {
-                params.push(self.param(&param));
+                params.push(self.param(&param, range));
             }
             (attrs, virtual_device) = self.function_attrs(list.attrs());
         }
@@ -720,8 +781,8 @@ impl Lowerer {
         )
     }
 
-    /// `%x {virtual_device=…}: T`.
-    fn param(&mut self, param: &ast::Param) -> Var {
+    /// `%x {virtual_device=…}: T`, a parameter of the function at `function`.
+    fn param(&mut self, param: &ast::Param, function: TextRange) -> Var {
         let token = param.name();
         let range = token
             .as_ref()
@@ -739,7 +800,7 @@ impl Lowerer {
             Some(self.span(range)),
         );
         if token.is_some() {
-            self.bind_local(name, &var);
+            self.bind_local(NameKind::Param, name, &var, function);
         }
         var
     }

@@ -47,10 +47,14 @@
 //!   shape dimensions, virtual devices or attrs objects.
 
 mod attrs;
+pub(crate) use attrs::default_value;
 mod exprs;
 mod meta;
+mod names;
 mod scope;
 mod types;
+
+pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Layer};
 use crate::ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
@@ -60,13 +64,18 @@ use relay_syntax::{TextRange, TextSize};
 use std::collections::{HashMap, HashSet};
 
 use self::meta::MetaState;
-use self::scope::Scopes;
+use self::names::NameRecorder;
+use self::scope::{FastHashMap, Scopes};
 
-/// The result of lowering a module: the module and what was found wrong.
+/// The result of lowering a module: the module, what was found wrong, and
+/// how every name of the text was resolved.
 #[derive(Debug)]
 pub struct Lowered {
     pub module: IRModule,
     pub diagnostics: Diagnostics,
+    /// Every definition and use site of a name, with what each use resolves
+    /// to (go to definition, references and rename read it).
+    pub names: NameIndex,
 }
 
 /// Lowers a parsed module (`tvm.relay.parse`). The spans of the result point
@@ -81,6 +90,7 @@ pub fn lower_module(file: FileId, root: &ast::SourceFile) -> Lowered {
 /// text, and the text's definitions are added to it.
 pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -> Lowered {
     let mut lw = Lowerer::new(file, true);
+    lw.text_end = root.syntax().text_range().end();
     let mut module = init;
     lw.seed(&module);
     lw.load_metadata(root.metadata());
@@ -109,7 +119,11 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                     lw.push(diagnostic);
                 }
                 def_ranges.insert(name.name().to_string(), range);
-                lw.globals.insert(name.name().to_string());
+                // Uses resolve to the last definition, the one TVM keeps.
+                let def = lw
+                    .names
+                    .define(NameKind::Global, name.name(), Some(range), None);
+                lw.globals.insert(name.name().to_string(), def);
             }
             ast::Item::TypeDef(_) | ast::Item::ExternTypeDef(_) => {
                 let Some(token) = item.name_token() else {
@@ -117,6 +131,9 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                 };
                 let name = token.text().to_string();
                 let range = token.text_range();
+                let def = lw
+                    .names
+                    .define(NameKind::TypeName, &name, Some(range), None);
                 if let Some(previous) = lw.adts.get(&name) {
                     let mut diagnostic = Diagnostic::error(
                         Layer::Name,
@@ -135,6 +152,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                     AdtEntry {
                         header: GlobalTypeVar::new(&name),
                         range: Some(range),
+                        def,
                     },
                 );
             }
@@ -176,9 +194,11 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
         }
     }
 
+    let (diagnostics, names) = lw.finish();
     Lowered {
         module,
-        diagnostics: lw.finish(),
+        diagnostics,
+        names,
     }
 }
 
@@ -187,6 +207,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 /// module), a `#[metadata]` section may follow.
 pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
     let mut lw = Lowerer::new(file, false);
+    lw.text_end = root.syntax().text_range().end();
     lw.load_metadata(root.metadata());
     // TVM's `ParseExpr` pushes one scope before reading the expression.
     lw.locals.push();
@@ -195,7 +216,7 @@ pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
         None => lw.missing(root.syntax().text_range()),
     };
     lw.locals.pop();
-    (expr, lw.finish())
+    (expr, lw.finish().0)
 }
 
 /// Parses and lowers a module text. The text is registered in the module's
@@ -212,11 +233,8 @@ pub fn parse_and_lower(name: &str, text: &str) -> (IRModule, Diagnostics) {
         .collect();
     let (mut module, lowered) = match parse.source_file() {
         Some(root) => {
-            let Lowered {
-                module,
-                diagnostics,
-            } = lower_module(file, &root);
-            (module, diagnostics)
+            let lowered = lower_module(file, &root);
+            (lowered.module, lowered.diagnostics)
         }
         None => (IRModule::new(), Diagnostics::new()),
     };
@@ -266,6 +284,8 @@ struct AdtEntry {
     header: GlobalTypeVar,
     /// The name token of its definition (`None` for the initial module's).
     range: Option<TextRange>,
+    /// Its definition in the name index.
+    def: DefId,
 }
 
 /// A constructor known to the lowering.
@@ -277,6 +297,15 @@ struct CtorEntry {
     /// ADT names its fields use that no `type` defines, with their ranges.
     /// TVM notices them only where the constructor is used.
     undefined: Vec<(String, TextRange)>,
+    /// Its definition in the name index.
+    def: DefId,
+}
+
+/// A local variable in scope: its IR variable and its definition.
+#[derive(Debug, Clone)]
+struct LocalEntry {
+    var: Var,
+    def: DefId,
 }
 
 /// The state of one lowering run: TVM's `Parser` minus the token stream.
@@ -286,25 +315,32 @@ pub(crate) struct Lowerer {
     /// Module mode: globals and ADT names are checked against the module.
     module_mode: bool,
     /// Local variables in scope.
-    locals: Scopes<Var>,
+    locals: Scopes<LocalEntry>,
     /// `free_var` declarations, visible for the rest of the parse.
-    free_vars: HashMap<String, Var>,
+    free_vars: FastHashMap<String, LocalEntry>,
     /// The variables made up for undeclared locals, one per name.
-    undeclared: HashMap<String, Var>,
-    /// Type parameters in scope.
-    type_vars: Scopes<TypeVar>,
-    /// Graph bindings of the whole parse: the node and its binding's range.
-    graph: HashMap<u64, (Expr, TextRange)>,
-    /// Names of the global functions the module defines.
-    globals: HashSet<String>,
+    undeclared: FastHashMap<String, LocalEntry>,
+    /// Type parameters in scope, with their definitions.
+    type_vars: Scopes<(TypeVar, DefId)>,
+    /// Graph bindings of the whole parse: the node, its binding's range and
+    /// its definition.
+    graph: FastHashMap<u64, (Expr, TextRange, DefId)>,
+    /// The global functions the module defines, with the definition uses
+    /// resolve to.
+    globals: FastHashMap<String, DefId>,
     /// ADT names the module defines.
-    adts: HashMap<String, AdtEntry>,
+    adts: FastHashMap<String, AdtEntry>,
     /// Constructors defined so far.
-    ctors: HashMap<String, CtorEntry>,
+    ctors: FastHashMap<String, CtorEntry>,
     /// While lowering a constructor's fields: the undefined ADT names met.
     undefined_in_ctor: Option<Vec<(String, TextRange)>>,
     /// The metadata section.
     meta: MetaState,
+    /// Definitions and uses of names, as they are resolved.
+    names: NameRecorder,
+    /// The end of the text: `free_var`s and graph bindings are visible up
+    /// to it.
+    text_end: TextSize,
 }
 
 impl Lowerer {
@@ -314,38 +350,47 @@ impl Lowerer {
             diagnostics: Vec::new(),
             module_mode,
             locals: Scopes::new(),
-            free_vars: HashMap::new(),
-            undeclared: HashMap::new(),
+            free_vars: FastHashMap::default(),
+            undeclared: FastHashMap::default(),
             type_vars: Scopes::new(),
-            graph: HashMap::new(),
-            globals: HashSet::new(),
-            adts: HashMap::new(),
-            ctors: HashMap::new(),
+            graph: FastHashMap::default(),
+            globals: FastHashMap::default(),
+            adts: FastHashMap::default(),
+            ctors: FastHashMap::default(),
             undefined_in_ctor: None,
             meta: MetaState::Absent,
+            names: NameRecorder::default(),
+            text_end: TextSize::from(u32::MAX),
         }
     }
 
     /// Makes the definitions of an initial module known.
     fn seed(&mut self, module: &IRModule) {
         for (name, _) in module.functions() {
-            self.globals.insert(name.to_string());
+            let def = self.names.define(NameKind::Global, name, None, None);
+            self.globals.insert(name.to_string(), def);
         }
         for (name, data) in module.type_definitions() {
+            let def = self.names.define(NameKind::TypeName, name, None, None);
             self.adts.insert(
                 name.to_string(),
                 AdtEntry {
                     header: data.header.clone(),
                     range: None,
+                    def,
                 },
             );
             for ctor in &data.constructors {
+                let def = self
+                    .names
+                    .define(NameKind::Constructor, ctor.name(), None, None);
                 self.ctors.insert(
                     ctor.name().to_string(),
                     CtorEntry {
                         ctor: ctor.clone(),
                         range: None,
                         undefined: Vec::new(),
+                        def,
                     },
                 );
             }
@@ -386,11 +431,11 @@ impl Lowerer {
         Var::new("missing", None, Some(self.span(range))).into_expr()
     }
 
-    /// The diagnostics in text order.
-    fn finish(mut self) -> Diagnostics {
+    /// The diagnostics in text order, and the names resolved.
+    fn finish(mut self) -> (Diagnostics, NameIndex) {
         self.diagnostics
             .sort_by_key(|d| d.span.map_or(u32::MAX, |s| u32::from(s.range.start())));
-        self.diagnostics.into_iter().collect()
+        (self.diagnostics.into_iter().collect(), self.names.finish())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Types (TVM's `ParseType`, `ParseShape`, `ParseNonPrimitiveType`) and type
 //! definitions (`ParseTypeDef`).
 
-use super::{suggestion, token_range, CtorEntry, Lowerer};
+use super::{suggestion, token_range, CtorEntry, Lowerer, NameKind};
 use crate::dtype::DataType;
 use crate::ir::{Constructor, Dim, GlobalTypeVar, Type, TypeData, TypeKind, TypeVar, TypeVarKind};
 use relay_syntax::ast::{self, DimKind};
@@ -108,8 +108,10 @@ impl Lowerer {
             return Type::incomplete();
         };
         let name = ident.name();
+        let name_range = token_range(&ident);
         let args: Vec<Type> = named.args().map(|t| self.ty(&t)).collect();
-        if let Some(var) = self.type_vars.lookup(name).cloned() {
+        if let Some((var, def)) = self.type_vars.lookup(name).cloned() {
+            self.names.use_at(def, name_range);
             let head = Type::var(var);
             return if args.is_empty() {
                 head
@@ -118,7 +120,11 @@ impl Lowerer {
             };
         }
         let header = match self.adts.get(name) {
-            Some(entry) => entry.header.clone(),
+            Some(entry) => {
+                let (header, def) = (entry.header.clone(), entry.def);
+                self.names.use_at(def, name_range);
+                header
+            }
             None => {
                 // TVM makes the name a global type on first use; in a module,
                 // its well-formedness check then rejects one that no `type`
@@ -154,7 +160,17 @@ impl Lowerer {
     pub(super) fn bind_type_param(&mut self, param: &ast::TypeParam) -> Option<TypeVar> {
         let ident = param.name()?;
         let var = TypeVar::new(ident.name(), TypeVarKind::Type);
-        if self.type_vars.add(ident.name(), var.clone()).is_err() {
+        let def = self.names.define(
+            NameKind::TypeParam,
+            ident.name(),
+            Some(token_range(&ident)),
+            None,
+        );
+        if self
+            .type_vars
+            .add(ident.name(), (var.clone(), def))
+            .is_err()
+        {
             let diagnostic = crate::diagnostic::Diagnostic::warning(
                 crate::diagnostic::Layer::Name,
                 format!(
@@ -212,6 +228,9 @@ impl Lowerer {
             let constructor =
                 Constructor::new(ctor_name.name(), inputs, header.clone(), constructors.len());
             let range = token_range(&ctor_name);
+            let def = self
+                .names
+                .define(NameKind::Constructor, ctor_name.name(), Some(range), None);
             match self.ctors.get(ctor_name.name()) {
                 Some(previous) => {
                     let mut diagnostic = crate::diagnostic::Diagnostic::error(
@@ -239,6 +258,7 @@ impl Lowerer {
                             } else {
                                 Vec::new()
                             },
+                            def,
                         },
                     );
                 }

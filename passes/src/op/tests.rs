@@ -58,7 +58,8 @@ fn ints(values: &[i64]) -> AttrDefault {
 #[test]
 fn registry_loads_with_every_tvm_operator() {
     assert_eq!(all_ops().len(), 302);
-    assert_eq!(all_attrs_schemas().len(), 147);
+    // 147 operator attrs types and `attrs.TestAttrs`, which belongs to no operator.
+    assert_eq!(all_attrs_schemas().len(), 148);
     assert!(
         all_ops().windows(2).all(|w| w[0].name < w[1].name),
         "ops sorted and unique"
@@ -386,4 +387,25 @@ fn types_and_defaults_print_in_table_syntax() {
             );
         }
     }
+}
+
+#[test]
+fn test_attrs_live_in_the_table() {
+    // TVM's tests build calls with `attrs_type_key="attrs.TestAttrs"`; the
+    // lowering and the printer both read its schema from here.
+    let schema = attrs_schema("attrs.TestAttrs").unwrap();
+    assert_eq!(
+        schema.field_names().collect::<Vec<_>>(),
+        ["axis", "name", "padding", "func"]
+    );
+    let axis = schema.field("axis").unwrap();
+    assert_eq!(axis.default.to_string(), "10");
+    assert_eq!(axis.lower_bound, Some(1.0));
+    assert_eq!(
+        schema.field("name").unwrap().default.to_string(),
+        "required"
+    );
+    assert!(all_ops()
+        .iter()
+        .all(|op| op.attrs_type.as_deref() != Some("attrs.TestAttrs")));
 }

@@ -10,7 +10,7 @@
 
 use crate::dtype::DataType;
 use crate::ir::{AttrValue, Attrs, Dim, Expr, ExprKind, MetaObject, Type, TypeKind, TypeVarKind};
-use crate::meta::{BlobRef, ObjRef, ObjectGraph, ObjectGraphBuilder, TensorData, Value};
+use crate::meta::{BlobRef, NodeRef, ObjRef, ObjectGraph, ObjectGraphBuilder, TensorData, Value};
 use crate::op::AttrType;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +22,16 @@ pub(crate) enum MetaItem {
     Constant(Expr),
     /// An object read from a metadata section, written back as it was.
     Object(MetaObject),
+    /// A constant read from a metadata section through a `meta[…]`
+    /// reference: TVM's parser wrote the reference's span onto the object
+    /// and type inference copied it with its checked type, so it is written
+    /// as a new constant with the section's tensor and virtual device, that
+    /// span (`[line, column, end_line, end_column]`) and the checked type.
+    Reparsed {
+        origin: MetaObject,
+        expr: Expr,
+        span: [i64; 4],
+    },
     /// A type the text cannot spell (an incomplete type).
     Type(Type),
     /// A call attrs object whose type is not the operator's.
@@ -116,6 +126,7 @@ impl Writer {
         match item {
             MetaItem::Constant(e) => self.expr(e),
             MetaItem::Object(m) => self.import(m),
+            MetaItem::Reparsed { origin, expr, span } => self.reparsed(origin, expr, *span),
             MetaItem::Type(t) => Some(self.ty(t)),
             MetaItem::Attrs(a) => Some(self.attrs(a)),
             MetaItem::Value(v) => self.value(v),
@@ -136,6 +147,42 @@ impl Writer {
             }
         };
         handles.get(m.index).copied().flatten()
+    }
+
+    /// A constant of a metadata section as TVM prints it after parsing (see
+    /// [`MetaItem::Reparsed`]). When inference gave the type the section
+    /// already had, the section's type object is kept: TVM's inference
+    /// shares dimension objects between types, and re-inferring the same
+    /// module shares them as the section records.
+    fn reparsed(&mut self, origin: &MetaObject, e: &Expr, span: [i64; 4]) -> Option<ObjRef> {
+        let ExprKind::Constant(data) = e.kind() else {
+            return self.import(origin);
+        };
+        let node = NodeRef::new(&origin.graph, origin.index).ok()?;
+        let handle = |this: &mut Writer, field: &str| -> Option<ObjRef> {
+            let index = node.field(field).ok()?.index();
+            this.import(&MetaObject {
+                graph: origin.graph.clone(),
+                index,
+            })
+        };
+        let device = match handle(self, "virtual_device_") {
+            Some(device) => device,
+            None => self.b.virtual_device_unconstrained(),
+        };
+        let recorded = node.opt_field("_checked_type_").ok().flatten();
+        let checked_type = match e.checked_type() {
+            Some(t) if recorded.is_some_and(|r| same_tensor_type(r, t)) => {
+                handle(self, "_checked_type_")
+            }
+            Some(t) => Some(self.ty(t)),
+            None => handle(self, "_checked_type_"),
+        };
+        let blob = self.blob(data);
+        let source = self.b.source_name("from_string");
+        let [line, column, end_line, end_column] = span;
+        let span = self.b.span(source, line, column, end_line, end_column);
+        Some(self.b.constant_on(blob, device, Some(span), checked_type))
     }
 
     fn blob(&mut self, data: &Arc<TensorData>) -> BlobRef {
@@ -369,6 +416,29 @@ impl Writer {
             AttrValue::Meta(m) => return self.import(m),
         })
     }
+}
+
+/// Whether a section's type object is the tensor type `t` (integer
+/// dimensions only; anything else counts as different).
+fn same_tensor_type(node: NodeRef<'_>, t: &Type) -> bool {
+    let TypeKind::Tensor(tt) = t.kind() else {
+        return false;
+    };
+    if node.type_key() != "relay.TensorType" || node.dtype_field("dtype").ok() != Some(tt.dtype) {
+        return false;
+    }
+    let Ok(dims) = node.field("shape").and_then(|s| s.items()) else {
+        return false;
+    };
+    dims.len() == tt.shape.len()
+        && dims.iter().zip(&tt.shape).all(|(d, want)| match want {
+            Dim::Int { value, dtype } => {
+                d.type_key() == "IntImm"
+                    && d.int_field("value").ok() == Some(*value)
+                    && d.dtype_field("dtype").ok() == Some(*dtype)
+            }
+            _ => false,
+        })
 }
 
 /// A type's identity: the address of its node (types are reference counted

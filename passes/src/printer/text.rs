@@ -31,10 +31,10 @@ use crate::ir::{
     TypeData, TypeKind, Var,
 };
 use crate::meta::{NodeRef, ObjectGraph};
-use crate::op::{self, AttrDefault, AttrField, AttrType, AttrsSchema};
+use crate::op::{self, AttrsSchema};
 use crate::source::{FileId, SourceMap};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The identity of a node for the memo tables: its address, except that a
 /// variable is identified by its id (every occurrence of a variable should
@@ -245,7 +245,7 @@ impl<'a> Printer<'a> {
             inline |= self.is_unique(e);
         }
         let mut printed = if meta {
-            Doc::text(self.constant_meta(e))
+            Doc::text(self.constant_meta(e, true))
         } else if !inline && matches!(e.kind(), ExprKind::Let { .. }) {
             // A `let` in a non-root position: the chain in parentheses.
             let body = self.visit_expr(e);
@@ -593,12 +593,26 @@ impl<'a> Printer<'a> {
     // ---- metadata references ----
 
     /// `meta[relay.Constant][k]` for a constant that is not a simple scalar.
-    fn constant_meta(&mut self, e: &Expr) -> String {
-        if let Some(origin) = self.constant_origin(e) {
+    /// `expression` is false for an attribute value: TVM's parser reads
+    /// those without `WithSpan` and type inference never sees them, so the
+    /// section's object is written back as it was.
+    fn constant_meta(&mut self, e: &Expr, expression: bool) -> String {
+        if let Some((origin, span)) = self.constant_origin(e) {
+            if !expression {
+                return self
+                    .meta
+                    .node(MetaKey::object(&origin), "relay.Constant", || {
+                        MetaItem::Object(origin.clone())
+                    });
+            }
             return self
                 .meta
                 .node(MetaKey::object(&origin), "relay.Constant", || {
-                    MetaItem::Object(origin.clone())
+                    MetaItem::Reparsed {
+                        origin: origin.clone(),
+                        expr: e.clone(),
+                        span,
+                    }
                 });
         }
         self.meta
@@ -609,10 +623,11 @@ impl<'a> Printer<'a> {
 
     /// The metadata object a constant was read from, when its span covers a
     /// `meta[relay.Constant][k]` reference of a source whose metadata
-    /// section holds that very tensor. Printing that object (rather than a
-    /// new one) keeps what TVM would keep from the section: the constant's
-    /// span, its checked type, and which constants are one object.
-    fn constant_origin(&mut self, e: &Expr) -> Option<MetaObject> {
+    /// section holds that very tensor, with the span TVM's parser gives the
+    /// reference. Printing from that object (rather than a new one) keeps
+    /// what TVM keeps from the section: its virtual device, its checked type
+    /// when inference agrees with it, and which constants are one object.
+    fn constant_origin(&mut self, e: &Expr) -> Option<(MetaObject, [i64; 4])> {
         let ExprKind::Constant(data) = e.kind() else {
             return None;
         };
@@ -620,7 +635,11 @@ impl<'a> Printer<'a> {
         let span = e.span()?;
         let text = sources.get(span.file)?.text.clone();
         let range = usize::from(span.range.start())..usize::from(span.range.end());
-        let reference = text.get(range)?;
+        let reference = text.get(range.clone())?;
+        let tvm_span = meta_ref_span(
+            &text,
+            range.start + (reference.len() - reference.trim_start().len()),
+        )?;
         let index: usize = reference
             .trim()
             .strip_prefix("meta[relay.Constant][")?
@@ -638,10 +657,13 @@ impl<'a> Printer<'a> {
         if node.type_key() != "relay.Constant" || node.tensor_field("data").ok()? != **data {
             return None;
         }
-        Some(MetaObject {
-            graph: graph.clone(),
-            index: node.index(),
-        })
+        Some((
+            MetaObject {
+                graph: graph.clone(),
+                index: node.index(),
+            },
+            tvm_span,
+        ))
     }
 
     // ---- attributes ----
@@ -719,7 +741,7 @@ impl<'a> Printer<'a> {
             }
             AttrValue::Any => "?".to_string(),
             AttrValue::Expr(e) => match e.kind() {
-                ExprKind::Constant(_) => self.constant_meta(e),
+                ExprKind::Constant(_) => self.constant_meta(e, false),
                 ExprKind::GlobalVar(g) if !self.show_meta_data => format!("'{}'", g.name()),
                 kind => {
                     let type_key = expr_type_key(kind);
@@ -909,41 +931,10 @@ fn attrs_addr(attrs: &Attrs) -> usize {
     attrs.type_key().as_ptr() as usize
 }
 
-/// The schema of an attrs type: the operator table's, or one of the few
-/// types libtvm registers for no operator.
+/// The schema of an attrs type, from the operator table (which also holds
+/// the types libtvm registers for no operator, such as `attrs.TestAttrs`).
 pub(crate) fn attrs_schema(type_key: &str) -> Option<&'static AttrsSchema> {
-    op::attrs_schema(type_key).or_else(|| builtin_attrs_schema(type_key))
-}
-
-/// `attrs.TestAttrs` (`src/support/ffi_testing.cc`), which TVM's tests name
-/// with `attrs_type_key`. The lowering knows it too (`lower::attrs`); both
-/// should move to the operator table's lookup.
-fn builtin_attrs_schema(type_key: &str) -> Option<&'static AttrsSchema> {
-    static TEST_ATTRS: OnceLock<AttrsSchema> = OnceLock::new();
-    if type_key != "attrs.TestAttrs" {
-        return None;
-    }
-    Some(TEST_ATTRS.get_or_init(|| {
-        let field = |name: &str, ty, default| AttrField {
-            name: name.to_string(),
-            ty,
-            default,
-            lower_bound: None,
-        };
-        AttrsSchema {
-            type_key: type_key.to_string(),
-            fields: vec![
-                field("axis", AttrType::Int, AttrDefault::Int(10)),
-                field("name", AttrType::String, AttrDefault::Required),
-                field(
-                    "padding",
-                    AttrType::Array(Box::new(AttrType::PrimExpr)),
-                    AttrDefault::Array(vec![AttrDefault::Int(0), AttrDefault::Int(0)]),
-                ),
-                field("func", AttrType::EnvFunc, AttrDefault::Null),
-            ],
-        }
-    }))
+    op::attrs_schema(type_key)
 }
 
 /// The type key TVM gives an expression node.
@@ -987,6 +978,26 @@ fn readable_prim_expr(m: &MetaObject) -> String {
 }
 
 /// The graph of the `#[metadata]` section of a source text, if it has one.
+/// The span TVM's parser leaves on the object `meta[K][i]` at byte `start`
+/// of `text` refers to: its tokenizer takes the start column after having
+/// consumed `meta[` and the end column after the closing `]` (lines and
+/// columns count from 1, columns in bytes), and `WithSpan` writes that onto
+/// the shared object itself. `[line, column, end_line, end_column]`.
+fn meta_ref_span(text: &str, start: usize) -> Option<[i64; 4]> {
+    let rest = text.get(start..)?;
+    let first = rest.find(']')?;
+    let second = rest[first + 1..].find(']')? + first + 1;
+    let position = |at: usize| -> Option<(i64, i64)> {
+        let before = text.get(..at)?;
+        let line = before.bytes().filter(|&b| b == b'\n').count() as i64 + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Some((line, (at - line_start) as i64 + 1))
+    };
+    let (line, column) = position(start + "meta[".len())?;
+    let (end_line, end_column) = position(start + second + 1)?;
+    Some([line, column, end_line, end_column])
+}
+
 fn metadata_section(text: &str) -> Option<ObjectGraph> {
     const MARK: &str = "#[metadata]";
     let at = if text.starts_with(MARK) {

@@ -286,6 +286,15 @@ impl PassContext {
         }
     }
 
+    /// Records that `info`'s pass did not run, for `--explain` and for the
+    /// instruments' `pass_skipped` hook.
+    pub(crate) fn skipped(&self, module: &crate::ir::IRModule, info: &PassInfo, reason: String) {
+        for instrument in self.instruments() {
+            instrument.pass_skipped(module, info, &reason);
+        }
+        self.explain(&info.name, false, reason);
+    }
+
     pub(crate) fn explain(&self, pass: &str, ran: bool, reason: impl Into<String>) {
         let depth = *self.depth.lock().unwrap_or_else(|e| e.into_inner());
         self.explanations

@@ -1,7 +1,8 @@
 //! Pass instruments: TVM's five hooks around pass contexts and pass runs.
 //!
 //! An instrument may leave any hook out (a missing `should_run` counts as
-//! true). Hooks may fail; the failure ordering is TVM's (see
+//! true). Besides TVM's five there is `pass_skipped`, so that instruments
+//! can count what did not run. Hooks may fail; the failure ordering is TVM's (see
 //! `PassContext::enter` and `pass::run`).
 
 use crate::ir::IRModule;
@@ -40,4 +41,10 @@ pub trait PassInstrument: Send + Sync {
     fn run_after_pass(&self, _module: &IRModule, _info: &PassInfo) -> HookResult {
         Ok(())
     }
+
+    /// Called when a pass was not run: a `Sequential` found it not enabled,
+    /// an instrument's `should_run` said no, or what it establishes still
+    /// held. Not one of TVM's hooks (TVM has no way to watch skips); it
+    /// cannot fail, since a skip changes nothing to undo.
+    fn pass_skipped(&self, _module: &IRModule, _info: &PassInfo, _reason: &str) {}
 }

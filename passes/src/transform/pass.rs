@@ -106,9 +106,9 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
     if !ctx.tvm_exact {
         if let Some(property) = pass.establishes() {
             if module.has_property(property) {
-                ctx.explain(
-                    &info.name,
-                    false,
+                ctx.skipped(
+                    &module,
+                    info,
                     format!(
                         "skipped: the module is already {property:?} and has not changed since"
                     ),
@@ -128,10 +128,10 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
             }
         }
         if !should_run {
-            ctx.explain(
-                &info.name,
-                false,
-                "skipped: an instrument's should_run said no",
+            ctx.skipped(
+                &module,
+                info,
+                "skipped: an instrument's should_run said no".into(),
             );
             return Ok(module);
         }
@@ -378,9 +378,9 @@ impl Pass for Sequential {
         for pass in &self.passes {
             let info = pass.info();
             if !ctx.pass_enabled(info) {
-                ctx.explain(
-                    &info.name,
-                    false,
+                ctx.skipped(
+                    &module,
+                    info,
                     format!("skipped: {}", ctx.enabled_reason(info)),
                 );
                 continue;

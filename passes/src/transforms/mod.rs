@@ -1,15 +1,39 @@
 //! The standard Relay passes, each registered under TVM's constructor name
 //! with TVM's `PassInfo` (name, opt_level, required list).
 
+pub mod canonicalize_cast;
+pub mod canonicalize_ops;
+pub mod combine_parallel;
 pub mod dead_code;
+pub mod defuse_ops;
+pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
+pub mod eta_expand;
+pub mod fast_math;
 pub mod fold_constant;
+pub mod fold_explicit_padding;
+pub mod fold_scale_axis;
+pub mod fuse_ops;
 mod infer_type;
+pub mod inline;
+pub mod lambda_lift;
+pub mod normal_form;
 mod print_ir;
+pub mod remove_unused_functions;
+pub mod simplify_expr;
+pub mod simplify_inference;
+pub mod split_args;
+pub mod to_a_normal_form;
+pub mod to_basic_block_normal_form;
+pub mod to_graph_normal_form;
 
 pub use infer_type::pass as infer_type;
 
-use crate::transform::PassSpec;
+use crate::diagnostic::Diagnostic;
+use crate::ir::{Function, IRModule};
+use crate::transform::registry::PassKind;
+use crate::transform::{FunctionPass, PassContext, PassInfo, PassSpec};
+use std::sync::Arc;
 
 /// Every built-in pass, for the registry.
 pub(crate) fn builtin_passes() -> Vec<PassSpec> {
@@ -19,5 +43,45 @@ pub(crate) fn builtin_passes() -> Vec<PassSpec> {
     specs.extend([dead_code::spec()]);
     specs.extend([eliminate_common_subexpr::spec()]);
     specs.push(fold_constant::spec());
+    specs.extend(fold_scale_axis::specs());
+    specs.push(fuse_ops::spec());
+    specs.push(defuse_ops::spec());
+    specs.push(simplify_inference::spec());
+    specs.extend(simplify_expr::specs());
+    specs.push(canonicalize_ops::spec());
+    specs.push(canonicalize_cast::spec());
+    specs.push(fast_math::spec());
+    specs.push(remove_unused_functions::spec());
+    specs.push(to_graph_normal_form::spec());
+    specs.push(to_a_normal_form::spec());
+    specs.push(to_basic_block_normal_form::spec());
+    specs.push(eta_expand::spec());
+    specs.push(inline::spec());
+    specs.push(lambda_lift::spec());
+    specs.push(split_args::spec());
+    specs.push(dynamic_to_static::spec());
+    specs.push(fold_explicit_padding::spec());
+    specs.extend(combine_parallel::specs());
     specs
+}
+
+/// The registry entry of a function pass without parameters, registered
+/// under its own name.
+fn function_pass_spec(
+    info: PassInfo,
+    description: &str,
+    transform: fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>,
+) -> PassSpec {
+    let factory_info = info.clone();
+    PassSpec {
+        name: info.name.clone(),
+        info,
+        kind: PassKind::Function,
+        params: Vec::new(),
+        description: description.into(),
+        factory: Arc::new(move |_args| {
+            let pass = FunctionPass::new(factory_info.clone(), transform);
+            Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
+        }),
+    }
 }

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch to one module per subcommand.
 
 mod check;
+mod diff;
 mod fmt;
 mod input;
 mod opt;
@@ -32,6 +33,9 @@ struct Cli {
 enum Command {
     /// Check Relay files for errors; exit 1 if any is found.
     Check(check::CheckArgs),
+    /// Compare two files structurally (up to renaming bound variables);
+    /// print `equal` or the first difference (exit 1).
+    Diff(diff::DiffArgs),
     /// Run a pipeline of passes on a module and print the result.
     Opt(opt::OptArgs),
     /// List the registered passes.
@@ -64,6 +68,7 @@ where
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Diff(args) => diff::run(&args),
         Command::Opt(args) => opt::run(&args),
         Command::Passes(args) => passes::run(&args),
         Command::Print(args) => print::run(&args),

@@ -12,7 +12,7 @@ use relay_passes::printer::{print_module, PrintOptions};
 use relay_passes::project::Project;
 use relay_passes::transform::config::{config_type, ConfigValue};
 use relay_passes::transform::instruments::{
-    ModulePrinter, PassFilter, PassTiming, PrintAfterChange, PrintIr,
+    ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
 };
 use relay_passes::transform::{
     parse_pipeline, pipeline::build_pipeline, registry, run_pass, LogSink, PassContext,
@@ -63,6 +63,10 @@ pub struct OptArgs {
     /// Say for every pass why it ran or was skipped.
     #[arg(long)]
     explain: bool,
+    /// Print how many times each pass ran and was skipped (InferType runs
+    /// fewer times than with --tvm-exact when the module stays typed).
+    #[arg(long)]
+    count_passes: bool,
     /// When a pass fails, write the module before it and the failing
     /// one-pass pipeline into this directory.
     #[arg(long, value_name = "DIR")]
@@ -176,6 +180,10 @@ pub fn run(args: &OptArgs) -> i32 {
     if args.time_passes {
         instruments.push(timing.clone());
     }
+    let counts = Arc::new(PassCounts::new());
+    if args.count_passes {
+        instruments.push(counts.clone());
+    }
     if args.print_ir_after_all
         || !args.print_ir_after.is_empty()
         || !args.print_ir_before.is_empty()
@@ -233,6 +241,9 @@ pub fn run(args: &OptArgs) -> i32 {
     }
     if args.time_passes {
         eprint!("{}", timing.render());
+    }
+    if args.count_passes {
+        eprint!("{}", counts.render());
     }
     let warnings: Vec<Diagnostic> = ctx.take_diagnostics().into_iter().collect();
     if !warnings.is_empty() {

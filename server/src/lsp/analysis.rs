@@ -1,22 +1,26 @@
 //! One analysis of one snapshot of a document: the syntax tree, the lowered
-//! module, the typed module (InferType), every diagnostic, and an index from
-//! source ranges to IR nodes. Built off the main loop, never changed after,
-//! shared by every request that asks about that version.
+//! module, the typed module (InferType), every diagnostic, the names as
+//! lowering resolved them, and an index from source ranges to IR nodes.
+//! Built off the main loop, never changed after, shared by every request
+//! that asks about that version. Type inference is incremental: each
+//! document keeps an [`IncrementalChecker`] between edits, so an edit
+//! re-infers only the functions it can affect.
 //!
 //! Everything here calls the library (`relay_syntax`, `relay_passes::lower`,
 //! `relay_passes::infer`), exactly as the CLI does; each stage runs under
 //! `catch_unwind`, so a panic in one stage leaves the others' results and
 //! becomes an "internal error" diagnostic instead of taking the server down.
 
-use super::symbols::Symbols;
 use super::text::{Encoding, LineIndex};
 use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
+use relay_passes::lower::NameIndex;
 use relay_passes::source::SourceMap;
 use relay_syntax::{Parse, SyntaxNode, TextRange};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The analysis of one version of a document.
 pub struct Analysis {
@@ -31,9 +35,12 @@ pub struct Analysis {
     pub typed: Option<IRModule>,
     /// Syntax, name and type diagnostics, in that order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Every definition and use of a name, as lowering resolved them: what
+    /// navigation (definition, references, rename, highlights, completion
+    /// of locals) reads.
+    pub names: NameIndex,
     /// IR nodes by source range (built on first use).
     index: OnceLock<SpanIndex>,
-    symbols: OnceLock<Symbols>,
 }
 
 impl std::fmt::Debug for Analysis {
@@ -60,11 +67,6 @@ impl Analysis {
     /// need it).
     pub fn index(&self) -> &SpanIndex {
         self.index.get_or_init(|| SpanIndex::build(self.module()))
-    }
-
-    /// Names, their definitions and references (computed on first use).
-    pub fn symbols(&self) -> &Symbols {
-        self.symbols.get_or_init(|| Symbols::build(&self.root()))
     }
 
     /// The module features should look at: typed if inference ran.
@@ -103,14 +105,29 @@ fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
     .with_note("this is a bug in relay; the other results are still shown")
 }
 
-/// Analyses `text`. `obsolete` is polled between stages: when it says the
-/// snapshot has been superseded, the analysis stops and returns `None`.
+/// Analyses `text` from scratch. `obsolete` is polled between stages: when
+/// it says the snapshot has been superseded, the analysis stops and returns
+/// `None`.
 pub fn analyze(
     name: &str,
     text: Arc<str>,
     version: i32,
     encoding: Encoding,
     obsolete: &dyn Fn() -> bool,
+) -> Option<Analysis> {
+    let checker = Mutex::new(IncrementalChecker::new());
+    analyze_incrementally(name, text, version, encoding, obsolete, &checker)
+}
+
+/// [`analyze`], reusing the type inference results `checker` kept from the
+/// document's previous analyses (and updating them).
+pub fn analyze_incrementally(
+    name: &str,
+    text: Arc<str>,
+    version: i32,
+    encoding: Encoding,
+    obsolete: &dyn Fn() -> bool,
+    checker: &Mutex<IncrementalChecker>,
 ) -> Option<Analysis> {
     let mut diagnostics = Vec::new();
     let mut sources = SourceMap::new();
@@ -132,28 +149,32 @@ pub fn analyze(
         return None;
     }
     let lowered = guarded(|| {
-        parse.source_file().map(|root| {
-            let lowered = relay_passes::lower::lower_module(file, &root);
-            (lowered.module, lowered.diagnostics)
-        })
+        parse
+            .source_file()
+            .map(|root| relay_passes::lower::lower_module(file, &root))
     });
-    let mut lowered = match lowered {
-        Ok(Some((module, lowered_diagnostics))) => {
-            diagnostics.extend(lowered_diagnostics);
-            module
+    let (mut lowered, names) = match lowered {
+        Ok(Some(lowered)) => {
+            diagnostics.extend(lowered.diagnostics);
+            (lowered.module, lowered.names)
         }
-        Ok(None) => IRModule::new(),
+        Ok(None) => (IRModule::new(), NameIndex::default()),
         Err(message) => {
             diagnostics.push(internal_error(Layer::Name, "lowering", &message));
-            IRModule::new()
+            (IRModule::new(), NameIndex::default())
         }
     };
     lowered.sources = sources;
     if obsolete() {
         return None;
     }
-    let typed = match guarded(|| relay_passes::infer::infer_module(&lowered)) {
-        Ok((typed, type_diagnostics)) => {
+    let typed = match guarded(|| {
+        checker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .check(&lowered)
+    }) {
+        Ok((typed, type_diagnostics, _stats)) => {
             // As `relay check` (and TVM's parser): type errors are
             // reported for modules that parse and lower cleanly; otherwise
             // the types found are kept for hover only.
@@ -163,6 +184,12 @@ pub fn analyze(
             Some(typed)
         }
         Err(message) => {
+            // The checker stays correct after a panic, but drop what it
+            // kept so the next edit starts afresh.
+            checker
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
             diagnostics.push(internal_error(Layer::Type, "type inference", &message));
             None
         }
@@ -175,8 +202,8 @@ pub fn analyze(
         lowered,
         typed,
         diagnostics,
+        names,
         index: OnceLock::new(),
-        symbols: OnceLock::new(),
     })
 }
 

@@ -4,9 +4,9 @@
 //! completion, signature help and formatting.
 
 use super::analysis::Analysis;
-use super::symbols::{name_range, Symbol, SymbolKind};
 use relay_passes::diagnostic::{Diagnostic, Severity};
 use relay_passes::ir::{Expr, ExprKind, Type};
+use relay_passes::lower::{DefId, Definition, NameKind};
 use relay_passes::op::{self, OpDef};
 use relay_passes::printer::{print_module, print_type, PrintOptions};
 use relay_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, TextRange, TextSize};
@@ -117,15 +117,27 @@ fn var_type(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The type of what a graph binding `%N = e;` (at `full`) stands for.
-fn graph_value(analysis: &Analysis, full: TextRange) -> Option<&Expr> {
-    let root = analysis.root();
-    let binding = root
-        .covering_element(full)
-        .into_node()
-        .filter(|n| n.kind() == GRAPH_BINDING)?;
+/// What the graph binding `%N = e;` whose number token is at `def` stands
+/// for: the IR node of `e`.
+fn graph_value(analysis: &Analysis, def: TextRange) -> Option<&Expr> {
+    let token = analysis
+        .root()
+        .token_at_offset(def.start())
+        .find(|t| t.kind() == GRAPH)?;
+    let binding = token.parent().filter(|n| n.kind() == GRAPH_BINDING)?;
     let value = binding.children().last()?;
     analysis.index().exact(value.text_range())
+}
+
+/// The range of a name without its `%` or `@` (what a rename replaces).
+fn name_range(text: &str, range: TextRange) -> TextRange {
+    let start = usize::from(range.start());
+    match text.as_bytes().get(start) {
+        Some(b'%' | b'@') if !range.is_empty() => {
+            TextRange::new(range.start() + TextSize::from(1), range.end())
+        }
+        _ => range,
+    }
 }
 
 /// `def @f(%x: T, …) -> R` from the typed module.
@@ -289,10 +301,11 @@ pub fn hover(analysis: &Analysis, offset: TextSize) -> Option<lsp::Hover> {
         }
     }
     // Names.
-    let symbols = analysis.symbols();
-    if let Some((id, _)) = symbols.at(offset).filter(|_| is_name(token.kind())) {
-        if let Some(text) = symbol_hover(analysis, symbols.get(id)) {
-            return Some(markdown(text, range));
+    if is_name(token.kind()) {
+        if let Some((_, def)) = analysis.names.definition_at(offset) {
+            if let Some(text) = name_hover(analysis, def) {
+                return Some(markdown(text, range));
+            }
         }
     }
     // Any other expression: its type.
@@ -304,96 +317,87 @@ pub fn hover(analysis: &Analysis, offset: TextSize) -> Option<lsp::Hover> {
     ))
 }
 
-fn symbol_hover(analysis: &Analysis, symbol: &Symbol) -> Option<String> {
-    let text = match symbol.kind {
-        SymbolKind::Local | SymbolKind::Param => {
-            let def = symbol.def?;
-            let t = var_at(analysis, def).and_then(var_type);
-            let what = if symbol.kind == SymbolKind::Param {
-                "parameter"
-            } else {
-                "local variable"
+/// What hover shows for a name: its type or signature and what it is.
+fn name_hover(analysis: &Analysis, def: &Definition) -> Option<String> {
+    let name = &def.name;
+    let text = match def.kind {
+        NameKind::Param | NameKind::Let | NameKind::PatternVar | NameKind::FreeVar => {
+            let t = def
+                .range
+                .and_then(|range| var_at(analysis, range))
+                .and_then(var_type);
+            let what = match def.kind {
+                NameKind::Param => "parameter",
+                NameKind::PatternVar => "pattern variable",
+                NameKind::FreeVar => "free variable",
+                _ => "local variable",
             };
             match t {
-                Some(t) => format!(
-                    "{}\n\n{what}",
-                    code_block(&format!("%{}: {t}", symbol.name))
-                ),
-                None => format!("{}\n\n{what}", code_block(&format!("%{}", symbol.name))),
+                Some(t) => format!("{}\n\n{what}", code_block(&format!("%{name}: {t}"))),
+                None => format!("{}\n\n{what}", code_block(&format!("%{name}"))),
             }
         }
-        SymbolKind::Undeclared => format!(
+        NameKind::Undeclared => format!(
             "{}\n\nnot declared: add it as a parameter or bind it with `let`",
-            code_block(&format!("%{}", symbol.name))
+            code_block(&format!("%{name}"))
         ),
-        SymbolKind::Graph => {
-            let t = symbol
-                .def_full
-                .and_then(|full| graph_value(analysis, full))
+        NameKind::Graph => {
+            let t = def
+                .range
+                .and_then(|range| graph_value(analysis, range))
                 .and_then(type_of);
             match t {
-                Some(t) => format!(
-                    "{}\n\ngraph binding",
-                    code_block(&format!("%{}: {t}", symbol.name))
-                ),
-                None => format!(
-                    "{}\n\ngraph binding",
-                    code_block(&format!("%{}", symbol.name))
-                ),
+                Some(t) => format!("{}\n\ngraph binding", code_block(&format!("%{name}: {t}"))),
+                None => format!("{}\n\ngraph binding", code_block(&format!("%{name}"))),
             }
         }
-        SymbolKind::Global => {
-            let sig = global_signature(analysis, &symbol.name)
-                .unwrap_or_else(|| format!("def @{}", symbol.name));
+        NameKind::Global => {
+            let sig = global_signature(analysis, name).unwrap_or_else(|| format!("def @{name}"));
             format!("{}\n\nglobal function", code_block(&sig))
         }
-        SymbolKind::Constructor => {
-            let module = analysis.module();
-            match module.constructor(&symbol.name) {
-                Some(ctor) => {
-                    let data = ctor.data();
-                    let fields: Vec<String> = data.inputs.iter().map(print_type).collect();
-                    format!(
-                        "{}\n\nconstructor {} of `{}`",
-                        code_block(&format!("{}({})", symbol.name, fields.join(", "))),
-                        data.tag,
-                        data.belong_to.name()
-                    )
-                }
-                None => code_block(&symbol.name),
+        NameKind::Constructor => match analysis.module().constructor(name) {
+            Some(ctor) => {
+                let data = ctor.data();
+                let fields: Vec<String> = data.inputs.iter().map(print_type).collect();
+                format!(
+                    "{}\n\nconstructor {} of `{}`",
+                    code_block(&format!("{name}({})", fields.join(", "))),
+                    data.tag,
+                    data.belong_to.name()
+                )
             }
-        }
-        SymbolKind::TypeName => {
-            let module = analysis.module();
-            match module.type_definition(&symbol.name) {
-                Some(data) => {
-                    let params: Vec<&str> = data.type_vars.iter().map(|v| v.name()).collect();
-                    let ctors: Vec<&str> = data.constructors.iter().map(|c| c.name()).collect();
-                    let head = if params.is_empty() {
-                        symbol.name.clone()
-                    } else {
-                        format!("{}[{}]", symbol.name, params.join(", "))
-                    };
-                    format!(
-                        "{}\n\nconstructors: {}",
-                        code_block(&format!("type {head}")),
-                        ctors.join(", ")
-                    )
-                }
-                None => code_block(&format!("type {}", symbol.name)),
+            None => code_block(name),
+        },
+        NameKind::TypeName => match analysis.module().type_definition(name) {
+            Some(data) => {
+                let params: Vec<&str> = data.type_vars.iter().map(|v| v.name()).collect();
+                let ctors: Vec<&str> = data.constructors.iter().map(|c| c.name()).collect();
+                let head = if params.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name}[{}]", params.join(", "))
+                };
+                format!(
+                    "{}\n\nconstructors: {}",
+                    code_block(&format!("type {head}")),
+                    ctors.join(", ")
+                )
             }
-        }
-        SymbolKind::TypeParam => format!("{}\n\ntype parameter", code_block(&symbol.name)),
+            None => code_block(&format!("type {name}")),
+        },
+        NameKind::TypeParam => format!("{}\n\ntype parameter", code_block(name)),
     };
     Some(text)
 }
 
 // ---- definition, references, rename ----
 
+/// The definition the name at `offset` resolves to (nothing for names
+/// declared nowhere in the text).
 pub fn definition(analysis: &Analysis, uri: &Uri, offset: TextSize) -> Option<lsp::Location> {
-    let (id, _) = analysis.symbols().at(offset)?;
-    let def = analysis.symbols().get(id).def?;
-    Some(lsp::Location::new(uri.clone(), analysis.lines.range(def)))
+    let (_, def) = analysis.names.definition_at(offset)?;
+    let range = def.range?;
+    Some(lsp::Location::new(uri.clone(), analysis.lines.range(range)))
 }
 
 pub fn references(
@@ -402,33 +406,28 @@ pub fn references(
     offset: TextSize,
     include_declaration: bool,
 ) -> Vec<lsp::Location> {
-    let Some((id, _)) = analysis.symbols().at(offset) else {
+    let Some((id, def)) = analysis.names.definition_at(offset) else {
         return Vec::new();
     };
-    let symbol = analysis.symbols().get(id);
-    let ranges: Vec<TextRange> = if include_declaration {
-        symbol.occurrences().collect()
-    } else {
-        symbol.refs.clone()
-    };
-    ranges
+    let declaration = def.range.filter(|_| include_declaration);
+    declaration
         .into_iter()
+        .chain(analysis.names.references(id).iter().copied())
         .map(|r| lsp::Location::new(uri.clone(), analysis.lines.range(r)))
         .collect()
 }
 
 pub fn highlights(analysis: &Analysis, offset: TextSize) -> Vec<lsp::DocumentHighlight> {
-    let Some((id, _)) = analysis.symbols().at(offset) else {
+    let Some((id, def)) = analysis.names.definition_at(offset) else {
         return Vec::new();
     };
-    let symbol = analysis.symbols().get(id);
-    symbol
-        .def
+    def.range
         .map(|d| (d, lsp::DocumentHighlightKind::WRITE))
         .into_iter()
         .chain(
-            symbol
-                .refs
+            analysis
+                .names
+                .references(id)
                 .iter()
                 .map(|r| (*r, lsp::DocumentHighlightKind::READ)),
         )
@@ -441,19 +440,19 @@ pub fn highlights(analysis: &Analysis, offset: TextSize) -> Vec<lsp::DocumentHig
 
 /// The range a rename replaces and the current name.
 pub fn prepare_rename(analysis: &Analysis, offset: TextSize) -> Option<(lsp::Range, String)> {
-    let (id, range) = analysis.symbols().at(offset)?;
-    let symbol = analysis.symbols().get(id);
-    let range = name_range(analysis.text(), range);
-    Some((analysis.lines.range(range), symbol.name.clone()))
+    let occurrence = analysis.names.at(offset)?;
+    let def = analysis.names.definition(occurrence.def);
+    let range = name_range(analysis.text(), occurrence.range);
+    Some((analysis.lines.range(range), def.name.clone()))
 }
 
-fn valid_name(kind: SymbolKind, name: &str) -> bool {
+fn valid_name(kind: NameKind, name: &str) -> bool {
     let mut chars = name.chars();
     let Some(first) = chars.next() else {
         return false;
     };
     match kind {
-        SymbolKind::Graph => name.chars().all(|c| c.is_ascii_digit()),
+        NameKind::Graph => name.chars().all(|c| c.is_ascii_digit()),
         _ => {
             (first.is_ascii_alphabetic() || first == '_')
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/')
@@ -462,23 +461,24 @@ fn valid_name(kind: SymbolKind, name: &str) -> bool {
     }
 }
 
-/// The edits renaming the symbol at `offset`, or why it cannot be renamed.
+/// The edits renaming the name at `offset` (its definition and every use
+/// lowering resolved to it, nothing else), or why it cannot be renamed.
 pub fn rename(
     analysis: &Analysis,
     offset: TextSize,
     new_name: &str,
 ) -> Result<Vec<lsp::TextEdit>, String> {
-    let (id, _) = analysis
-        .symbols()
-        .at(offset)
+    let (id, def): (DefId, &Definition) = analysis
+        .names
+        .definition_at(offset)
         .ok_or("there is no name to rename here")?;
-    let symbol = analysis.symbols().get(id);
     let new_name = new_name.strip_prefix(['%', '@']).unwrap_or(new_name);
-    if !valid_name(symbol.kind, new_name) {
+    if !valid_name(def.kind, new_name) {
         return Err(format!("`{new_name}` is not a valid name here"));
     }
-    let mut edits: Vec<lsp::TextEdit> = symbol
-        .occurrences()
+    let mut edits: Vec<lsp::TextEdit> = analysis
+        .names
+        .occurrences(id)
         .map(|r| lsp::TextEdit {
             range: analysis.lines.range(name_range(analysis.text(), r)),
             new_text: new_name.to_string(),
@@ -670,11 +670,8 @@ fn classify(
             Some(TYPE_DEF | EXTERN_TYPE_DEF) => (T_TYPE, T_DECLARATION),
             Some(NAMED_TYPE) => {
                 let offset = token.text_range().start();
-                let kind = analysis
-                    .symbols()
-                    .at(offset)
-                    .map(|(id, _)| analysis.symbols().get(id).kind);
-                if kind == Some(SymbolKind::TypeParam) {
+                let kind = analysis.names.definition_at(offset).map(|(_, d)| d.kind);
+                if kind == Some(NameKind::TypeParam) {
                     (T_TYPE_PARAMETER, 0)
                 } else {
                     (T_TYPE, 0)
@@ -884,26 +881,18 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<lsp::CompletionI
             ..Default::default()
         }
     };
-    let symbols = analysis.symbols();
+    let names = &analysis.names;
     let mut out = Vec::new();
     let locals = |out: &mut Vec<lsp::CompletionItem>| {
-        let mut seen = std::collections::HashSet::new();
-        for symbol in symbols.visible_at(offset) {
-            if !seen.insert(symbol.name.clone()) {
-                continue;
-            }
-            let detail = match symbol.kind {
-                SymbolKind::Graph => symbol
-                    .def_full
-                    .and_then(|f| graph_value(analysis, f))
-                    .and_then(type_of),
-                _ => symbol
-                    .def
-                    .and_then(|d| var_at(analysis, d))
-                    .and_then(var_type),
+        for id in names.visible_at(offset) {
+            let def = names.definition(id);
+            let detail = match (def.kind, def.range) {
+                (NameKind::Graph, Some(range)) => graph_value(analysis, range).and_then(type_of),
+                (_, Some(range)) => var_at(analysis, range).and_then(var_type),
+                (_, None) => None,
             };
             out.push(item(
-                format!("%{}", symbol.name),
+                format!("%{}", def.name),
                 lsp::CompletionItemKind::VARIABLE,
                 detail,
             ));

@@ -18,7 +18,6 @@ pub mod actions;
 pub mod analysis;
 pub mod features;
 mod server;
-pub mod symbols;
 pub mod text;
 
 pub use server::{Backend, DEFAULT_DEBOUNCE_MS};

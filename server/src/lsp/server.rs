@@ -13,10 +13,11 @@
 use super::actions::{
     self, ApplyPipelineArgs, PassOutput, PassOutputParams, APPLY_PIPELINE, LIST_PASSES,
 };
-use super::analysis::{analyze, guarded, Analysis};
+use super::analysis::{analyze_incrementally, guarded, Analysis};
 use super::features;
 use super::text::{Document, Encoding};
 use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::infer::IncrementalChecker;
 use relay_passes::project::Project;
 use relay_syntax::{TextRange, TextSize};
 use serde_json::Value;
@@ -53,6 +54,8 @@ struct DocState {
     generation: u64,
     /// Diagnostics of the on-save pipelines, for the version they ran on.
     save_diagnostics: Option<(i32, Vec<Diagnostic>)>,
+    /// Type inference results kept between the document's analyses.
+    checker: Arc<Mutex<IncrementalChecker>>,
 }
 
 /// The shared state of the server.
@@ -170,21 +173,26 @@ impl Backend {
         version: i32,
         latest: Arc<AtomicI32>,
     ) -> std::result::Result<Arc<Analysis>, Option<Error>> {
-        let text = {
+        let (text, checker) = {
             let docs = self.docs();
             let state = docs.get(uri).ok_or(None)?;
             if state.doc.version != version {
                 return Err(None);
             }
-            state.doc.text()
+            (state.doc.text(), state.checker.clone())
         };
         let name = doc_name(uri);
         let encoding = self.encoding();
         let job = tokio::task::spawn_blocking(move || {
             guarded(|| {
-                analyze(&name, text, version, encoding, &|| {
-                    latest.load(Ordering::Relaxed) != version
-                })
+                analyze_incrementally(
+                    &name,
+                    text,
+                    version,
+                    encoding,
+                    &|| latest.load(Ordering::Relaxed) != version,
+                    &checker,
+                )
             })
         });
         match job.await {
@@ -284,6 +292,14 @@ impl Backend {
             }
             if let Ok(analysis) = backend.analysis(&uri).await {
                 backend.publish(&uri, &analysis).await;
+                // Hover and inlay hints look nodes up by range: build that
+                // index now, while the user reads the diagnostics, rather
+                // than on the first request (a quarter of a second on 10 MB).
+                let warm = analysis.clone();
+                let _ = tokio::task::spawn_blocking(move || {
+                    let _ = guarded(|| warm.index().len());
+                })
+                .await;
             }
         });
     }
@@ -552,6 +568,19 @@ fn run_on_save(analysis: &Analysis, project: &Project) -> (Vec<Diagnostic>, Vec<
     (diagnostics, log)
 }
 
+/// Drops an analysis that no longer describes the document on the blocking
+/// pool: freeing the trees and modules of a large file takes as long as a
+/// good part of analysing it, and would otherwise hold up the edit that
+/// replaced it.
+fn retire(previous: Arc<OnceCell<Arc<Analysis>>>) {
+    if previous.get().is_none() {
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn_blocking(move || drop(previous));
+    }
+}
+
 fn text_range_of(analysis: &Analysis, range: Range) -> TextRange {
     analysis.lines.text_range(range)
 }
@@ -685,7 +714,7 @@ impl LanguageServer for Backend {
         let version = params.text_document.version;
         {
             let mut docs = self.docs();
-            docs.insert(
+            let reopened = docs.insert(
                 uri.clone(),
                 DocState {
                     doc: Document::new(&params.text_document.text, version),
@@ -693,8 +722,12 @@ impl LanguageServer for Backend {
                     cell: Arc::new(OnceCell::new()),
                     generation: 0,
                     save_diagnostics: None,
+                    checker: Arc::default(),
                 },
             );
+            if let Some(reopened) = reopened {
+                retire(reopened.cell);
+            }
         }
         self.schedule(uri, Duration::ZERO);
     }
@@ -717,7 +750,8 @@ impl LanguageServer for Backend {
             }
             state.doc.version = params.text_document.version;
             state.latest.store(state.doc.version, Ordering::Relaxed);
-            state.cell = Arc::new(OnceCell::new());
+            let previous = std::mem::replace(&mut state.cell, Arc::new(OnceCell::new()));
+            retire(previous);
             state.generation += 1;
         }
         self.schedule(uri, self.settings().debounce);
@@ -733,7 +767,10 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        self.docs().remove(&uri);
+        let closed = self.docs().remove(&uri);
+        if let Some(closed) = closed {
+            retire(closed.cell);
+        }
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }
 

@@ -66,6 +66,14 @@ impl LspClient {
         init_options: Value,
         envs: &[(&str, &str)],
     ) -> LspClient {
+        let mut client = Self::spawn(binary, envs);
+        client.initialize(utf8, init_options);
+        client
+    }
+
+    /// Starts `binary lsp` without initializing it (to test what the server
+    /// does with requests that come too early).
+    pub fn spawn(binary: &Path, envs: &[(&str, &str)]) -> LspClient {
         let mut child = Command::new(binary)
             .arg("lsp")
             .envs(envs.iter().copied())
@@ -85,7 +93,7 @@ impl LspClient {
                 }
             }
         });
-        let mut client = LspClient {
+        LspClient {
             child,
             stdin,
             incoming: rx,
@@ -94,12 +102,17 @@ impl LspClient {
             applied_edits: Vec::new(),
             seen: 0,
             initialize_result: None,
-        };
+        }
+    }
+
+    /// Sends `initialize` (announcing UTF-8 positions if `utf8`) and
+    /// `initialized`.
+    pub fn initialize(&mut self, utf8: bool, init_options: Value) {
         let mut general = json!({});
         if utf8 {
             general = json!({ "positionEncodings": ["utf-8", "utf-16"] });
         }
-        let result = client.request(
+        let result = self.request(
             "initialize",
             json!({
                 "processId": null,
@@ -115,9 +128,8 @@ impl LspClient {
                 "initializationOptions": init_options,
             }),
         );
-        client.initialize_result = Some(result);
-        client.notify("initialized", json!({}));
-        client
+        self.initialize_result = Some(result);
+        self.notify("initialized", json!({}));
     }
 
     pub fn start(utf8: bool) -> LspClient {

@@ -1469,3 +1469,81 @@ fn accessors_never_panic_on_garbage() {
         }
     }
 }
+
+/// The string literals of an expression, decoded.
+fn string_values(text: &str) -> Vec<String> {
+    parse_expr(text)
+        .syntax_node()
+        .descendants_with_tokens()
+        .filter_map(|element| element.into_token())
+        .filter_map(StringLit::cast)
+        .map(|lit| lit.value().into_owned())
+        .collect()
+}
+
+#[test]
+fn string_escapes_are_decoded() {
+    assert_eq!(string_values(r#"f(a="plain")"#), ["plain"]);
+    assert_eq!(
+        string_values(r#"f(a="q\"uote", b="back\\slash", c="a\nb\tc\rd")"#),
+        ["q\"uote", "back\\slash", "a\nb\tc\rd"]
+    );
+    // `\xHH` is one byte; the bytes of a UTF-8 character come back as it.
+    assert_eq!(
+        string_values(r#"f(a="\x01\xC3\xA9\x41", b="\x4a")"#),
+        ["\u{1}éA", "J"]
+    );
+    // Any other escaped character stands for itself, as the lexer reads it;
+    // an `\x` without two hex digits too.
+    assert_eq!(
+        string_values(r#"f(a="\q\é\x4", b="\xzz")"#),
+        ["qéx4", "xzz"]
+    );
+    // Bytes that are not UTF-8 do not panic.
+    assert_eq!(string_values(r#"f(a="\xFF")"#), ["\u{FFFD}"]);
+}
+
+#[test]
+fn string_value_borrows_without_escapes() {
+    let parse = parse_expr(r#"f(a="x\ny", b="plain")"#);
+    let lits: Vec<StringLit> = parse
+        .syntax_node()
+        .descendants_with_tokens()
+        .filter_map(|element| element.into_token())
+        .filter_map(StringLit::cast)
+        .collect();
+    assert_eq!(lits.len(), 2);
+    assert!(matches!(
+        lits[1].value(),
+        std::borrow::Cow::Borrowed("plain")
+    ));
+    assert_eq!(lits[0].raw_value(), "x\\ny");
+    // The range covers the contents as written.
+    assert_eq!(u32::from(lits[0].value_range().len()), 4);
+}
+
+/// What a printer that escapes as ours does writes (`\"`, `\\`, `\t`, `\r`,
+/// `\n`, `\xHH` outside printable ASCII) reads back as the original text.
+#[test]
+fn escaped_strings_round_trip() {
+    fn escape(s: &str) -> String {
+        let mut out = String::from("\"");
+        for &c in s.as_bytes() {
+            match c {
+                b'"' => out.push_str("\\\""),
+                b'\\' => out.push_str("\\\\"),
+                b'\t' => out.push_str("\\t"),
+                b'\r' => out.push_str("\\r"),
+                b'\n' => out.push_str("\\n"),
+                b' '..=b'~' => out.push(c as char),
+                _ => out.push_str(&format!("\\x{c:02X}")),
+            }
+        }
+        out.push('"');
+        out
+    }
+    for original in ["", "a b", "\"\\\t\r\n", "\u{0}\u{7f}é€😀", "x\\\"y"] {
+        let text = format!("f(a={})", escape(original));
+        assert_eq!(string_values(&text), [original], "{text}");
+    }
+}

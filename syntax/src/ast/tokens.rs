@@ -6,6 +6,7 @@
 //! never panic.
 
 use rowan::{TextRange, TextSize};
+use std::borrow::Cow;
 
 use crate::ast::AstToken;
 use crate::literal::{parse_number, NumberValue};
@@ -142,8 +143,19 @@ ast_token! {
 }
 
 impl StringLit {
-    /// The contents without the quotes.
-    pub fn value(&self) -> &str {
+    /// The contents without the quotes, with backslash escapes decoded:
+    /// `\"`, `\\`, `\n`, `\t`, `\r`, and `\xHH` for one byte (our
+    /// printer writes every byte outside printable ASCII that way, so the
+    /// bytes of a UTF-8 character come back as that character). A backslash
+    /// before any other character stands for that character, as the lexer
+    /// reads it. TVM's own strings have no escapes and come back unchanged.
+    /// Bytes that are not valid UTF-8 after decoding become U+FFFD.
+    pub fn value(&self) -> Cow<'_, str> {
+        unescape(self.raw_value())
+    }
+
+    /// The contents without the quotes, as written (escapes not decoded).
+    pub fn raw_value(&self) -> &str {
         let text = self.text();
         let text = text.strip_prefix('"').unwrap_or(text);
         text.strip_suffix('"').unwrap_or(text)
@@ -157,8 +169,65 @@ impl StringLit {
         } else {
             TextSize::from(0)
         };
-        let len = TextSize::of(self.value());
+        let len = TextSize::of(self.raw_value());
         TextRange::at(start + open, len)
+    }
+}
+
+/// Decodes the escapes of a string literal's contents (see
+/// [`StringLit::value`]); borrows when there is nothing to decode.
+fn unescape(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
+    }
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte != b'\\' {
+            out.push(byte);
+            i += 1;
+            continue;
+        }
+        let Some(&escaped) = bytes.get(i + 1) else {
+            // A lone backslash at the end (not in a well-formed literal).
+            out.push(byte);
+            break;
+        };
+        i += 2;
+        match escaped {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'x' => match (
+                bytes.get(i).and_then(hex_digit),
+                bytes.get(i + 1).and_then(hex_digit),
+            ) {
+                (Some(high), Some(low)) => {
+                    out.push(high << 4 | low);
+                    i += 2;
+                }
+                // Not a byte escape: the `x` stands for itself.
+                _ => out.push(b'x'),
+            },
+            // `\"`, `\\` and any other escaped character stand for
+            // themselves (a multi-byte character is copied byte by byte by
+            // the loop).
+            other => out.push(other),
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(text) => Cow::Owned(text),
+        Err(error) => Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
+    }
+}
+
+fn hex_digit(c: &u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{SyntaxError, SyntaxKind, SyntaxKind::*};
 use rowan::{TextRange, TextSize};
 
 /// What the parser produces; `build_tree` turns it into a green tree.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
     /// Opens a node. `forward_parent` links to a node that must be opened
     /// before this one (see [`CompletedMarker::precede`]).
@@ -34,46 +34,48 @@ const MAX_DEPTH: u32 = 256;
 
 pub(crate) struct Parser<'t> {
     text: &'t str,
-    /// Non-trivia tokens: kind, range, and whether trivia precedes it.
+    /// Non-trivia tokens: kind and range. Whether trivia precedes a token
+    /// is whether it starts after the end of the one before.
     kinds: Vec<SyntaxKind>,
     ranges: Vec<TextRange>,
-    joint: Vec<bool>,
     pos: usize,
     events: Vec<Event>,
     errors: Vec<SyntaxError>,
     depth: u32,
     depth_error_reported: bool,
+    /// Where the last skip of a too-deep construct stopped: the constructs
+    /// around it are cut short there, and their complaints would only repeat
+    /// the nesting error.
+    nested_skip_end: Option<usize>,
 }
 
 impl<'t> Parser<'t> {
     pub(crate) fn new(text: &'t str, tokens: &[Token]) -> Parser<'t> {
         let mut kinds = Vec::with_capacity(tokens.len());
         let mut ranges = Vec::with_capacity(tokens.len());
-        let mut joint = Vec::with_capacity(tokens.len());
         let mut offset = TextSize::from(0);
-        let mut after_trivia = true;
         for token in tokens {
-            let range = TextRange::at(offset, token.len);
+            let start = offset;
             offset += token.len;
-            if token.kind.is_trivia() {
-                after_trivia = true;
-                continue;
+            if !token.kind.is_trivia() {
+                kinds.push(token.kind);
+                ranges.push(TextRange::new(start, offset));
             }
-            kinds.push(token.kind);
-            ranges.push(range);
-            joint.push(!after_trivia);
-            after_trivia = false;
         }
+        // Every token gives a `Token` event; nodes give two each, and there
+        // are fewer nodes than tokens in real code: one allocation, no
+        // regrowth of a large buffer.
+        let events = Vec::with_capacity(kinds.len() * 3 + 16);
         Parser {
             text,
             kinds,
             ranges,
-            joint,
             pos: 0,
-            events: Vec::new(),
+            events,
             errors: Vec::new(),
             depth: 0,
             depth_error_reported: false,
+            nested_skip_end: None,
         }
     }
 
@@ -107,7 +109,14 @@ impl<'t> Parser<'t> {
     /// Whether the `n`th token touches the one before it (no trivia between),
     /// as TVM requires for `=>`, `<=`, `>=`, `==` and `!=`.
     pub(crate) fn nth_joint(&self, n: usize) -> bool {
-        self.joint.get(self.pos + n).copied().unwrap_or(false)
+        let index = self.pos + n;
+        match (
+            index.checked_sub(1).and_then(|i| self.ranges.get(i)),
+            self.ranges.get(index),
+        ) {
+            (Some(before), Some(this)) => before.end() == this.start(),
+            _ => false,
+        }
     }
 
     /// The source text of the `n`th token (empty past the end).
@@ -168,14 +177,25 @@ impl<'t> Parser<'t> {
     /// Reports an error at the current token (or at the end of the text).
     /// Nothing is reported at an error token: the lexer already explained it.
     pub(crate) fn error(&mut self, message: impl Into<String>) {
-        if self.at(ERROR_TOKEN) {
+        if self.at(ERROR_TOKEN) || self.nested_skip_end == Some(self.pos) {
             return;
         }
         let range = self.current_range();
         self.error_at(range, message);
     }
 
+    /// Reports an error at `range`, unless one was just reported at the same
+    /// spot: when a construct gives up, the constructs around it often give
+    /// up at the same token, and only the first (innermost, most specific)
+    /// message says something.
     pub(crate) fn error_at(&mut self, range: TextRange, message: impl Into<String>) {
+        if self
+            .errors
+            .last()
+            .is_some_and(|last| last.range().start() == range.start())
+        {
+            return;
+        }
         self.errors.push(SyntaxError::new(message, range));
     }
 
@@ -210,22 +230,53 @@ impl<'t> Parser<'t> {
         self.depth -= 1;
     }
 
-    /// Skips one balanced bracketed group (or one token) into an `ERROR` node.
+    /// Skips the rest of a construct nested too deeply, into one `ERROR`
+    /// node: everything up to the closing bracket of the enclosing group
+    /// (brackets in between balanced), or up to the next definition. The
+    /// enclosing constructs then find their own closers, so a deep input gets
+    /// the one nesting error and no others. Linear: each token is skipped once.
     pub(crate) fn skip_nested(&mut self) {
-        if self.at(EOF) {
-            return;
-        }
         let m = self.start();
-        let mut level = 0i64;
+        let mut level = 0usize;
+        let mut skipped = false;
         loop {
             match self.current() {
-                EOF => break,
+                EOF | DEF_KW | TYPE_KW | EXTERN_KW | METADATA => break,
                 L_PAREN | L_BRACK | L_CURLY => level += 1,
-                R_PAREN | R_BRACK | R_CURLY => level -= 1,
+                R_PAREN | R_BRACK | R_CURLY => {
+                    if level == 0 {
+                        break;
+                    }
+                    level -= 1;
+                }
                 _ => {}
             }
             self.bump_any();
-            if level <= 0 {
+            skipped = true;
+        }
+        self.nested_skip_end = Some(self.pos);
+        if skipped {
+            m.complete(self, ERROR);
+        } else {
+            m.abandon(self);
+        }
+    }
+
+    /// Skips one balanced bracketed group (the current token is its opener)
+    /// into an `ERROR` node, for error recovery. It never skips a following
+    /// definition, even when the group is not closed before it.
+    pub(crate) fn skip_group(&mut self) {
+        let m = self.start();
+        let mut level = 0usize;
+        loop {
+            match self.current() {
+                EOF | DEF_KW | TYPE_KW | EXTERN_KW | METADATA => break,
+                L_PAREN | L_BRACK | L_CURLY => level += 1,
+                R_PAREN | R_BRACK | R_CURLY => level = level.saturating_sub(1),
+                _ => {}
+            }
+            self.bump_any();
+            if level == 0 {
                 break;
             }
         }
@@ -294,5 +345,56 @@ impl CompletedMarker {
             _ => unreachable!("a completed marker points at a Start event"),
         }
         new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parser's own errors, before `parse` sorts and merges them.
+    fn raw_errors(text: &str) -> Vec<SyntaxError> {
+        let (tokens, _) = crate::lexer::tokenize(text);
+        let mut p = Parser::new(text, &tokens);
+        grammar::source_file(&mut p);
+        p.finish().1
+    }
+
+    #[test]
+    fn one_error_per_spot() {
+        for body in [
+            "f(1 2",
+            "f(1, 2 }",
+            "(1, 2",
+            "(1 2)",
+            "[1 2",
+            "f(%x, a=1 2)",
+            "f(%x, a=[1, 2)",
+            "match (%x) { A(%y => 1 }",
+            "if (True { 1 } else { 2 }",
+            "let %x = ; %x",
+        ] {
+            let text =
+                format!("#[version = \"0.0.5\"]\ndef @f(%x) {{ {body} }}\ndef @g() {{ 1 }}\n");
+            let errors = raw_errors(&text);
+            assert!(!errors.is_empty(), "{body}: no error");
+            for pair in errors.windows(2) {
+                assert_ne!(
+                    pair[0].range().start(),
+                    pair[1].range().start(),
+                    "{body}: two errors at one spot: {errors:?}"
+                );
+            }
+        }
+        let text = "#[version = \"0.0.5\"]\ndef @f(%x: Tensor[(1, 2 %y) { %x }\n";
+        let errors = raw_errors(text);
+        assert!(!errors.is_empty());
+        for pair in errors.windows(2) {
+            assert_ne!(
+                pair[0].range().start(),
+                pair[1].range().start(),
+                "{errors:?}"
+            );
+        }
     }
 }

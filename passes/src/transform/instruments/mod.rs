@@ -1,12 +1,15 @@
 //! Built-in instruments: pass timing (TVM's `PassTimingInstrument`), IR
-//! printing before or after chosen passes (or all), and printing after a
-//! change as a unified diff against the previous IR.
+//! printing before or after chosen passes (or all), printing after a
+//! change as a unified diff against the previous IR, and counting how often
+//! each pass ran or was skipped.
 
 mod change;
+mod count;
 mod print_ir;
 mod timing;
 
 pub use change::PrintAfterChange;
+pub use count::{PassCount, PassCounts};
 pub use print_ir::{PassFilter, PrintIr};
 pub use timing::PassTiming;
 

@@ -129,7 +129,7 @@ pub(super) fn braced(p: &mut Parser<'_>, contents: &mut dyn FnMut(&mut Parser<'_
     loop {
         match p.current() {
             EOF | DEF_KW | TYPE_KW | EXTERN_KW | METADATA | R_CURLY => break,
-            L_PAREN | L_BRACK | L_CURLY => p.skip_nested(),
+            L_PAREN | L_BRACK | L_CURLY => p.skip_group(),
             _ => p.bump_any(),
         }
         skipped = true;

@@ -1,0 +1,163 @@
+//! `relay diff A B [--expr] [--free-vars-by-name]`: reads two files as
+//! `relay print` does (parse + lower, no type inference) and compares them
+//! with structural equality up to renaming of bound variables
+//! (`relay_passes::ir::equal`). Prints `equal` (exit 0) or the first
+//! difference with its place in A and in B (exit 1); inputs with errors get
+//! their diagnostics (exit 2).
+//!
+//! Modules correspond by global names (type definitions, then functions);
+//! free variables (only `--expr` inputs can have them) match only when they
+//! are the same variable, or with `--free-vars-by-name` when their names are
+//! equal, as TVM's `StructuralEqual(map_free_vars=…)` decides.
+
+use super::input::read_text;
+use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
+use crate::render::render;
+use relay_passes::diagnostic::{Diagnostic, Layer, Severity};
+use relay_passes::ir::equal::{first_difference, module_first_difference, Difference};
+use relay_passes::lower::{parse_and_lower, parse_and_lower_expr_in};
+use relay_passes::source::{SourceMap, Span};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Read both files as one expression each (`tvm.relay.parse_expr`).
+    #[arg(long)]
+    expr: bool,
+    /// Match free variables by name (TVM's `map_free_vars=True`); without
+    /// it a free variable equals only itself, so two reads never match.
+    #[arg(long)]
+    free_vars_by_name: bool,
+    /// The first file (A).
+    a: PathBuf,
+    /// The second file (B).
+    b: PathBuf,
+}
+
+/// Why the comparison could not be made.
+enum InputError {
+    /// A file cannot be read; the message says why.
+    Unreadable(String),
+    /// A file has errors: the rendered diagnostics.
+    Invalid(String),
+}
+
+/// Both inputs read, and the difference between them (with spans into
+/// `sources`, which holds both texts).
+struct Compared {
+    difference: Option<Difference>,
+    sources: SourceMap,
+}
+
+pub fn run(args: &DiffArgs) -> i32 {
+    match compare(args) {
+        Ok(Compared {
+            difference: None, ..
+        }) => {
+            println!("equal");
+            EXIT_OK
+        }
+        Ok(Compared {
+            difference: Some(difference),
+            sources,
+        }) => {
+            let report = report(&difference, args);
+            print!("{}", render(&report, &sources));
+            EXIT_ERRORS
+        }
+        Err(InputError::Unreadable(message)) => {
+            eprintln!("error: {message}");
+            EXIT_USAGE
+        }
+        Err(InputError::Invalid(rendered)) => {
+            eprint!("{rendered}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn display_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
+    let text_a = read_text(&args.a).map_err(InputError::Unreadable)?;
+    let text_b = read_text(&args.b).map_err(InputError::Unreadable)?;
+    let (name_a, name_b) = (display_name(&args.a), display_name(&args.b));
+    if args.expr {
+        // One source map for both: the spans of each read point into it.
+        let mut sources = SourceMap::new();
+        let (a, diagnostics_a) = parse_and_lower_expr_in(&mut sources, &name_a, &text_a);
+        let (b, diagnostics_b) = parse_and_lower_expr_in(&mut sources, &name_b, &text_b);
+        let mut errors: Vec<Diagnostic> = diagnostics_a.iter().cloned().collect();
+        errors.extend(diagnostics_b.iter().cloned());
+        errors.retain(Diagnostic::is_error);
+        if !errors.is_empty() {
+            return Err(InputError::Invalid(render(&errors, &sources)));
+        }
+        return Ok(Compared {
+            difference: first_difference(&a, &b, args.free_vars_by_name),
+            sources,
+        });
+    }
+    let (a, diagnostics_a) = parse_and_lower(&name_a, &text_a);
+    let (b, diagnostics_b) = parse_and_lower(&name_b, &text_b);
+    let errors_a: Vec<Diagnostic> = diagnostics_a
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    let errors_b: Vec<Diagnostic> = diagnostics_b
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    if !errors_a.is_empty() || !errors_b.is_empty() {
+        // Each module's spans point into its own source map.
+        let mut rendered = render(&errors_a, &a.sources);
+        rendered.push_str(&render(&errors_b, &b.sources));
+        return Err(InputError::Invalid(rendered));
+    }
+    let difference = module_first_difference(&a, &b, args.free_vars_by_name);
+    // Each module read its text as file 0 of a map of its own; render both
+    // from one map, with B's spans moved to B's file there.
+    let mut sources = SourceMap::new();
+    let file_a = sources.add(name_a, text_a);
+    let file_b = sources.add(name_b, text_b);
+    let difference = difference.map(|d| Difference {
+        lhs: d.lhs.map(|span| Span::new(file_a, span.range)),
+        rhs: d.rhs.map(|span| Span::new(file_b, span.range)),
+        ..d
+    });
+    Ok(Compared {
+        difference,
+        sources,
+    })
+}
+
+/// The difference as diagnostics: what differs, at its place in A, then the
+/// same place in B.
+fn report(difference: &Difference, args: &DiffArgs) -> Vec<Diagnostic> {
+    let mut headline = Diagnostic::new(Severity::Error, Layer::Pass, difference.reason.clone());
+    if let Some(span) = difference.lhs {
+        headline = headline.with_span(span);
+    }
+    if let Some(global) = &difference.global {
+        headline = headline.with_note(format!("in @{global}"));
+    }
+    if !args.free_vars_by_name && difference.reason.starts_with("free variable") {
+        headline = headline.with_help("--free-vars-by-name matches free variables by name");
+    }
+    let mut out = vec![headline];
+    if let Some(span) = difference.rhs {
+        out.push(
+            Diagnostic::new(
+                Severity::Note,
+                Layer::Pass,
+                format!("the corresponding place in {}", display_name(&args.b)),
+            )
+            .with_span(span),
+        );
+    }
+    out
+}
