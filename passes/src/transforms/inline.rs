@@ -28,7 +28,7 @@ use crate::transform::PassInfo;
 use std::collections::{HashMap, HashSet};
 
 pub(crate) fn spec() -> crate::transform::registry::PassSpec {
-    let mut spec = super::normal_form::module_pass_spec(
+    let mut spec = super::module_pass_spec(
         PassInfo::new("InlineGlobals", 1, &[]),
         "Inline global functions marked Inline=1",
         |module, _ctx| inline_globals(module),

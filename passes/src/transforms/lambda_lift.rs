@@ -15,7 +15,7 @@ use crate::ir::{ExprKind, IRModule};
 use crate::transform::PassInfo;
 
 pub(crate) fn spec() -> crate::transform::registry::PassSpec {
-    super::normal_form::module_pass_spec(
+    super::module_pass_spec(
         PassInfo::new("LambdaLift", 1, &[]),
         "Lift nested functions to globals (refuses modules that have any)",
         |module, _ctx| lambda_lift(module),

@@ -1,6 +1,7 @@
 //! The standard Relay passes, each registered under TVM's constructor name
 //! with TVM's `PassInfo` (name, opt_level, required list).
 
+pub mod annotate_spans;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;
 pub mod combine_parallel;
@@ -32,7 +33,7 @@ pub use infer_type::pass as infer_type;
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Function, IRModule};
 use crate::transform::registry::PassKind;
-use crate::transform::{FunctionPass, PassContext, PassInfo, PassSpec};
+use crate::transform::{FunctionPass, ModulePass, PassContext, PassInfo, PassSpec};
 use std::sync::Arc;
 
 /// Every built-in pass, for the registry.
@@ -47,6 +48,7 @@ pub(crate) fn builtin_passes() -> Vec<PassSpec> {
     specs.push(fuse_ops::spec());
     specs.push(defuse_ops::spec());
     specs.push(simplify_inference::spec());
+    specs.push(annotate_spans::spec());
     specs.extend(simplify_expr::specs());
     specs.push(canonicalize_ops::spec());
     specs.push(canonicalize_cast::spec());
@@ -81,6 +83,27 @@ fn function_pass_spec(
         description: description.into(),
         factory: Arc::new(move |_args| {
             let pass = FunctionPass::new(factory_info.clone(), transform);
+            Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
+        }),
+    }
+}
+
+/// The registry entry of a module pass without parameters, registered
+/// under its own name.
+fn module_pass_spec(
+    info: PassInfo,
+    description: &str,
+    transform: fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>,
+) -> PassSpec {
+    let factory_info = info.clone();
+    PassSpec {
+        name: info.name.clone(),
+        info,
+        kind: PassKind::Module,
+        params: Vec::new(),
+        description: description.into(),
+        factory: Arc::new(move |_args| {
+            let pass = ModulePass::new(factory_info.clone(), transform);
             Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
         }),
     }

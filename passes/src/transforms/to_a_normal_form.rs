@@ -7,7 +7,8 @@
 //! `normal_form`. The result is not re-typed: rebuilt nodes print without
 //! types, as TVM's do.
 
-use super::normal_form::{module_pass_spec, module_to_normal_form, NormalForm};
+use super::module_pass_spec;
+use super::normal_form::{module_to_normal_form, NormalForm};
 use crate::transform::registry::PassSpec;
 use crate::transform::PassInfo;
 

@@ -6,7 +6,8 @@
 //! match TVM's. The algorithm is shared with `ToANormalForm`; see
 //! `normal_form`.
 
-use super::normal_form::{module_pass_spec, module_to_normal_form, NormalForm};
+use super::module_pass_spec;
+use super::normal_form::{module_to_normal_form, NormalForm};
 use crate::transform::registry::PassSpec;
 use crate::transform::PassInfo;
 

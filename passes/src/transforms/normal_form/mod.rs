@@ -678,32 +678,6 @@ impl Filler<'_> {
     }
 }
 
-/// The registry entry of a module pass without parameters.
-pub(crate) fn module_pass_spec(
-    info: crate::transform::PassInfo,
-    description: &str,
-    transform: fn(
-        crate::ir::IRModule,
-        &crate::transform::PassContext,
-    ) -> Result<crate::ir::IRModule, Diagnostic>,
-) -> crate::transform::registry::PassSpec {
-    use crate::transform::registry::{PassKind, PassSpec};
-    let factory_info = info.clone();
-    let description_text = description.to_string();
-    PassSpec {
-        name: info.name.clone(),
-        info,
-        kind: PassKind::Module,
-        params: Vec::new(),
-        description: description.into(),
-        factory: std::sync::Arc::new(move |_args| {
-            let pass = crate::transform::ModulePass::new(factory_info.clone(), transform)
-                .with_description(description_text.clone());
-            Ok(std::sync::Arc::new(pass) as std::sync::Arc<dyn crate::transform::Pass>)
-        }),
-    }
-}
-
 /// Rewrites every function of `module` that has no `Compiler` attribute
 /// (TVM leaves external functions alone), in module order.
 pub fn module_to_normal_form(

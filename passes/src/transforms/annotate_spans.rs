@@ -1,0 +1,55 @@
+//! `AnnotateSpans`: gives every node a span in the module's own printed
+//! text, as TVM v0.13 does (`src/relay/parser/parser.cc`): the module is
+//! printed with its metadata, the text is parsed back under the source name
+//! `GeneratedSource` and type-checked, as TVM's parser does. Diagnostics
+//! about the result then point into that text, which the module's source
+//! map holds, so tools can show it.
+//!
+//! The text our printer writes always reads back; should it ever not, the
+//! pass fails with the parser's diagnostics instead of returning a module
+//! that lost code.
+
+use crate::diagnostic::{Diagnostic, Layer};
+use crate::infer::infer_module;
+use crate::ir::IRModule;
+use crate::lower::parse_and_lower;
+use crate::printer::{print_module, PrintOptions};
+use crate::transform::registry::PassSpec;
+use crate::transform::{PassContext, PassInfo};
+
+/// The source name TVM gives the printed text.
+pub const GENERATED_SOURCE: &str = "GeneratedSource";
+
+pub(crate) fn spec() -> PassSpec {
+    super::module_pass_spec(
+        PassInfo::new("AnnotateSpans", 0, &[]),
+        "Print the module and parse it back, so every node has a span in that text",
+        |module, _ctx: &PassContext| annotate_spans(&module),
+    )
+}
+
+/// Re-reads `module` from its own printed text.
+pub fn annotate_spans(module: &IRModule) -> Result<IRModule, Diagnostic> {
+    let options = PrintOptions {
+        show_meta_data: true,
+        show_types: true,
+    };
+    let text = print_module(module, &options);
+    let (reread, diagnostics) = parse_and_lower(GENERATED_SOURCE, &text);
+    let (typed, type_diagnostics) = infer_module(&reread);
+    if let Some(error) = diagnostics
+        .iter()
+        .chain(type_diagnostics.iter())
+        .find(|d| d.is_error())
+    {
+        return Err(Diagnostic::error(
+            Layer::Pass,
+            format!(
+                "AnnotateSpans: the printed module does not read back: {}",
+                error.message
+            ),
+        )
+        .with_note("this is a bug in the printer; please report it with the module"));
+    }
+    Ok(typed)
+}
