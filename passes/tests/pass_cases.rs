@@ -4,6 +4,7 @@
 //! ```text
 //! // pipeline: SimplifyInference, FoldConstant
 //! // opt-level: 3
+//! // target: llvm
 //! ```
 //!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
@@ -34,6 +35,7 @@ fn run_case(path: &Path) -> String {
         panic!("{} has no `// pipeline:` header", path.display());
     });
     let opt_level = header(&text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
+    let target = header(&text, "target");
     let (module, diagnostics) = parse_and_lower(&path.display().to_string(), &text);
     assert!(
         !diagnostics.has_errors(),
@@ -45,6 +47,7 @@ fn run_case(path: &Path) -> String {
     let infer = pipeline_from_text("InferType").expect("InferType exists");
     let ctx = PassContext::new(PassContextOptions {
         opt_level,
+        target,
         ..Default::default()
     })
     .expect("the context is valid");

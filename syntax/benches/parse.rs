@@ -5,9 +5,19 @@
 //! and measures nothing. Compare with TVM's own parser through
 //! `tvm_timings.json` / `tvm_timings_menagerie.json` there (`parse_s`
 //! includes InferType; `parse_s - infer_s` is TVM's parser alone).
+//!
+//! Memory is allocated with mimalloc, as in the `relay` binary: parsing
+//! allocates a block per syntax node that is not shared, so the allocator is
+//! part of what is measured. Each `lex+parse` iteration also drops the tree
+//! it built (criterion's `iter` drops the result inside the timed loop), as
+//! every real use of a parse eventually does.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::Path;
+
+/// The `relay` binary allocates with mimalloc; measure with the same.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
 

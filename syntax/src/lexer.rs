@@ -8,6 +8,11 @@
 //! by the line instead, so one typo never swallows the rest of the file.
 //! One deliberate difference: a backslash escapes the next character in a
 //! string, so every string our printer writes reads back.
+//!
+//! The tokens go to a [`TokenSink`]: a plain list for [`tokenize`], or, for
+//! the parser, `build_tree::Lexed`, which numbers each token for the tree
+//! where it is made (the kind is then mostly known) instead of in a second
+//! pass over the list.
 
 use crate::literal::parse_number;
 use crate::SyntaxKind::{self, *};
@@ -29,27 +34,60 @@ pub struct LexError {
 
 /// Splits `text` into tokens that cover it exactly, and lists lexical errors.
 pub fn tokenize(text: &str) -> (Vec<Token>, Vec<LexError>) {
+    // Real models average 2 to 5 bytes a token: one allocation, rarely
+    // regrown (regrowing copies the list, and at this size may touch fresh
+    // pages).
+    lex(text, Vec::with_capacity(text.len() / 2 + 16))
+}
+
+/// Where the lexer puts its tokens: a list of [`Token`]s for [`tokenize`],
+/// or what the parser and the tree builder need (`build_tree::Lexed`),
+/// made in the same pass so that the tokens are not walked twice.
+pub(crate) trait TokenSink {
+    /// Takes the token of `kind` at `text[start..start + len]`.
+    fn push(&mut self, text: &str, kind: SyntaxKind, start: usize, len: usize);
+
+    /// Takes a `WHITESPACE` token of `len` spaces, the first of which may
+    /// be a newline instead, at `text[start..start + len]`.
+    #[inline]
+    fn push_spaces(&mut self, text: &str, start: usize, len: usize, _newline: bool) {
+        self.push(text, WHITESPACE, start, len);
+    }
+}
+
+impl TokenSink for Vec<Token> {
+    #[inline]
+    fn push(&mut self, _text: &str, kind: SyntaxKind, _start: usize, len: usize) {
+        self.push(Token {
+            kind,
+            len: TextSize::from(len as u32),
+        });
+    }
+}
+
+/// Tokenizes `text` into `sink`; returns it with the lexical errors.
+pub(crate) fn lex<S: TokenSink>(text: &str, sink: S) -> (S, Vec<LexError>) {
     let mut lexer = Lexer {
         text,
         bytes: text.as_bytes(),
         pos: 0,
-        // Real models average 2 to 5 bytes a token.
-        tokens: Vec::with_capacity(text.len() / 3 + 16),
+        sink,
         errors: Vec::new(),
         no_bracket_from: usize::MAX,
         no_quote_from: usize::MAX,
     };
     while lexer.pos < lexer.bytes.len() {
         lexer.lex_one();
+        lexer.trailing_space();
     }
-    (lexer.tokens, lexer.errors)
+    (lexer.sink, lexer.errors)
 }
 
-struct Lexer<'a> {
+struct Lexer<'a, S> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
-    tokens: Vec<Token>,
+    sink: S,
     errors: Vec<LexError>,
     /// No `]` at or after this offset (a failed search need not be
     /// repeated: keeps unclosed `meta[`/`#[` runs linear).
@@ -62,8 +100,39 @@ fn is_ident_start(c: u8) -> bool {
     c == b'_' || c.is_ascii_alphabetic()
 }
 
-fn is_ident_continue(c: u8) -> bool {
-    c == b'_' || c == b'/' || c.is_ascii_alphanumeric()
+/// Whether `c` may continue an identifier (`_`, `/`, letters, digits), as a
+/// table: one load per byte in the loops that scan names.
+static IDENT_CONTINUE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b == b'_' || b == b'/' || b.is_ascii_alphanumeric();
+        c += 1;
+    }
+    table
+};
+
+/// The length of the run of identifier characters at the start of `bytes`.
+#[inline]
+fn ident_len(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&c| !IDENT_CONTINUE[usize::from(c)])
+        .unwrap_or(bytes.len())
+}
+
+/// The keyword spelled `word`, if any. Most names cannot be one (keywords
+/// are 2 to 9 bytes and start with one of a few letters): they are turned
+/// away before the comparisons.
+#[inline]
+fn keyword(word: &str) -> Option<SyntaxKind> {
+    match word.as_bytes() {
+        [b'd' | b'e' | b'f' | b'i' | b'l' | b'm' | b'r' | b't', _, ..] if word.len() <= 9 => {
+            SyntaxKind::from_keyword(word)
+        }
+        _ => None,
+    }
 }
 
 fn is_numeric(c: u8) -> bool {
@@ -74,7 +143,7 @@ fn is_whitespace(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n')
 }
 
-impl<'a> Lexer<'a> {
+impl<'a, S: TokenSink> Lexer<'a, S> {
     /// The offset of the first `]` at or after `from`, remembering failures
     /// so that a run of unclosed `meta[` or `#[` stays linear.
     fn find_bracket(&mut self, from: usize) -> Option<usize> {
@@ -98,12 +167,10 @@ impl<'a> Lexer<'a> {
         &self.text[self.pos..]
     }
 
+    #[inline]
     fn push(&mut self, kind: SyntaxKind, len: usize) {
         debug_assert!(len > 0);
-        self.tokens.push(Token {
-            kind,
-            len: TextSize::from(len as u32),
-        });
+        self.sink.push(self.text, kind, self.pos, len);
         self.pos += len;
     }
 
@@ -122,6 +189,7 @@ impl<'a> Lexer<'a> {
             .unwrap_or(self.bytes.len() - start)
     }
 
+    #[inline(always)]
     fn lex_one(&mut self) {
         let c = self.bytes[self.pos];
         match c {
@@ -163,6 +231,31 @@ impl<'a> Lexer<'a> {
             _ if is_ident_start(c) => self.identifier(),
             _ => self.unknown(),
         }
+    }
+
+    /// The white space after a token, when it is a newline or a space and
+    /// then spaces only (after every comma, colon and `;`, around every
+    /// `=`): the commonest tokens of all, taken here without a second trip
+    /// through `lex_one`'s dispatch. It is what `whitespace` would make of
+    /// them when no other white space follows.
+    #[inline(always)]
+    fn trailing_space(&mut self) {
+        let start = self.pos;
+        let newline = match self.bytes.get(start) {
+            Some(b' ') => false,
+            Some(b'\n') => true,
+            _ => return,
+        };
+        let mut end = start + 1;
+        while self.bytes.get(end) == Some(&b' ') {
+            end += 1;
+        }
+        if matches!(self.bytes.get(end), Some(b'\t' | b'\n' | b'\r')) {
+            return;
+        }
+        self.sink
+            .push_spaces(self.text, start, end - start, newline);
+        self.pos = end;
     }
 
     fn whitespace(&mut self) {
@@ -292,11 +385,8 @@ impl<'a> Lexer<'a> {
         if rest.starts_with("inff") || rest.starts_with("meta[") {
             return None;
         }
-        let len = self.bytes[at..]
-            .iter()
-            .take_while(|&&c| is_ident_continue(c))
-            .count();
-        if SyntaxKind::from_keyword(&self.text[at..at + len]).is_some() {
+        let len = ident_len(&self.bytes[at..]);
+        if keyword(&self.text[at..at + len]).is_some() {
             return None;
         }
         Some(len)
@@ -309,9 +399,11 @@ impl<'a> Lexer<'a> {
             .take_while(|c| c.is_ascii_digit())
             .count();
         if digits > 0 {
-            if self.text[start + 1..start + 1 + digits]
-                .parse::<i64>()
-                .is_err()
+            // Up to 18 digits always fit in an i64.
+            if digits > 18
+                && self.text[start + 1..start + 1 + digits]
+                    .parse::<i64>()
+                    .is_err()
             {
                 self.error(
                     start,
@@ -400,12 +492,9 @@ impl<'a> Lexer<'a> {
 
     fn identifier(&mut self) {
         let start = self.pos;
-        let mut len = self.bytes[start..]
-            .iter()
-            .take_while(|&&c| is_ident_continue(c))
-            .count();
+        let mut len = ident_len(&self.bytes[start..]);
         let word = &self.text[start..start + len];
-        let kind = match SyntaxKind::from_keyword(word) {
+        let kind = match keyword(word) {
             Some(MATCH_KW) if self.bytes.get(start + len) == Some(&b'?') => {
                 len += 1;
                 MATCH_Q_KW
@@ -522,6 +611,44 @@ mod tests {
             pos = end;
         }
         out
+    }
+
+    #[test]
+    fn keyword_filter_keeps_every_keyword() {
+        for word in [
+            "let",
+            "fn",
+            "def",
+            "if",
+            "else",
+            "type",
+            "match",
+            "extern",
+            "free_var",
+            "ref",
+            "ref_read",
+            "ref_write",
+            "lets",
+            "f",
+            "",
+            "nn",
+            "float32",
+            "ref_writes",
+            "Tensor",
+        ] {
+            assert_eq!(keyword(word), SyntaxKind::from_keyword(word), "{word}");
+        }
+        for raw in 0..SyntaxKind::EOF as u16 {
+            let kind =
+                <crate::RelayLanguage as rowan::Language>::kind_from_raw(rowan::SyntaxKind(raw));
+            if let Some(word) = kind
+                .describe()
+                .strip_prefix('`')
+                .and_then(|s| s.strip_suffix('`'))
+            {
+                assert_eq!(keyword(word), SyntaxKind::from_keyword(word), "{word}");
+            }
+        }
     }
 
     #[test]

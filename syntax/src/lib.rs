@@ -89,14 +89,13 @@ pub fn parse_expr(text: &str) -> Parse {
 
 /// Parses `text` with the given entry point.
 pub fn parse(text: &str, entry: Entry) -> Parse {
-    let (tokens, lex_errors) = lexer::tokenize(text);
-    let mut p = parser::Parser::new(text, &tokens);
+    let (lexed, lex_errors) = lexer::lex(text, build_tree::Lexed::new(text.len()));
+    let mut p = parser::Parser::new(text, lexed);
     match entry {
         Entry::Module => parser::grammar::source_file(&mut p),
         Entry::Expr => parser::grammar::expr_file(&mut p),
     }
-    let (events, parse_errors) = p.finish();
-    let green = build_tree::build(text, &tokens, events);
+    let (green, parse_errors) = p.finish();
     let mut errors: Vec<SyntaxError> = lex_errors
         .into_iter()
         .map(|e| SyntaxError::new(e.message, e.range))

@@ -417,10 +417,7 @@ fn concatenate_stack_split() {
     let x = f32s(&[6], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let s = attrs(&[(
         "indices_or_sections",
-        AttrValue::IntImm {
-            value: 3,
-            dtype: DataType::INT32,
-        },
+        AttrValue::int_imm(3, DataType::INT32),
     )]);
     let r = run("split", Some(&s), std::slice::from_ref(&x));
     let parts = r.as_tuple().unwrap();

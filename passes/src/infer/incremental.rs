@@ -568,7 +568,10 @@ fn portable_type(t: &Type, memo: &mut HashMap<usize, bool>) -> bool {
         return known;
     }
     let result = match t.kind() {
-        TypeKind::Tensor(tt) => !tt.shape.iter().any(|d| matches!(d, Dim::Meta(_))),
+        TypeKind::Tensor(tt) => !tt
+            .shape
+            .iter()
+            .any(|d| matches!(d, Dim::Meta(_) | Dim::Expr(_))),
         TypeKind::Tuple(fields) => fields.iter().all(|f| portable_type(f, memo)),
         TypeKind::Func(ft) => {
             ft.type_params.is_empty()

@@ -160,4 +160,6 @@ fn unresolved_diagnostics(
 }
 
 #[cfg(test)]
+mod identity_tests;
+#[cfg(test)]
 mod tests;

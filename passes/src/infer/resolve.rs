@@ -11,7 +11,7 @@ use super::generate::Inferencer;
 use super::solver::IdMap;
 use crate::diagnostic::{Diagnostic, Layer};
 use crate::ir::rewrite::{children, post_order, rebuild, NodeUpdate};
-use crate::ir::{Expr, ExprKind, Type, TypeKind};
+use crate::ir::{Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
 use crate::source::Span;
 use std::collections::HashMap;
 
@@ -120,6 +120,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let Some(ty) = self.resolved(e, ty) else {
                     return e.clone();
                 };
+                if let Some(annotation) = v
+                    .type_annotation
+                    .as_ref()
+                    .filter(|t| !t.contains_incomplete())
+                    .and_then(|t| self.resolved_annotation(t))
+                {
+                    let var = VarData {
+                        id: v.id,
+                        name: v.name.clone(),
+                        type_annotation: Some(annotation),
+                        virtual_device: v.virtual_device.clone(),
+                    };
+                    return Expr::with_type(ExprKind::Var(var), e.span(), Some(ty));
+                }
                 let update = NodeUpdate {
                     var_annotation: Some(ty.clone()),
                     checked_type: Some(ty),
@@ -128,6 +142,21 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 rebuild(e, &[], update)
             }
             ExprKind::Op(_) => e.clone(),
+            // A constant takes the inferred type object even when it equals
+            // the one it had (TVM compares with `same_as`): a constant's type
+            // is made anew by every inference, and which dimension objects it
+            // shares is printed in the metadata section. Other nodes keep
+            // an equal old type; their types are never printed as objects.
+            ExprKind::Constant(data) => {
+                let ty = self.inf.type_of(e).cloned();
+                let Some(ty) = self.resolved(e, ty) else {
+                    return e.clone();
+                };
+                if e.checked_type().is_some_and(|old| old.ptr_eq(&ty)) {
+                    return e.clone();
+                }
+                Expr::with_type(ExprKind::Constant(data.clone()), e.span(), Some(ty))
+            }
             ExprKind::GlobalVar(g) => match self.globals.get(g.name()) {
                 Some(ty) => rebuild(
                     e,
@@ -166,8 +195,76 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     ret_type,
                     var_annotation: None,
                 };
-                rebuild(e, &new, update)
+                let out = rebuild(e, &new, update);
+                match out.kind() {
+                    ExprKind::Function(f) => {
+                        match f
+                            .ret_type
+                            .as_ref()
+                            .and_then(|t| self.resolved_annotation(t))
+                        {
+                            Some(ret) => {
+                                let data = FunctionData {
+                                    params: f.params.clone(),
+                                    body: f.body.clone(),
+                                    ret_type: Some(ret),
+                                    type_params: f.type_params.clone(),
+                                    attrs: f.attrs.clone(),
+                                    virtual_device: f.virtual_device.clone(),
+                                };
+                                let ty = out.checked_type().cloned();
+                                Expr::with_type(ExprKind::Function(data), out.span(), ty)
+                            }
+                            None => out,
+                        }
+                    }
+                    _ => out,
+                }
             }
         }
     }
+
+    /// TVM's resolver runs annotations through the solver too (its
+    /// `VisitType`), so an annotation unified with a computed type is
+    /// replaced by that type. Only symbolic sizes are objects the text shows
+    /// (`meta[tir.Mul][k]` of an annotation and of the body's type are then
+    /// one entry), so only annotations with symbolic sizes are replaced:
+    /// other nodes are kept, which keeps re-inference cheap.
+    fn resolved_annotation(&mut self, t: &Type) -> Option<Type> {
+        if !has_symbolic_dim(t) {
+            return None;
+        }
+        let resolved = self.inf.solver.resolve(t);
+        (!resolved.ptr_eq(t)).then_some(resolved)
+    }
+}
+
+/// Whether a symbolic size (`meta[…]` or computed) occurs in `t`.
+fn has_symbolic_dim(t: &Type) -> bool {
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        match t.kind() {
+            TypeKind::Tensor(tt) => {
+                if tt
+                    .shape
+                    .iter()
+                    .any(|d| matches!(d, Dim::Meta(_) | Dim::Expr(_)))
+                {
+                    return true;
+                }
+            }
+            TypeKind::Tuple(fields) => stack.extend(fields),
+            TypeKind::Func(f) => {
+                stack.extend(&f.params);
+                stack.push(&f.ret);
+            }
+            TypeKind::Call { func, args } => {
+                stack.push(func);
+                stack.extend(args);
+            }
+            TypeKind::Ref(inner) => stack.push(inner),
+            TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
+        }
+    }
+    false
 }

@@ -641,7 +641,9 @@ impl Solver {
     fn unify_dim(&mut self, l: &Dim, r: &Dim) -> Option<Dim> {
         let ul = self.shape_root(l);
         let ur = self.shape_root(r);
-        if ul == ur {
+        // `same_as`: symbolic sizes unify only with the same object (equal
+        // immediates are handled below).
+        if ul.same_as(&ur) {
             return Some(ul);
         }
         if matches!(ul, Dim::Any) || matches!(ur, Dim::Any) {

@@ -7,7 +7,7 @@
 //! `double` prints `1f`.
 
 use crate::dtype::DataType;
-use crate::ir::{Expr, MetaObject};
+use crate::ir::{DimId, Expr, MetaObject};
 use std::sync::Arc;
 
 /// One attribute value.
@@ -25,8 +25,14 @@ pub enum AttrValue {
     Str(String),
     /// A `DataType` field (void prints as `""`).
     DataType(DataType),
-    /// An integer immediate (`IntImm`) with its dtype.
-    IntImm { value: i64, dtype: DataType },
+    /// An integer immediate (`IntImm`) with its dtype, and its identity:
+    /// a relation that takes a dimension from an attribute (`units`,
+    /// `kernel_size`) shares the attribute's object, see [`DimId`].
+    IntImm {
+        value: i64,
+        dtype: DataType,
+        id: DimId,
+    },
     /// A float immediate (`FloatImm`) with its dtype.
     FloatImm { value: f64, dtype: DataType },
     /// `[v, …]`.
@@ -42,6 +48,15 @@ pub enum AttrValue {
 }
 
 impl AttrValue {
+    /// A new integer immediate (a new `IntImm` object).
+    pub fn int_imm(value: i64, dtype: DataType) -> AttrValue {
+        AttrValue::IntImm {
+            value,
+            dtype,
+            id: DimId::fresh(),
+        }
+    }
+
     /// The integer, for `Int`, `IntImm` and `Bool` values.
     pub fn as_int(&self) -> Option<i64> {
         match self {

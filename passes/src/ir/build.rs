@@ -61,10 +61,7 @@ pub fn int_array(values: &[i64]) -> AttrValue {
     AttrValue::Array(
         values
             .iter()
-            .map(|&value| AttrValue::IntImm {
-                value,
-                dtype: DataType::INT32,
-            })
+            .map(|&value| AttrValue::int_imm(value, DataType::INT32))
             .collect(),
     )
 }

@@ -740,10 +740,12 @@ impl Comparer {
                 V::IntImm {
                     value: x,
                     dtype: dx,
+                    ..
                 },
                 V::IntImm {
                     value: y,
                     dtype: dy,
+                    ..
                 },
             ) => x == y && dx == dy,
             (
@@ -821,11 +823,13 @@ fn value_text(value: Option<&AttrValue>) -> String {
         V::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         V::Str(s) => format!("{s:?}"),
         V::DataType(d) => format!("{:?}", d.to_tvm_string()),
-        V::IntImm { value, dtype } if dtype.is_bool() => {
+        V::IntImm { value, dtype, .. } if dtype.is_bool() => {
             if *value != 0 { "True" } else { "False" }.to_string()
         }
-        V::IntImm { value, dtype } if *dtype == crate::dtype::DataType::INT32 => value.to_string(),
-        V::IntImm { value, dtype } => format!("{value}{}", dtype_suffix(*dtype)),
+        V::IntImm { value, dtype, .. } if *dtype == crate::dtype::DataType::INT32 => {
+            value.to_string()
+        }
+        V::IntImm { value, dtype, .. } => format!("{value}{}", dtype_suffix(*dtype)),
         V::FloatImm { value, dtype } if *dtype == crate::dtype::DataType::FLOAT32 => {
             format!("{value}f")
         }
@@ -869,16 +873,20 @@ fn dims_equal(a: &Dim, b: &Dim) -> bool {
             Dim::Int {
                 value: x,
                 dtype: dx,
+                ..
             },
             Dim::Int {
                 value: y,
                 dtype: dy,
+                ..
             },
         ) => x == y && dx == dy,
         (Dim::Any, Dim::Any) => true,
         (Dim::Meta(x), Dim::Meta(y)) => {
             x == y || crate::meta::subgraphs_equal(&x.graph, x.index, &y.graph, y.index)
         }
+        // Computed sizes compare structurally, also with a metadata object.
+        (Dim::Expr(_), Dim::Expr(_) | Dim::Meta(_)) | (Dim::Meta(_), Dim::Expr(_)) => a == b,
         _ => false,
     }
 }

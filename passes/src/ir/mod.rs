@@ -19,8 +19,8 @@ pub use expr::{
 };
 pub use module::{IRModule, ModuleProperty};
 pub use ty::{
-    Dim, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData, TypeKind, TypeVar,
-    TypeVarKind,
+    Dim, DimExpr, DimId, DimOp, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData,
+    TypeKind, TypeVar, TypeVarKind,
 };
 
 use crate::meta::ObjectGraph;

@@ -44,29 +44,280 @@ pub struct TensorType {
 }
 
 /// One dimension of a tensor shape.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// A known size carries a [`DimId`]: in TVM every dimension is a `PrimExpr`
+/// object, and which dimensions are the *same* object shows in the
+/// `#[metadata]` section (an object met twice is serialised once). Equality
+/// and hashing ignore the identity, so types compare structurally.
+#[derive(Clone)]
 pub enum Dim {
     /// A known size with the dtype of its IntImm (`3` is int32, `3i64` int64).
-    Int { value: i64, dtype: DataType },
+    Int {
+        value: i64,
+        dtype: DataType,
+        id: DimId,
+    },
     /// `?`: a size known only at run time (`tir.Any`).
     Any,
     /// A symbolic size or any other PrimExpr, from the metadata section.
     Meta(MetaObject),
+    /// A PrimExpr a type relation computed from symbolic sizes (`n * 2`):
+    /// a new object, printed as `meta[tir.Mul][k]`.
+    Expr(Arc<DimExpr>),
 }
 
-impl Dim {
-    pub fn int32(value: i64) -> Dim {
-        Dim::Int {
-            value,
-            dtype: DataType::INT32,
+/// A computed PrimExpr over dimensions, as TVM's arithmetic builds one when
+/// constant folding does not apply (`src/tir/op/op.cc`).
+#[derive(Debug, Clone)]
+pub enum DimExpr {
+    /// `tir.Add`, `tir.Mul`, … of two operands of dtype `dtype`.
+    Binary {
+        op: DimOp,
+        a: Dim,
+        b: Dim,
+        dtype: DataType,
+    },
+    /// `tir.Cast` of a symbolic value to another integer dtype.
+    Cast { value: Dim, dtype: DataType },
+}
+
+/// The binary PrimExpr nodes relations build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DimOp {
+    Add,
+    Sub,
+    Mul,
+    /// `div` on integers: truncating division.
+    Div,
+    FloorDiv,
+    FloorMod,
+    Max,
+    Min,
+}
+
+impl DimOp {
+    /// The TVM type key of the node.
+    pub fn type_key(self) -> &'static str {
+        match self {
+            DimOp::Add => "tir.Add",
+            DimOp::Sub => "tir.Sub",
+            DimOp::Mul => "tir.Mul",
+            DimOp::Div => "tir.Div",
+            DimOp::FloorDiv => "tir.FloorDiv",
+            DimOp::FloorMod => "tir.FloorMod",
+            DimOp::Max => "tir.Max",
+            DimOp::Min => "tir.Min",
         }
     }
 
-    pub fn int64(value: i64) -> Dim {
+    fn from_type_key(key: &str) -> Option<DimOp> {
+        Some(match key {
+            "tir.Add" => DimOp::Add,
+            "tir.Sub" => DimOp::Sub,
+            "tir.Mul" => DimOp::Mul,
+            "tir.Div" => DimOp::Div,
+            "tir.FloorDiv" => DimOp::FloorDiv,
+            "tir.FloorMod" => DimOp::FloorMod,
+            "tir.Max" => DimOp::Max,
+            "tir.Min" => DimOp::Min,
+            _ => return None,
+        })
+    }
+}
+
+impl DimExpr {
+    /// The TVM type key of the node (`tir.Mul`, `tir.Cast`, …).
+    pub fn type_key(&self) -> &'static str {
+        match self {
+            DimExpr::Binary { op, .. } => op.type_key(),
+            DimExpr::Cast { .. } => "tir.Cast",
+        }
+    }
+
+    pub fn dtype(&self) -> DataType {
+        match self {
+            DimExpr::Binary { dtype, .. } | DimExpr::Cast { dtype, .. } => *dtype,
+        }
+    }
+}
+
+/// The identity of an integer dimension (of a TVM `IntImm` object).
+///
+/// Copying a [`Dim`] keeps its identity, as copying an `ObjectRef` does in
+/// TVM; making one ([`Dim::int`], [`DimId::fresh`]) is a new object. The id
+/// is a number from a process-wide counter, so identities cost no
+/// allocation and are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DimId(u64);
+
+static NEXT_DIM: AtomicU64 = AtomicU64::new(1);
+
+impl DimId {
+    /// A new identity, different from every other.
+    pub fn fresh() -> DimId {
+        DimId(NEXT_DIM.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// `count` new identities in a row; this is the first, see
+    /// [`DimId::nth`] (one per node of a metadata section).
+    pub fn reserve(count: usize) -> DimId {
+        DimId(NEXT_DIM.fetch_add(count.max(1) as u64, Ordering::Relaxed))
+    }
+
+    /// The `i`-th identity of a block from [`DimId::reserve`].
+    pub fn nth(self, i: usize) -> DimId {
+        DimId(self.0 + i as u64)
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl PartialEq for Dim {
+    fn eq(&self, other: &Dim) -> bool {
+        match (self, other) {
+            (
+                Dim::Int {
+                    value: a,
+                    dtype: da,
+                    ..
+                },
+                Dim::Int {
+                    value: b,
+                    dtype: db,
+                    ..
+                },
+            ) => a == b && da == db,
+            (Dim::Any, Dim::Any) => true,
+            (Dim::Meta(a), Dim::Meta(b)) => a == b,
+            (Dim::Expr(a), Dim::Expr(b)) => Arc::ptr_eq(a, b) || exprs_equal(a, b),
+            // A computed expression equals the same expression read from a
+            // metadata section (TVM's `StructuralEqual`: an annotation
+            // `meta[tir.Mul][0]` matches the size a relation computes).
+            (Dim::Expr(e), Dim::Meta(m)) | (Dim::Meta(m), Dim::Expr(e)) => meta_equals_expr(m, e),
+            _ => false,
+        }
+    }
+}
+
+fn exprs_equal(a: &DimExpr, b: &DimExpr) -> bool {
+    match (a, b) {
+        (
+            DimExpr::Binary {
+                op: oa,
+                a: aa,
+                b: ba,
+                dtype: da,
+            },
+            DimExpr::Binary {
+                op: ob,
+                a: ab,
+                b: bb,
+                dtype: db,
+            },
+        ) => oa == ob && da == db && aa == ab && ba == bb,
+        (
+            DimExpr::Cast {
+                value: va,
+                dtype: da,
+            },
+            DimExpr::Cast {
+                value: vb,
+                dtype: db,
+            },
+        ) => da == db && va == vb,
+        _ => false,
+    }
+}
+
+/// Whether node `m` of a metadata section is the expression `e`, structurally
+/// (variables by identity, immediates by value).
+fn meta_equals_expr(m: &MetaObject, e: &DimExpr) -> bool {
+    let Some(node) = m.graph.nodes.get(m.index) else {
+        return false;
+    };
+    let field = |name: &str| node.attrs.get(name).map(String::as_str);
+    if field("dtype").and_then(|d| d.parse::<DataType>().ok()) != Some(e.dtype()) {
+        return false;
+    }
+    let child = |name: &str| -> Option<Dim> {
+        let index = field(name)?.parse::<usize>().ok()?;
+        let child = m.graph.nodes.get(index)?;
+        if child.type_key == "IntImm" {
+            let value = child.attrs.get("value")?.parse().ok()?;
+            let dtype = child.attrs.get("dtype")?.parse().ok()?;
+            return Some(Dim::int(value, dtype));
+        }
+        Some(Dim::Meta(MetaObject {
+            graph: m.graph.clone(),
+            index,
+        }))
+    };
+    match e {
+        DimExpr::Binary { op, a, b, .. } => {
+            DimOp::from_type_key(&node.type_key) == Some(*op)
+                && child("a").is_some_and(|x| x == *a)
+                && child("b").is_some_and(|x| x == *b)
+        }
+        DimExpr::Cast { value, .. } => {
+            node.type_key == "tir.Cast" && child("value").is_some_and(|x| x == *value)
+        }
+    }
+}
+
+impl Eq for Dim {}
+
+impl std::hash::Hash for Dim {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Dim::Meta(_) | Dim::Expr(_) => 2u8.hash(state),
+            other => std::mem::discriminant(other).hash(state),
+        }
+        match self {
+            Dim::Int { value, dtype, .. } => {
+                value.hash(state);
+                dtype.hash(state);
+            }
+            // Symbolic sizes compare structurally across the two forms (see
+            // `eq`), so they hash alike: they are rare.
+            Dim::Any | Dim::Meta(_) | Dim::Expr(_) => {}
+        }
+    }
+}
+
+// Without the identity, which is noise in test failures.
+impl fmt::Debug for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Int { value, dtype, .. } => f
+                .debug_struct("Int")
+                .field("value", value)
+                .field("dtype", dtype)
+                .finish(),
+            Dim::Any => f.write_str("Any"),
+            Dim::Meta(m) => f.debug_tuple("Meta").field(m).finish(),
+            Dim::Expr(e) => f.debug_tuple("Expr").field(e).finish(),
+        }
+    }
+}
+
+impl Dim {
+    /// A new integer dimension (a new `IntImm` object).
+    pub fn int(value: i64, dtype: DataType) -> Dim {
         Dim::Int {
             value,
-            dtype: DataType::INT64,
+            dtype,
+            id: DimId::fresh(),
         }
+    }
+
+    pub fn int32(value: i64) -> Dim {
+        Dim::int(value, DataType::INT32)
+    }
+
+    pub fn int64(value: i64) -> Dim {
+        Dim::int(value, DataType::INT64)
     }
 
     /// The size, if it is a known integer.
@@ -75,6 +326,30 @@ impl Dim {
             Dim::Int { value, .. } => Some(*value),
             _ => None,
         }
+    }
+
+    /// The identity of an integer dimension.
+    pub fn id(&self) -> Option<DimId> {
+        match self {
+            Dim::Int { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// Whether two dimensions are the same object (TVM's `same_as`): the
+    /// same integer identity, or the same metadata object.
+    pub fn same_as(&self, other: &Dim) -> bool {
+        match (self, other) {
+            (Dim::Int { id: a, .. }, Dim::Int { id: b, .. }) => a == b,
+            (Dim::Meta(a), Dim::Meta(b)) => a == b,
+            (Dim::Expr(a), Dim::Expr(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// A new expression node.
+    pub fn expr(e: DimExpr) -> Dim {
+        Dim::Expr(Arc::new(e))
     }
 }
 

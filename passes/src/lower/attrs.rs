@@ -10,15 +10,19 @@
 //! type are errors (TVM's `AttrError`s), reported at the call and recovered
 //! from with the default.
 
+use super::exprs::{literal_token, number};
 use super::meta::unconstrained_virtual_device;
+use super::tree::{is_attr_value, Node};
 use super::{suggestion, Lowerer};
 use crate::diagnostic::{Diagnostic, Layer};
 use crate::dtype::DataType;
 use crate::ir::{AttrValue, Attrs, DictAttrs, Expr, ExprKind};
 use crate::op::{self, AttrDefault, AttrField, AttrType, AttrsSchema};
-use relay_syntax::ast::{self, AstNode, LiteralKind};
+use relay_syntax::ast;
 use relay_syntax::literal::NumberValue;
+use relay_syntax::SyntaxKind::*;
 use relay_syntax::TextRange;
+use std::borrow::Cow;
 
 /// TVM's key for a function's (or a parameter's) virtual device.
 const VIRTUAL_DEVICE: &str = "virtual_device";
@@ -27,8 +31,9 @@ const VIRTUAL_DEVICE: &str = "virtual_device";
 const ATTRS_TYPE_KEY: &str = "attrs_type_key";
 
 /// One `key=value` of a call, with its value as TVM's parser reads it.
-pub(super) struct Given {
-    key: String,
+pub(super) struct Given<'a> {
+    /// The key, borrowed from the tree unless it is dotted.
+    key: Cow<'a, str>,
     value: AttrValue,
     key_range: TextRange,
     value_range: TextRange,
@@ -103,19 +108,13 @@ pub(super) fn convert(value: AttrValue, ty: &AttrType) -> Result<AttrValue, Stri
             // `PrimExpr::FromObject_` makes a string a `tir.StringImm`,
             // which prints as the string.
             V::IntImm { .. } | V::FloatImm { .. } | V::Null | V::Any | V::Str(_) => Ok(value),
-            V::Int(v) => Ok(V::IntImm {
-                value: v,
-                dtype: DataType::INT32,
-            }),
+            V::Int(v) => Ok(V::int_imm(v, DataType::INT32)),
             V::Meta(ref m) if m.type_key().starts_with("tir.") => Ok(value),
             other => mismatch(&other),
         },
         AttrType::Integer | AttrType::BoolObj => match value {
             V::IntImm { .. } | V::Null => Ok(value),
-            V::Int(v) => Ok(V::IntImm {
-                value: v,
-                dtype: DataType::INT32,
-            }),
+            V::Int(v) => Ok(V::int_imm(v, DataType::INT32)),
             other => mismatch(&other),
         },
         AttrType::FloatImm => match value {
@@ -186,10 +185,7 @@ pub(crate) fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
                 value: *v as f32 as f64,
                 dtype: DataType::FLOAT32,
             },
-            _ => AttrValue::IntImm {
-                value: *v,
-                dtype: DataType::INT32,
-            },
+            _ => AttrValue::int_imm(*v, DataType::INT32),
         },
         AttrDefault::Double(v) => match ty {
             AttrType::Double => AttrValue::Double(*v),
@@ -201,10 +197,7 @@ pub(crate) fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
         },
         AttrDefault::Bool(b) => match ty {
             AttrType::Bool => AttrValue::Bool(*b),
-            _ => AttrValue::IntImm {
-                value: i64::from(*b),
-                dtype: DataType::bool(),
-            },
+            _ => AttrValue::int_imm(i64::from(*b), DataType::bool()),
         },
         AttrDefault::Str(s) => match ty {
             AttrType::DataType => AttrValue::DataType(DataType::parse(s).unwrap_or_default()),
@@ -229,7 +222,7 @@ pub(crate) fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
 
 /// Builds a `DictAttrs` object from the given items, in order (a key given
 /// twice keeps its first place and its last value, as TVM's `Map` does).
-fn dict_attrs(given: Vec<Given>) -> Attrs {
+fn dict_attrs(given: Vec<Given<'_>>) -> Attrs {
     let mut dict = DictAttrs::default();
     for g in given {
         dict.set(&g.key, g.value);
@@ -243,58 +236,80 @@ impl Lowerer {
     /// `True`/`False` int32 immediates, strings strings, `[…]` arrays, `(v)`
     /// is `v`, `None`/`nullptr` null, `meta[…]` the object, anything else an
     /// expression.
-    pub(super) fn attr_value(&mut self, value: &ast::AttrValue) -> AttrValue {
-        match value {
-            ast::AttrValue::Literal(literal) => match literal.kind() {
-                Some(LiteralKind::Int(int)) => match int.number() {
-                    Ok(NumberValue::Int { value, bits }) => AttrValue::IntImm {
-                        value,
-                        dtype: DataType::int(bits),
+    pub(super) fn attr_value(&mut self, value: Node<'_>) -> AttrValue {
+        // The variants of `ast::AttrValue`, in its order: literals and meta
+        // references first, any other expression last.
+        match value.kind() {
+            LITERAL => {
+                let Some(token) = literal_token(value) else {
+                    return AttrValue::Null;
+                };
+                match token.kind() {
+                    INT => match number(token.text()) {
+                        Ok(NumberValue::Int { value, bits }) => {
+                            AttrValue::int_imm(value, DataType::int(bits))
+                        }
+                        _ => AttrValue::Null,
                     },
-                    _ => AttrValue::Null,
-                },
-                Some(LiteralKind::Float(float)) => match float.number() {
-                    Ok(NumberValue::Float { value, bits }) => AttrValue::FloatImm {
-                        value,
-                        dtype: DataType::float(bits),
+                    FLOAT => match number(token.text()) {
+                        Ok(NumberValue::Float { value, bits }) => AttrValue::FloatImm {
+                            value,
+                            dtype: DataType::float(bits),
+                        },
+                        _ => AttrValue::Null,
                     },
-                    _ => AttrValue::Null,
-                },
-                Some(LiteralKind::Bool(b)) => AttrValue::IntImm {
-                    value: i64::from(b.value()),
-                    dtype: DataType::INT32,
-                },
-                Some(LiteralKind::String(s)) => AttrValue::Str(s.value().to_string()),
-                None => AttrValue::Null,
-            },
-            ast::AttrValue::MetaExpr(meta) => self.meta_attr_value(meta),
-            ast::AttrValue::AttrListValue(list) => {
-                AttrValue::Array(list.values().map(|v| self.attr_value(&v)).collect())
+                    BOOL => AttrValue::int_imm(i64::from(token.text() == "True"), DataType::INT32),
+                    _ => {
+                        // `StringLit::value`; escapes are rare, and the
+                        // typed token knows how to read them.
+                        let text = token.text();
+                        let raw = text.strip_prefix('"').unwrap_or(text);
+                        let raw = raw.strip_suffix('"').unwrap_or(raw);
+                        if !raw.contains('\\') {
+                            return AttrValue::Str(raw.to_string());
+                        }
+                        match self.ast_token::<ast::StringLit>(token) {
+                            Some(s) => AttrValue::Str(s.value().into_owned()),
+                            None => AttrValue::Str(raw.to_string()),
+                        }
+                    }
+                }
             }
-            ast::AttrValue::AttrParenValue(paren) => match paren.value() {
-                Some(inner) => self.attr_value(&inner),
+            META_EXPR => match self.ast::<ast::MetaExpr>(value) {
+                Some(meta) => self.meta_attr_value(&meta),
                 None => AttrValue::Null,
             },
-            ast::AttrValue::AttrNullValue(_) => AttrValue::Null,
-            ast::AttrValue::Expr(expr) => AttrValue::Expr(self.atomic(expr)),
+            ATTR_LIST_VALUE => AttrValue::Array(
+                value
+                    .children(is_attr_value)
+                    .map(|v| self.attr_value(v))
+                    .collect(),
+            ),
+            ATTR_PAREN_VALUE => match value.child(is_attr_value) {
+                Some(inner) => self.attr_value(inner),
+                None => AttrValue::Null,
+            },
+            ATTR_NULL_VALUE => AttrValue::Null,
+            _ => AttrValue::Expr(self.atomic(value)),
         }
     }
 
     /// The `key=value` items of a call, in order. A key given twice is
     /// kept twice (the last value counts) and gets a warning.
-    pub(super) fn given_attrs(&mut self, attrs: impl Iterator<Item = ast::Attr>) -> Vec<Given> {
-        let mut out: Vec<Given> = Vec::new();
+    pub(super) fn given_attrs<'a>(
+        &mut self,
+        attrs: impl Iterator<Item = Node<'a>>,
+    ) -> Vec<Given<'a>> {
+        let mut out: Vec<Given<'a>> = Vec::new();
         for attr in attrs {
-            let (Some(key), Some(key_node)) = (attr.key(), attr.key_node()) else {
+            // `Attr::key_node`, `key` and `value`.
+            let Some(key_node) = attr.child_of(ATTR_KEY) else {
                 continue;
             };
-            let key_range = key_node.syntax().text_range();
-            let (value, value_range, from_meta) = match attr.value() {
-                Some(v) => (
-                    self.attr_value(&v),
-                    v.syntax().text_range(),
-                    matches!(v, ast::AttrValue::MetaExpr(_)),
-                ),
+            let key = key_node.dotted_text();
+            let key_range = key_node.range();
+            let (value, value_range, from_meta) = match attr.child(is_attr_value) {
+                Some(v) => (self.attr_value(v), v.range(), v.kind() == META_EXPR),
                 None => (AttrValue::Null, key_range, true),
             };
             if let Some(previous) = out.iter().find(|g| g.key == key) {
@@ -325,7 +340,7 @@ impl Lowerer {
         &mut self,
         callee: &Expr,
         callee_range: TextRange,
-        mut given: Vec<Given>,
+        mut given: Vec<Given<'_>>,
         meta: Option<Attrs>,
     ) -> Option<Attrs> {
         if meta.is_some() {
@@ -336,7 +351,7 @@ impl Lowerer {
             if op::is_dict_attrs(key) {
                 return Some(dict_attrs(given));
             }
-            if let Some(schema) = op::attrs_schema(key) {
+            if let Some(schema) = self.op_schema(key) {
                 return Some(self.schema_attrs(schema, given, callee_range));
             }
         }
@@ -406,7 +421,7 @@ impl Lowerer {
     fn schema_attrs(
         &mut self,
         schema: &'static AttrsSchema,
-        mut given: Vec<Given>,
+        mut given: Vec<Given<'_>>,
         anchor: TextRange,
     ) -> Attrs {
         let type_key = schema.type_key.as_str();
@@ -479,7 +494,12 @@ impl Lowerer {
 
     /// The given value of `field`, converted; on a mismatch, reported, and
     /// the default.
-    fn field_value(&mut self, type_key: &str, field: &AttrField, given: &mut Given) -> AttrValue {
+    fn field_value(
+        &mut self,
+        type_key: &str,
+        field: &AttrField,
+        given: &mut Given<'_>,
+    ) -> AttrValue {
         let value = std::mem::replace(&mut given.value, AttrValue::Null);
         if given.from_meta && value.is_null() && !field.ty.is_nullable() {
             // A failed meta reference, reported already.
@@ -541,9 +561,9 @@ impl Lowerer {
 
     /// Function attributes: a dictionary in the order written, and the
     /// `virtual_device=…` item, which TVM takes out of the dictionary.
-    pub(super) fn function_attrs(
+    pub(super) fn function_attrs<'a>(
         &mut self,
-        attrs: impl Iterator<Item = ast::Attr>,
+        attrs: impl Iterator<Item = Node<'a>>,
     ) -> (DictAttrs, Option<AttrValue>) {
         let mut dict = DictAttrs::default();
         let mut virtual_device = None;
@@ -559,10 +579,9 @@ impl Lowerer {
 
     /// `{virtual_device=…}` after a parameter. TVM reads it only when it is
     /// the one item there.
-    pub(super) fn param_virtual_device(&mut self, attrs: &ast::ParamAttrs) -> Option<AttrValue> {
-        let given = self.given_attrs(attrs.attrs());
-        let distinct: std::collections::HashSet<&str> =
-            given.iter().map(|g| g.key.as_str()).collect();
+    pub(super) fn param_virtual_device(&mut self, attrs: Node<'_>) -> Option<AttrValue> {
+        let given = self.given_attrs(attrs.children_of(ATTR));
+        let distinct: std::collections::HashSet<&str> = given.iter().map(|g| &*g.key).collect();
         if distinct.len() == 1 && distinct.contains(VIRTUAL_DEVICE) {
             return given
                 .into_iter()
@@ -575,14 +594,14 @@ impl Lowerer {
                 "TVM reads a parameter's attributes only when they are a lone \
                  `virtual_device=…`; these are ignored",
             )
-            .with_span(self.span(attrs.syntax().text_range()));
+            .with_span(self.span(attrs.range()));
             self.push(diagnostic);
         }
         None
     }
 
     /// Checks that a `virtual_device` value is a virtual device object.
-    fn virtual_device(&mut self, g: Given) -> Option<AttrValue> {
+    fn virtual_device(&mut self, g: Given<'_>) -> Option<AttrValue> {
         match g.value {
             AttrValue::Meta(ref m) if m.type_key() == "VirtualDevice" => Some(g.value),
             AttrValue::Null if g.from_meta => None,

@@ -8,7 +8,7 @@
 
 use super::{token_range, Lowerer};
 use crate::diagnostic::{Diagnostic, Layer};
-use crate::ir::{AttrValue, Attrs, Dim, Expr, MetaObject, Var};
+use crate::ir::{AttrValue, Attrs, Dim, DimId, Expr, MetaObject, Var};
 use crate::meta::{MetaError, NodeRef, ObjectGraph, ObjectGraphBuilder};
 use crate::op::AttrType;
 use relay_syntax::ast::{self, AstNode, AstToken};
@@ -33,6 +33,9 @@ pub(super) struct Section {
     entries: HashMap<String, Vec<usize>>,
     /// Expressions made from nodes, by node index.
     exprs: HashMap<usize, Expr>,
+    /// The identity of an `IntImm` node `i` is `dim_ids.nth(i)`: one object
+    /// of the section stays one object however often it is referenced.
+    dim_ids: DimId,
 }
 
 /// The `VirtualDevice::FullyUnconstrained()` object, for defaults.
@@ -102,6 +105,7 @@ impl Lowerer {
             }
         };
         self.meta = MetaState::Loaded(Box::new(Section {
+            dim_ids: DimId::reserve(graph.nodes.len()),
             graph: Arc::new(graph),
             entries,
             exprs: HashMap::new(),
@@ -276,12 +280,14 @@ impl Lowerer {
                 return AttrValue::Null;
             }
         };
+        let id = self.meta_dim_id(graph, index);
         let read = |node: NodeRef<'_>| -> Result<Option<AttrValue>, MetaError> {
             Ok(Some(match node.type_key() {
                 "" => AttrValue::Null,
                 "IntImm" => AttrValue::IntImm {
                     value: node.int_field("value")?,
                     dtype: node.dtype_field("dtype")?,
+                    id,
                 },
                 "FloatImm" => AttrValue::FloatImm {
                     value: node.float_field("value")?,
@@ -325,6 +331,17 @@ impl Lowerer {
         }
     }
 
+    /// The identity of an `IntImm` node of the section (a new one for a
+    /// node of another graph).
+    fn meta_dim_id(&self, graph: &Arc<ObjectGraph>, index: usize) -> DimId {
+        match &self.meta {
+            MetaState::Loaded(section) if Arc::ptr_eq(&section.graph, graph) => {
+                section.dim_ids.nth(index)
+            }
+            _ => DimId::fresh(),
+        }
+    }
+
     /// `meta[K][i]` as a shape dimension: an integer or a symbolic size.
     pub(super) fn meta_dim(&mut self, meta: &ast::MetaRef) -> Dim {
         let range = token_range(meta);
@@ -336,7 +353,11 @@ impl Lowerer {
         };
         match node.type_key() {
             "IntImm" => match (node.int_field("value"), node.dtype_field("dtype")) {
-                (Ok(value), Ok(dtype)) => Dim::Int { value, dtype },
+                (Ok(value), Ok(dtype)) => Dim::Int {
+                    value,
+                    dtype,
+                    id: self.meta_dim_id(&graph, index),
+                },
                 (Err(error), _) | (_, Err(error)) => {
                     self.report_meta_error(range, error);
                     Dim::Any

@@ -52,20 +52,24 @@ mod exprs;
 mod meta;
 mod names;
 mod scope;
+mod tree;
 mod types;
 
 pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Layer};
+use crate::dtype::DataType;
 use crate::ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
+use crate::op::{AttrsSchema, OpDef};
 use crate::source::{FileId, SourceMap, Span};
 use relay_syntax::ast::{self, AstNode, AstToken};
-use relay_syntax::{TextRange, TextSize};
+use relay_syntax::{SyntaxKind, SyntaxNode, TextRange, TextSize};
 use std::collections::{HashMap, HashSet};
 
 use self::meta::MetaState;
 use self::names::NameRecorder;
 use self::scope::{FastHashMap, Scopes};
+use self::tree::Node;
 
 /// The result of lowering a module: the module, what was found wrong, and
 /// how every name of the text was resolved.
@@ -91,6 +95,7 @@ pub fn lower_module(file: FileId, root: &ast::SourceFile) -> Lowered {
 pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -> Lowered {
     let mut lw = Lowerer::new(file, true);
     lw.text_end = root.syntax().text_range().end();
+    lw.root = Some(root.syntax().clone());
     let mut module = init;
     lw.seed(&module);
     lw.load_metadata(root.metadata());
@@ -161,18 +166,26 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 
     // Type definitions first, so constructors are known in every body.
     for item in &items {
+        let node = Node::of(item.syntax());
+        // `type_params`, `ctors` and `name` of `TypeDef` / `ExternTypeDef`.
+        let params: Vec<Node<'_>> = node
+            .child_of(SyntaxKind::TYPE_PARAM_LIST)
+            .into_iter()
+            .flat_map(|list| list.children_of(SyntaxKind::TYPE_PARAM))
+            .collect();
+        let name = node.token(SyntaxKind::IDENT);
         let data = match item {
-            ast::Item::TypeDef(def) => {
-                let params: Vec<_> = def.type_params().collect();
-                let ctors: Vec<_> = def.ctors().collect();
-                lw.type_def(def.name(), &params, &ctors)
+            ast::Item::TypeDef(_) => {
+                let ctors: Vec<Node<'_>> = node
+                    .child_of(SyntaxKind::CTOR_LIST)
+                    .into_iter()
+                    .flat_map(|list| list.children_of(SyntaxKind::CTOR_DEF))
+                    .collect();
+                lw.type_def(name, &params, &ctors)
             }
             // Constructors of an `extern type` are a syntax error; TVM keeps
             // none of them in a well-formed module.
-            ast::Item::ExternTypeDef(def) => {
-                let params: Vec<_> = def.type_params().collect();
-                lw.type_def(def.name(), &params, &[])
-            }
+            ast::Item::ExternTypeDef(_) => lw.type_def(name, &params, &[]),
             ast::Item::Def(_) => continue,
         };
         let is_duplicate = item
@@ -187,7 +200,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 
     for item in &items {
         if let ast::Item::Def(def) = item {
-            let function = lw.def(def);
+            let function = lw.def(Node::of(def.syntax()));
             if let (Some(name), Some(function)) = (def.name(), function) {
                 module.add_function(name.name(), function);
             }
@@ -208,11 +221,12 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
     let mut lw = Lowerer::new(file, false);
     lw.text_end = root.syntax().text_range().end();
+    lw.root = Some(root.syntax().clone());
     lw.load_metadata(root.metadata());
     // TVM's `ParseExpr` pushes one scope before reading the expression.
     lw.locals.push();
     let expr = match root.expr() {
-        Some(expr) => lw.expr(&expr),
+        Some(expr) => lw.expr(Node::of(expr.syntax())),
         None => lw.missing(root.syntax().text_range()),
     };
     lw.locals.pop();
@@ -341,6 +355,15 @@ pub(crate) struct Lowerer {
     /// The end of the text: `free_var`s and graph bindings are visible up
     /// to it.
     text_end: TextSize,
+    /// The root of the tree being lowered, to find the typed AST nodes
+    /// of views (see [`tree::Node::to_syntax`]).
+    root: Option<SyntaxNode>,
+    /// Operators by name, as [`crate::op::lookup`] finds them.
+    ops: FastHashMap<Box<str>, Option<&'static OpDef>>,
+    /// Dtypes by name, as [`DataType::parse`] reads them.
+    dtypes: FastHashMap<Box<str>, DataType>,
+    /// Attrs schemas by the address of their operator's attrs type key.
+    schemas: FastHashMap<usize, Option<&'static AttrsSchema>>,
 }
 
 impl Lowerer {
@@ -361,6 +384,10 @@ impl Lowerer {
             meta: MetaState::Absent,
             names: NameRecorder::default(),
             text_end: TextSize::from(u32::MAX),
+            root: None,
+            ops: FastHashMap::default(),
+            dtypes: FastHashMap::default(),
+            schemas: FastHashMap::default(),
         }
     }
 
@@ -395,6 +422,40 @@ impl Lowerer {
                 );
             }
         }
+    }
+
+    /// The typed AST node of a view, for the code written against the
+    /// typed AST (metadata references).
+    fn ast<N: AstNode>(&self, node: Node<'_>) -> Option<N> {
+        node.to_ast(self.root.as_ref()?)
+    }
+
+    /// The typed AST token of a view.
+    fn ast_token<T: AstToken>(&self, token: tree::Token<'_>) -> Option<T> {
+        token.to_ast(self.root.as_ref()?)
+    }
+
+    /// [`crate::op::lookup`], remembered: a model calls a few operators
+    /// many times.
+    fn lookup_op(&mut self, name: &str) -> Option<&'static OpDef> {
+        if let Some(&found) = self.ops.get(name) {
+            return found;
+        }
+        let found = crate::op::lookup(name);
+        self.ops.insert(name.into(), found);
+        found
+    }
+
+    /// [`crate::op::attrs_schema`] of an operator's attrs type, remembered
+    /// by the address of the (static) key.
+    fn op_schema(&mut self, type_key: &'static str) -> Option<&'static AttrsSchema> {
+        let addr = type_key.as_ptr() as usize;
+        if let Some(&found) = self.schemas.get(&addr) {
+            return found;
+        }
+        let found = crate::op::attrs_schema(type_key);
+        self.schemas.insert(addr, found);
+        found
     }
 
     fn span(&self, range: TextRange) -> Span {

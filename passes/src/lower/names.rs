@@ -204,14 +204,14 @@ impl NameRecorder {
     pub(super) fn define(
         &mut self,
         kind: NameKind,
-        name: &str,
+        name: impl Into<String>,
         range: Option<TextRange>,
         visible: Option<TextRange>,
     ) -> DefId {
         let id = DefId(self.definitions.len() as u32);
         self.definitions.push(Definition {
             kind,
-            name: name.to_string(),
+            name: name.into(),
             range,
             visible,
         });

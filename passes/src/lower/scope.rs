@@ -71,10 +71,13 @@ impl Hasher for FxHasher {
 /// Scopes mapping names to bindings of type `T`.
 #[derive(Debug)]
 pub(super) struct Scopes<T> {
+    /// The index in `stacks` of each name ever bound.
+    names: FastHashMap<Box<str>, u32>,
     /// Each name's bindings, innermost last, with the depth of their scope.
-    map: FastHashMap<String, Vec<(u32, T)>>,
-    /// The names added, in order, with their scope depth (to undo on pop).
-    log: Vec<(u32, String)>,
+    stacks: Vec<Vec<(u32, T)>>,
+    /// The names added (their index), in order, with their scope depth (to
+    /// undo on pop).
+    log: Vec<(u32, u32)>,
     /// The current depth; 0 is the outermost scope.
     depth: u32,
 }
@@ -82,7 +85,8 @@ pub(super) struct Scopes<T> {
 impl<T: Clone> Scopes<T> {
     pub(super) fn new() -> Scopes<T> {
         Scopes {
-            map: FastHashMap::default(),
+            names: FastHashMap::default(),
+            stacks: Vec::new(),
             log: Vec::new(),
             depth: 0,
         }
@@ -95,14 +99,13 @@ impl<T: Clone> Scopes<T> {
 
     /// Closes the innermost scope, forgetting its bindings.
     pub(super) fn pop(&mut self) {
-        while let Some((depth, _)) = self.log.last() {
-            if *depth < self.depth {
+        while let Some(&(depth, index)) = self.log.last() {
+            if depth < self.depth {
                 break;
             }
-            if let Some((_, name)) = self.log.pop() {
-                if let Some(stack) = self.map.get_mut(&name) {
-                    stack.pop();
-                }
+            self.log.pop();
+            if let Some(stack) = self.stacks.get_mut(index as usize) {
+                stack.pop();
             }
         }
         self.depth = self.depth.saturating_sub(1);
@@ -114,10 +117,16 @@ impl<T: Clone> Scopes<T> {
         let depth = self.depth;
         // Most names are bound again and again (`%x` in every function):
         // allocate the key only for a name never seen.
-        if !self.map.contains_key(name) {
-            self.map.insert(name.to_string(), Vec::new());
-        }
-        let Some(stack) = self.map.get_mut(name) else {
+        let index = match self.names.get(name) {
+            Some(&index) => index,
+            None => {
+                let index = self.stacks.len() as u32;
+                self.stacks.push(Vec::new());
+                self.names.insert(name.into(), index);
+                index
+            }
+        };
+        let Some(stack) = self.stacks.get_mut(index as usize) else {
             return Ok(());
         };
         if let Some((d, existing)) = stack.last() {
@@ -126,24 +135,29 @@ impl<T: Clone> Scopes<T> {
             }
         }
         stack.push((depth, value));
-        self.log.push((depth, name.to_string()));
+        self.log.push((depth, index));
         Ok(())
     }
 
     /// The innermost binding of `name`.
     pub(super) fn lookup(&self, name: &str) -> Option<&T> {
-        self.map
-            .get(name)
+        let index = *self.names.get(name)?;
+        self.stacks
+            .get(index as usize)
             .and_then(|stack| stack.last())
             .map(|(_, value)| value)
     }
 
     /// The names that have a binding in some open scope.
     pub(super) fn visible_names(&self) -> impl Iterator<Item = &str> {
-        self.map
+        self.names
             .iter()
-            .filter(|(_, stack)| !stack.is_empty())
-            .map(|(name, _)| name.as_str())
+            .filter(|(_, &index)| {
+                self.stacks
+                    .get(index as usize)
+                    .is_some_and(|s| !s.is_empty())
+            })
+            .map(|(name, _)| &**name)
     }
 }
 

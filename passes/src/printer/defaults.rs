@@ -29,7 +29,12 @@ pub(crate) fn is_default(value: &AttrValue, ty: &AttrType, default: &AttrDefault
             (AttrType::Bool, AttrValue::Bool(v)) => i64::from(*v) == *d,
             // An `Integer`/`PrimExpr` default built from a C++ int is an
             // int32 `IntImm`.
-            (_, AttrValue::IntImm { value: v, dtype }) => *dtype == DataType::INT32 && v == d,
+            (
+                _,
+                AttrValue::IntImm {
+                    value: v, dtype, ..
+                },
+            ) => *dtype == DataType::INT32 && v == d,
             (_, AttrValue::Int(v)) => v == d,
             _ => false,
         },
@@ -46,7 +51,9 @@ pub(crate) fn is_default(value: &AttrValue, ty: &AttrType, default: &AttrDefault
         },
         AttrDefault::Bool(d) => match value {
             AttrValue::Bool(v) => v == d,
-            AttrValue::IntImm { value: v, dtype } if *dtype == DataType::bool() => (*v != 0) == *d,
+            AttrValue::IntImm {
+                value: v, dtype, ..
+            } if *dtype == DataType::bool() => (*v != 0) == *d,
             AttrValue::Int(v) if matches!(ty, AttrType::Bool) => (*v != 0) == *d,
             _ => false,
         },
@@ -118,10 +125,7 @@ mod tests {
         let ints = |v: &[i64]| {
             AttrValue::Array(
                 v.iter()
-                    .map(|&v| AttrValue::IntImm {
-                        value: v,
-                        dtype: DataType::INT32,
-                    })
+                    .map(|&v| AttrValue::int_imm(v, DataType::INT32))
                     .collect(),
             )
         };
@@ -134,10 +138,7 @@ mod tests {
         assert!(!check(
             "nn.conv2d",
             "channels",
-            AttrValue::IntImm {
-                value: 64,
-                dtype: DataType::INT32
-            }
+            AttrValue::int_imm(64, DataType::INT32)
         ));
         assert!(check(
             "nn.conv2d",

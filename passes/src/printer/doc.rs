@@ -21,6 +21,19 @@ impl Doc {
         Doc::default()
     }
 
+    /// An empty document with room for `n` bytes of text.
+    pub(crate) fn with_capacity(n: usize) -> Doc {
+        Doc {
+            text: String::with_capacity(n),
+            breaks: Vec::new(),
+        }
+    }
+
+    /// The length of the text (line breaks and their indentation apart).
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
+    }
+
     pub(crate) fn text(s: impl Into<String>) -> Doc {
         Doc {
             text: s.into(),
@@ -31,6 +44,12 @@ impl Doc {
     /// Appends text.
     pub(crate) fn push_str(&mut self, s: &str) -> &mut Doc {
         self.text.push_str(s);
+        self
+    }
+
+    /// Appends a number in decimal.
+    pub(crate) fn push_decimal(&mut self, n: u64) -> &mut Doc {
+        super::scalar::push_decimal(&mut self.text, n);
         self
     }
 
@@ -51,6 +70,26 @@ impl Doc {
         self.text.push_str(&other.text);
         self.breaks
             .extend(other.breaks.iter().map(|&(at, indent)| (at + base, indent)));
+        self
+    }
+
+    /// Appends a copy of another document indented by `n` (what
+    /// `append(other.clone().indent(n))` gives).
+    pub(crate) fn append_indented(&mut self, other: &Doc, n: u32) -> &mut Doc {
+        let base = self.text.len();
+        self.text.push_str(&other.text);
+        self.breaks.extend(
+            other
+                .breaks
+                .iter()
+                .map(|&(at, indent)| (at + base, indent + n)),
+        );
+        self
+    }
+
+    /// Appends a line break indented by `n`.
+    pub(crate) fn newline_indented(&mut self, n: u32) -> &mut Doc {
+        self.breaks.push((self.text.len(), n));
         self
     }
 
@@ -91,12 +130,18 @@ impl Doc {
 
     /// Writes the document out.
     pub(crate) fn render_into(&self, out: &mut String) {
+        const SPACES: &str = "                                ";
         out.reserve(self.text.len() + self.breaks.len() * 8);
         let mut from = 0;
         for &(at, indent) in &self.breaks {
             out.push_str(&self.text[from..at]);
             out.push('\n');
-            out.extend(std::iter::repeat_n(' ', indent as usize));
+            let mut indent = indent as usize;
+            while indent > 0 {
+                let n = indent.min(SPACES.len());
+                out.push_str(&SPACES[..n]);
+                indent -= n;
+            }
             from = at;
         }
         out.push_str(&self.text[from..]);

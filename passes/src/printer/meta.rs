@@ -9,7 +9,9 @@
 //! exactly as TVM's `SaveJSON` does (see [`crate::meta`]).
 
 use crate::dtype::DataType;
-use crate::ir::{AttrValue, Attrs, Dim, Expr, ExprKind, MetaObject, Type, TypeKind, TypeVarKind};
+use crate::ir::{
+    AttrValue, Attrs, Dim, DimExpr, DimId, Expr, ExprKind, MetaObject, Type, TypeKind, TypeVarKind,
+};
 use crate::meta::{BlobRef, NodeRef, ObjRef, ObjectGraph, ObjectGraphBuilder, TensorData, Value};
 use crate::op::AttrType;
 use std::collections::HashMap;
@@ -39,6 +41,8 @@ pub(crate) enum MetaItem {
     /// An attribute value the text cannot spell (a map, a global, an
     /// expression).
     Value(AttrValue),
+    /// A dimension computed by type inference (`meta[tir.Mul][k]`).
+    Dim(Dim),
 }
 
 /// The identity of a meta table entry: TVM memoises on object addresses.
@@ -51,11 +55,17 @@ pub(crate) enum MetaKey {
     /// A value without identity of its own: the address of the `AttrValue`
     /// in the IR.
     Value(usize),
+    /// A computed dimension, by the address of its expression node.
+    Dim(usize),
 }
 
 impl MetaKey {
     pub(crate) fn object(m: &MetaObject) -> MetaKey {
         MetaKey::Object(Arc::as_ptr(&m.graph) as usize, m.index)
+    }
+
+    pub(crate) fn dim_expr(e: &Arc<DimExpr>) -> MetaKey {
+        MetaKey::Dim(Arc::as_ptr(e) as usize)
     }
 }
 
@@ -119,6 +129,11 @@ struct Writer {
     type_vars: HashMap<u64, ObjRef>,
     blobs: HashMap<usize, BlobRef>,
     exprs: HashMap<usize, ObjRef>,
+    /// `IntImm` objects by identity: a dimension shared by several types
+    /// (or taken from an attribute) is one node, as in TVM.
+    int_imms: HashMap<DimId, ObjRef>,
+    /// Computed dimension expressions, by node address.
+    dim_exprs: HashMap<usize, ObjRef>,
 }
 
 impl Writer {
@@ -130,6 +145,7 @@ impl Writer {
             MetaItem::Type(t) => Some(self.ty(t)),
             MetaItem::Attrs(a) => Some(self.attrs(a)),
             MetaItem::Value(v) => self.value(v),
+            MetaItem::Dim(d) => self.dim(d),
         }
     }
 
@@ -150,10 +166,10 @@ impl Writer {
     }
 
     /// A constant of a metadata section as TVM prints it after parsing (see
-    /// [`MetaItem::Reparsed`]). When inference gave the type the section
-    /// already had, the section's type object is kept: TVM's inference
-    /// shares dimension objects between types, and re-inferring the same
-    /// module shares them as the section records.
+    /// [`MetaItem::Reparsed`]). Its checked type is the one inference gave
+    /// (TVM's inference replaces the section's type object with its own,
+    /// whose dimension objects the writer shares by identity); the
+    /// section's is kept only for a constant inference never saw.
     fn reparsed(&mut self, origin: &MetaObject, e: &Expr, span: [i64; 4]) -> Option<ObjRef> {
         let ExprKind::Constant(data) = e.kind() else {
             return self.import(origin);
@@ -170,11 +186,7 @@ impl Writer {
             Some(device) => device,
             None => self.b.virtual_device_unconstrained(),
         };
-        let recorded = node.opt_field("_checked_type_").ok().flatten();
         let checked_type = match e.checked_type() {
-            Some(t) if recorded.is_some_and(|r| same_tensor_type(r, t)) => {
-                handle(self, "_checked_type_")
-            }
             Some(t) => Some(self.ty(t)),
             None => handle(self, "_checked_type_"),
         };
@@ -230,10 +242,56 @@ impl Writer {
 
     fn dim(&mut self, d: &Dim) -> Option<ObjRef> {
         match d {
-            Dim::Int { value, dtype } => Some(self.b.int_imm(*dtype, *value)),
+            Dim::Int { value, dtype, id } => Some(self.int_imm(*id, *dtype, *value)),
             Dim::Any => Some(self.any()),
             Dim::Meta(m) => self.import(m),
+            Dim::Expr(e) => self.dim_expr(e),
         }
+    }
+
+    /// A `tir` expression node, its fields in `VisitAttrs` order.
+    fn dim_expr(&mut self, e: &Arc<DimExpr>) -> Option<ObjRef> {
+        let key = Arc::as_ptr(e) as usize;
+        if let Some(&r) = self.dim_exprs.get(&key) {
+            return Some(r);
+        }
+        let r = match &**e {
+            DimExpr::Binary { a, b, dtype, .. } => {
+                let a = self.dim(a);
+                let b = self.dim(b);
+                self.b.object(
+                    e.type_key(),
+                    vec![
+                        ("dtype", Value::DType(*dtype)),
+                        ("a", a.into()),
+                        ("b", b.into()),
+                        ("span", Value::Null),
+                    ],
+                )
+            }
+            DimExpr::Cast { value, dtype } => {
+                let value = self.dim(value);
+                self.b.object(
+                    e.type_key(),
+                    vec![
+                        ("dtype", Value::DType(*dtype)),
+                        ("value", value.into()),
+                        ("span", Value::Null),
+                    ],
+                )
+            }
+        };
+        self.dim_exprs.insert(key, r);
+        Some(r)
+    }
+
+    fn int_imm(&mut self, id: DimId, dtype: DataType, value: i64) -> ObjRef {
+        if let Some(&r) = self.int_imms.get(&id) {
+            return r;
+        }
+        let r = self.b.int_imm(dtype, value);
+        self.int_imms.insert(id, r);
+        r
     }
 
     fn any(&mut self) -> ObjRef {
@@ -395,7 +453,7 @@ impl Writer {
             AttrValue::Bool(b) => self.b.int_imm(DataType::bool(), i64::from(*b)),
             AttrValue::Str(s) => self.b.string(s),
             AttrValue::DataType(d) => self.b.string(&d.to_tvm_string()),
-            AttrValue::IntImm { value, dtype } => self.b.int_imm(*dtype, *value),
+            AttrValue::IntImm { value, dtype, id } => self.int_imm(*id, *dtype, *value),
             AttrValue::FloatImm { value, dtype } => self.b.float_imm(*dtype, *value),
             AttrValue::Array(items) => {
                 let items = items.iter().map(|i| self.value(i)).collect();
@@ -416,29 +474,6 @@ impl Writer {
             AttrValue::Meta(m) => return self.import(m),
         })
     }
-}
-
-/// Whether a section's type object is the tensor type `t` (integer
-/// dimensions only; anything else counts as different).
-fn same_tensor_type(node: NodeRef<'_>, t: &Type) -> bool {
-    let TypeKind::Tensor(tt) = t.kind() else {
-        return false;
-    };
-    if node.type_key() != "relay.TensorType" || node.dtype_field("dtype").ok() != Some(tt.dtype) {
-        return false;
-    }
-    let Ok(dims) = node.field("shape").and_then(|s| s.items()) else {
-        return false;
-    };
-    dims.len() == tt.shape.len()
-        && dims.iter().zip(&tt.shape).all(|(d, want)| match want {
-            Dim::Int { value, dtype } => {
-                d.type_key() == "IntImm"
-                    && d.int_field("value").ok() == Some(*value)
-                    && d.dtype_field("dtype").ok() == Some(*dtype)
-            }
-            _ => false,
-        })
 }
 
 /// A type's identity: the address of its node (types are reference counted

@@ -62,6 +62,7 @@
 
 mod defaults;
 mod doc;
+mod memo;
 mod meta;
 mod scalar;
 mod text;

@@ -109,14 +109,59 @@ pub(crate) fn scalar_constant_text(data: &TensorData) -> Option<String> {
 
 /// `support::IntImmToString` and the printer's fallback for other dtypes.
 pub(crate) fn int_imm_text(value: i64, dtype: DataType) -> String {
+    let mut out = String::new();
+    push_int_imm(&mut out, value, dtype);
+    out
+}
+
+/// [`int_imm_text`], appended to `out`.
+pub(crate) fn push_int_imm(out: &mut String, value: i64, dtype: DataType) {
     if dtype == DataType::bool() {
-        return if value != 0 { "True" } else { "False" }.to_string();
+        out.push_str(if value != 0 { "True" } else { "False" });
+        return;
     }
+    push_i64(out, value);
     match (dtype.code, dtype.bits, dtype.lanes) {
-        (TypeCode::Int, 16, 1) => format!("{value}i16"),
-        (TypeCode::Int, 64, 1) => format!("{value}i64"),
-        _ => value.to_string(),
+        (TypeCode::Int, 16, 1) => out.push_str("i16"),
+        (TypeCode::Int, 64, 1) => out.push_str("i64"),
+        _ => {}
     }
+}
+
+/// Appends `n` in decimal (what `to_string` writes, without the
+/// formatting machinery: numbers are most of what the printer writes).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    /// The two-digit numbers, `00` to `99`, back to back.
+    const PAIRS: &str = "0001020304050607080910111213141516171819\
+                         2021222324252627282930313233343536373839\
+                         4041424344454647484950515253545556575859\
+                         6061626364656667686970717273747576777879\
+                         8081828384858687888990919293949596979899";
+    let pair = |k: u64| {
+        let at = 2 * k as usize;
+        &PAIRS[at..at + 2]
+    };
+    if n < 10 {
+        out.push_str(&pair(n)[1..]);
+    } else if n < 100 {
+        out.push_str(pair(n));
+    } else if n < 10_000 {
+        push_decimal(out, n / 100);
+        out.push_str(pair(n % 100));
+    } else {
+        push_decimal(out, n / 10_000);
+        let rest = n % 10_000;
+        out.push_str(pair(rest / 100));
+        out.push_str(pair(rest % 100));
+    }
+}
+
+/// Appends `v` in decimal.
+pub(crate) fn push_i64(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_decimal(out, v.unsigned_abs());
 }
 
 /// `support::FloatImmToString` and the printer's fallback (`std::to_string`)
@@ -136,6 +181,13 @@ pub(crate) fn float_imm_text(value: f64, dtype: DataType) -> String {
 /// escaping the next character, so every string we print reads back.
 pub(crate) fn str_literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
+    push_str_literal(&mut out, s);
+    out
+}
+
+/// [`str_literal`], appended to `out`.
+pub(crate) fn push_str_literal(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
     for &c in s.as_bytes() {
         match c {
@@ -154,7 +206,6 @@ pub(crate) fn str_literal(s: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
 /// Whether `name` reads back as a plain identifier after `%` or `@`: a
@@ -184,6 +235,18 @@ pub(crate) fn is_plain_identifier(name: &str) -> bool {
 /// result is then made unique like any other name, so a sanitised `a_b`
 /// never collides with a real `a_b`.
 pub(crate) fn var_base_name(hint: &str) -> String {
+    let mut name = String::new();
+    push_var_base_name(&mut name, hint);
+    name
+}
+
+/// [`var_base_name`], appended to `out`.
+pub(crate) fn push_var_base_name(out: &mut String, hint: &str) {
+    // Most hints are plain identifiers already, printed as they are.
+    if hint.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) && is_plain_identifier(hint) {
+        out.push_str(hint);
+        return;
+    }
     let mut name = String::with_capacity(hint.len() + 1);
     if !hint
         .as_bytes()
@@ -202,7 +265,7 @@ pub(crate) fn var_base_name(hint: &str) -> String {
     if !is_plain_identifier(&name) {
         name.insert(0, 'v');
     }
-    name
+    out.push_str(&name);
 }
 
 /// The name of a global function as printed after `@`: as it is when it
@@ -304,6 +367,21 @@ mod tests {
         assert_eq!(var_base_name("conv/weight"), "conv/weight");
         assert_eq!(global_name("main"), "main");
         assert_eq!(global_name("a.b"), "a_b");
+    }
+
+    #[test]
+    fn decimals() {
+        let numbers = (0..20_000u64)
+            .chain([99_999, 100_000, 123_456_789, u64::MAX])
+            .chain((0..64).map(|k| 1u64 << k));
+        for n in numbers {
+            let mut out = String::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+        let mut out = String::new();
+        push_i64(&mut out, i64::MIN);
+        assert_eq!(out, i64::MIN.to_string());
     }
 
     #[test]

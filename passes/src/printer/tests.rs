@@ -115,10 +115,7 @@ fn attributes_skip_defaults() {
     let ints = |v: &[i64]| {
         AttrValue::Array(
             v.iter()
-                .map(|&v| AttrValue::IntImm {
-                    value: v,
-                    dtype: DataType::INT32,
-                })
+                .map(|&v| AttrValue::int_imm(v, DataType::INT32))
                 .collect(),
         )
     };
@@ -131,10 +128,7 @@ fn attributes_skip_defaults() {
                 "padding" => ints(&[1, 1, 1, 1]),
                 "dilation" => ints(&[1, 1]),
                 "groups" => AttrValue::Int(1),
-                "channels" => AttrValue::IntImm {
-                    value: 64,
-                    dtype: DataType::INT32,
-                },
+                "channels" => AttrValue::int_imm(64, DataType::INT32),
                 "kernel_size" => ints(&[3, 3]),
                 "data_layout" => AttrValue::Str("NCHW".into()),
                 "kernel_layout" => AttrValue::Str("OIHW".into()),
@@ -325,10 +319,7 @@ fn function_attributes_and_type_params() {
             attrs: DictAttrs::new(vec![
                 (
                     "Primitive".to_string(),
-                    AttrValue::IntImm {
-                        value: 1,
-                        dtype: DataType::INT32,
-                    },
+                    AttrValue::int_imm(1, DataType::INT32),
                 ),
                 (
                     "Compiler".to_string(),

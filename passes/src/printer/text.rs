@@ -18,14 +18,19 @@
 //!   `match`, references, a `let` value) recurse once per level of syntactic
 //!   nesting, as TVM does; [`super::print_module`] runs on a thread with a
 //!   large stack so that even deeply nested IR prints.
+//!
+//! TVM's memo tables are the [`Nodes`] of `memo.rs`: the texts they hold
+//! are [`Piece`]s, copied into a document only where they are written.
 
 use super::defaults::{is_default, is_unconstrained_virtual_device};
 use super::doc::Doc;
+use super::memo::{key, FxMap, Nodes, Piece};
 use super::meta::{type_addr, MetaContext, MetaItem, MetaKey};
 use super::scalar::{
-    float_imm_text, global_name, int_imm_text, scalar_constant_text, str_literal, stream_double,
-    var_base_name,
+    float_imm_text, global_name, int_imm_text, push_decimal, push_i64, push_int_imm,
+    push_str_literal, push_var_base_name, scalar_constant_text, str_literal, stream_double,
 };
+use crate::dtype::DataType;
 use crate::ir::{
     AttrValue, Attrs, Dim, Expr, ExprKind, FunctionData, IRModule, MetaObject, Pattern, Type,
     TypeData, TypeKind, Var,
@@ -33,24 +38,9 @@ use crate::ir::{
 use crate::meta::{NodeRef, ObjectGraph};
 use crate::op::{self, AttrsSchema};
 use crate::source::{FileId, SourceMap};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
-
-/// The identity of a node for the memo tables: its address, except that a
-/// variable is identified by its id (every occurrence of a variable should
-/// be the same node, but a rewrite that re-creates it keeps the id).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Node(usize),
-    Var(u64),
-}
-
-fn key(e: &Expr) -> Key {
-    match e.kind() {
-        ExprKind::Var(v) => Key::Var(v.id.0),
-        _ => Key::Node(e.addr()),
-    }
-}
 
 /// How types the text cannot spell (incomplete types) are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,20 +60,17 @@ pub(crate) struct Printer<'a> {
     sources: Option<&'a SourceMap>,
     /// Open scopes; temporaries and `free_var` lines go to the last one.
     doc_stack: Vec<Doc>,
-    /// The text of each node printed so far (for a bound node, its `%N`).
-    memo: FxMap<Key, Doc>,
-    /// The full binding text of variables first met as free variables.
-    result_memo: FxMap<Key, Doc>,
-    /// Nodes already given a `%N` line or a `free_var` line.
-    var_memo: FxSet<Key>,
-    /// Nodes whose `/* ty=… */` comment was already produced.
-    opt_info_memo: FxSet<Key>,
-    type_memo: FxMap<usize, String>,
+    /// TVM's memo tables and the users of each node (see `memo.rs`).
+    nodes: Nodes,
+    /// The printed arguments of the calls being printed (a stack shared by
+    /// nested calls, so that a call allocates nothing for them).
+    args: Vec<Piece>,
+    type_memo: FxMap<usize, Rc<str>>,
+    dtype_names: FxMap<DataType, Rc<str>>,
+    /// Attrs schemas by type key, as `attrs_schema` finds them.
+    schemas: FxMap<Box<str>, Option<&'static AttrsSchema>>,
     name_alloc: FxMap<String, u64>,
     temp_counter: usize,
-    /// Number of users of each node in the function being printed (TVM's
-    /// `DependencyGraph`).
-    parents: FxMap<Key, u32>,
     meta: MetaContext,
     /// The metadata section of each source file, parsed on demand.
     sections: HashMap<FileId, Option<Arc<ObjectGraph>>>,
@@ -102,14 +89,13 @@ impl<'a> Printer<'a> {
             type_style,
             sources,
             doc_stack: Vec::new(),
-            memo: FxMap::default(),
-            result_memo: FxMap::default(),
-            var_memo: FxSet::default(),
-            opt_info_memo: FxSet::default(),
+            nodes: Nodes::default(),
+            args: Vec::new(),
             type_memo: FxMap::default(),
+            dtype_names: FxMap::default(),
+            schemas: FxMap::default(),
             name_alloc: FxMap::default(),
             temp_counter: 0,
-            parents: FxMap::default(),
             meta: MetaContext::default(),
             sections: HashMap::new(),
         }
@@ -119,45 +105,51 @@ impl<'a> Printer<'a> {
 
     /// `TextPrinter::PrintMod` followed by the metadata section.
     pub(crate) fn module(&mut self, m: &IRModule) -> String {
-        let mut doc = version_line();
+        // Each item is rendered as soon as it is printed (the same text as
+        // appending them all to one document and rendering that).
+        let mut out = String::new();
+        version_line().render_into(&mut out);
         let mut counter = 0;
         for (_, data) in m.type_definitions() {
             if counter > 0 {
-                doc.newline();
+                out.push('\n');
             }
             counter += 1;
             let d = self.type_data(data);
-            doc.append(d).newline();
+            d.render_into(&mut out);
+            out.push('\n');
         }
         for (name, f) in m.functions() {
-            self.parents = dependency_counts(f.expr());
+            self.nodes.count_users(f.expr());
             if counter > 0 {
-                doc.newline();
+                out.push('\n');
             }
             counter += 1;
             let prefix = format!("def @{}", global_name(name));
             let d = self.func(&prefix, f.data());
-            doc.append(d).newline();
+            d.render_into(&mut out);
+            out.push('\n');
         }
-        self.finish(doc)
+        self.finish(Doc::new(), out)
     }
 
     /// `AsText` of an expression: `RelayTextPrinter::PrintFinal`.
     pub(crate) fn expr(&mut self, e: &Expr) -> String {
         let mut doc = version_line();
-        self.parents = dependency_counts(e);
+        self.nodes.count_users(e);
         let d = self.print_scope(e);
         doc.append(d);
-        self.finish(doc)
+        self.finish(doc, String::new())
     }
 
     /// A type on its own.
     pub(crate) fn type_text(&mut self, t: &Type) -> String {
-        self.print_type(t)
+        self.print_type(t).to_string()
     }
 
-    fn finish(&mut self, mut doc: Doc) -> String {
-        let mut out = String::new();
+    /// Renders the last of the text, `doc`, after `out`, then the metadata
+    /// section or the note saying it was left out.
+    fn finish(&mut self, mut doc: Doc, mut out: String) -> String {
         if !self.meta.is_empty() {
             doc.newline();
             if self.show_meta_data {
@@ -184,19 +176,18 @@ impl<'a> Printer<'a> {
     /// scope's bindings before it.
     fn print_scope(&mut self, e: &Expr) -> Doc {
         self.doc_stack.push(Doc::new());
-        let d = self.print_expr(e, false, true, true);
+        let p = self.print_expr(e, false, true, true);
         let mut scope = self.doc_stack.pop().unwrap_or_default();
-        scope.append(d);
+        self.nodes.put(&mut scope, p);
         scope
     }
 
     /// `PrintBody`: `{`, the scope indented, `}`.
     fn print_body(&mut self, e: &Expr) -> Doc {
         let scope = self.print_scope(e);
-        let mut inner = Doc::new();
-        inner.newline().append(scope);
-        let mut d = Doc::text("{");
-        d.append(inner.indent(2));
+        let mut d = Doc::with_capacity(scope.len() + 2);
+        d.push_str("{");
+        d.newline_indented(2).append_indented(&scope, 2);
         d.newline().push_str("}");
         d
     }
@@ -207,6 +198,18 @@ impl<'a> Printer<'a> {
                 top.append(line);
             }
             None => self.doc_stack.push(line),
+        }
+    }
+
+    /// Emits `%N = printed;` (written straight into the innermost scope).
+    fn emit_temp(&mut self, n: usize, printed: Piece) {
+        if self.doc_stack.is_empty() {
+            self.doc_stack.push(Doc::new());
+        }
+        if let Some(top) = self.doc_stack.last_mut() {
+            top.push_str("%").push_decimal(n as u64).push_str(" = ");
+            self.nodes.put(top, printed);
+            top.push_str(";").newline();
         }
     }
 
@@ -223,118 +226,131 @@ impl<'a> Printer<'a> {
         )
     }
 
-    fn is_unique(&self, e: &Expr) -> bool {
-        self.parents.get(&key(e)).is_none_or(|&n| n < 2)
-    }
-
     /// `Print(expr)`: a sub-expression in a non-root position.
-    fn print(&mut self, e: &Expr) -> Doc {
+    fn print(&mut self, e: &Expr) -> Piece {
         self.print_expr(e, false, false, true)
     }
 
+    /// [`Printer::print`] as a document of its own.
+    fn print_doc(&mut self, e: &Expr) -> Doc {
+        let p = self.print(e);
+        self.nodes.to_doc(p, 64)
+    }
+
     /// `PrintExpr`.
-    fn print_expr(&mut self, e: &Expr, meta: bool, try_inline: bool, optional_info: bool) -> Doc {
-        let k = key(e);
-        if !meta && self.var_memo.contains(&k) {
+    fn print_expr(&mut self, e: &Expr, meta: bool, try_inline: bool, optional_info: bool) -> Piece {
+        let slot = self.nodes.slot(key(e));
+        if !meta && self.nodes.get(slot).bound {
             // Already bound to `%N` (or an already seen variable): TVM's
             // steps below would all be memo hits giving this text.
-            return self.memo.get(&k).cloned().unwrap_or_default();
+            return self.nodes.get(slot).memo.unwrap_or(Piece::Empty);
         }
         let mut inline = Self::always_inline(e);
         if try_inline {
-            inline |= self.is_unique(e);
+            inline |= self.nodes.is_unique(slot);
         }
         let mut printed = if meta {
-            Doc::text(self.constant_meta(e, true))
+            let text = self.constant_meta(e, true);
+            self.nodes.store(Doc::text(text))
         } else if !inline && matches!(e.kind(), ExprKind::Let { .. }) {
             // A `let` in a non-root position: the chain in parentheses.
             let body = self.visit_expr(e);
             let mut inner = Doc::new();
-            inner.newline().append(body);
+            inner.newline();
+            self.nodes.put(&mut inner, body);
             let mut d = Doc::text("(");
             d.append(inner.indent(2));
             d.newline().push_str(")");
-            d
+            self.nodes.store(d)
         } else {
             self.visit_expr(e)
         };
         if optional_info {
-            let info = self.optional_info(e);
-            printed.append(info);
+            if let Some(info) = self.optional_info(e, slot) {
+                let mut d = self.nodes.to_doc(printed, 32);
+                d.push_str(&info);
+                printed = self.nodes.store(d);
+            }
         }
         if matches!(e.kind(), ExprKind::Var(_)) {
             // First met through the visitor rather than at a binding site:
             // the variable is free.
-            if self.var_memo.insert(k) {
-                if let Some(binding) = self.result_memo.get(&k).cloned() {
+            let state = self.nodes.get_mut(slot);
+            if !state.bound {
+                state.bound = true;
+                if let Some(binding) = state.result {
                     let mut line = Doc::text("free_var ");
-                    line.append(binding).push_str(";").newline();
+                    self.nodes.put(&mut line, binding);
+                    line.push_str(";").newline();
                     self.emit(line);
                 }
             }
-            return self.memo.get(&k).cloned().unwrap_or_default();
+            return self.nodes.get(slot).memo.unwrap_or(Piece::Empty);
         }
+        let state = self.nodes.get_mut(slot);
         if inline {
-            self.memo.insert(k, printed.clone());
+            state.memo = Some(printed);
             return printed;
         }
-        if !self.var_memo.insert(k) {
-            return self.memo.get(&k).cloned().unwrap_or_default();
+        if state.bound {
+            return state.memo.unwrap_or(Piece::Empty);
         }
-        let temp = Doc::text(format!("%{}", self.temp_counter));
+        state.bound = true;
+        let n = self.temp_counter;
         self.temp_counter += 1;
-        self.memo.insert(k, temp.clone());
-        let mut line = temp.clone();
-        line.push_str(" = ").append(printed);
-        line.push_str(";").newline();
-        self.emit(line);
-        temp
+        state.memo = Some(Piece::Temp(n));
+        self.emit_temp(n, printed);
+        Piece::Temp(n)
     }
 
     /// `VisitExpr`: the memoised text of `e`, computing it (and that of
     /// every dataflow node below it) without recursion on dataflow chains.
-    fn visit_expr(&mut self, e: &Expr) -> Doc {
-        if let Some(d) = self.memo.get(&key(e)) {
-            return d.clone();
+    fn visit_expr(&mut self, e: &Expr) -> Piece {
+        let slot = self.nodes.slot(key(e));
+        if let Some(p) = self.nodes.get(slot).memo {
+            return p;
         }
-        let mut stack: Vec<(Expr, bool)> = vec![(e.clone(), false)];
+        // (node, its slot, whether its children were pushed)
+        let mut stack: Vec<(&Expr, usize, bool)> = vec![(e, slot, false)];
+        let mut children: Vec<&Expr> = Vec::new();
         while let Some(top) = stack.last_mut() {
-            if self.memo.contains_key(&key(&top.0)) {
+            let (node, node_slot, expanded) = *top;
+            if self.nodes.get(node_slot).memo.is_some() {
                 stack.pop();
-            } else if top.1 {
-                let (node, _) = stack.pop().expect("the stack is not empty");
-                self.visit_leaf(&node);
+            } else if expanded {
+                stack.pop();
+                self.visit_leaf(node, node_slot);
             } else {
-                top.1 = true;
-                let node = top.0.clone();
-                let memo = &self.memo;
-                for_each_dataflow_child(&node, |child| {
-                    if !memo.contains_key(&key(child)) {
-                        stack.push((child.clone(), false));
+                top.2 = true;
+                for_each_dataflow_child(node, |child| children.push(child));
+                for child in children.drain(..) {
+                    let child_slot = self.nodes.slot(key(child));
+                    if self.nodes.get(child_slot).memo.is_none() {
+                        stack.push((child, child_slot, false));
                     }
-                });
+                }
             }
         }
-        self.memo.get(&key(e)).cloned().unwrap_or_default()
+        self.nodes.get(slot).memo.unwrap_or(Piece::Empty)
     }
 
     /// `VisitLeaf`.
-    fn visit_leaf(&mut self, e: &Expr) {
-        let k = key(e);
-        if self.memo.contains_key(&k) {
+    fn visit_leaf(&mut self, e: &Expr, slot: usize) {
+        if self.nodes.get(slot).memo.is_some() {
             return;
         }
         let result = self.visit_kind(e);
-        if let std::collections::hash_map::Entry::Vacant(slot) = self.memo.entry(k) {
-            slot.insert(result);
+        let state = self.nodes.get_mut(slot);
+        if state.memo.is_none() {
+            state.memo = Some(result);
         } else {
-            self.result_memo.insert(k, result);
+            state.result = Some(result);
         }
     }
 
     /// The `VisitExpr_` overloads.
-    fn visit_kind(&mut self, e: &Expr) -> Doc {
-        match e.kind() {
+    fn visit_kind(&mut self, e: &Expr) -> Piece {
+        let doc = match e.kind() {
             ExprKind::Var(_) => {
                 let var = e.as_var().expect("a variable");
                 self.alloc_var(&var)
@@ -342,22 +358,25 @@ impl<'a> Printer<'a> {
             ExprKind::GlobalVar(g) => Doc::text(format!("@{}", global_name(g.name()))),
             ExprKind::Constant(data) => match scalar_constant_text(data) {
                 Some(text) => Doc::text(text),
-                None => self.print_expr(e, true, false, false),
+                None => return self.print_expr(e, true, false, false),
             },
             ExprKind::Tuple(fields) => {
-                let docs: Vec<Doc> = fields.iter().map(|f| self.print(f)).collect();
-                let n = docs.len();
+                let start = self.args.len();
+                for f in fields {
+                    let p = self.print(f);
+                    self.args.push(p);
+                }
                 let mut d = Doc::text("(");
-                d.append(Doc::comma_list(docs));
-                if n == 1 {
+                self.put_list(&mut d, start);
+                if fields.len() == 1 {
                     d.push_str(",");
                 }
                 d.push_str(")");
                 d
             }
             ExprKind::TupleGetItem { tuple, index } => {
-                let mut d = self.print(tuple);
-                d.push_str(&format!(".{index}"));
+                let mut d = self.print_doc(tuple);
+                d.push_str(".").push_decimal(*index as u64);
                 d
             }
             ExprKind::If {
@@ -367,7 +386,8 @@ impl<'a> Printer<'a> {
             } => {
                 let mut d = Doc::text("if (");
                 let c = self.print(cond);
-                d.append(c).push_str(") ");
+                self.nodes.put(&mut d, c);
+                d.push_str(") ");
                 let t = self.print_body(then_branch);
                 d.append(t).push_str(" else ");
                 let f = self.print_body(else_branch);
@@ -376,28 +396,35 @@ impl<'a> Printer<'a> {
             }
             ExprKind::Let { .. } => self.let_chain(e),
             ExprKind::Function(f) => self.func("fn ", f),
-            ExprKind::Op(op) => Doc::text(op.name.as_str()),
+            ExprKind::Op(op) => return Piece::Static(op.name.as_str()),
             ExprKind::Call(call) => {
                 // Arguments first, so that their bindings come before the
                 // callee's.
-                let mut args: Vec<Doc> = call.args.iter().map(|a| self.print(a)).collect();
-                args.extend(self.call_attrs(call.attrs.as_ref(), &call.callee));
+                let start = self.args.len();
+                for a in &call.args {
+                    let p = self.print(a);
+                    self.args.push(p);
+                }
+                let attrs = self.call_attrs(call.attrs.as_ref(), &call.callee);
                 let mut d = match call.callee.kind() {
                     ExprKind::Constructor(c) => {
                         let d = Doc::text(c.name());
                         if c.data().inputs.is_empty() {
-                            return d;
+                            self.args.truncate(start);
+                            return self.nodes.store(d);
                         }
                         d
                     }
-                    _ => self.print(&call.callee),
+                    _ => self.print_doc(&call.callee),
                 };
                 d.push_str("(");
-                for (i, arg) in args.into_iter().enumerate() {
-                    if i > 0 {
+                let any_args = self.args.len() > start;
+                self.put_list(&mut d, start);
+                if !attrs.is_empty() {
+                    if any_args {
                         d.push_str(", ");
                     }
-                    d.append(arg);
+                    d.push_str(&attrs);
                 }
                 d.push_str(")");
                 d
@@ -405,21 +432,25 @@ impl<'a> Printer<'a> {
             ExprKind::RefCreate(value) => {
                 let mut d = Doc::text("ref(");
                 let v = self.print(value);
-                d.append(v).push_str(")");
+                self.nodes.put(&mut d, v);
+                d.push_str(")");
                 d
             }
             ExprKind::RefRead(r) => {
                 let mut d = Doc::text("ref_read(");
                 let v = self.print(r);
-                d.append(v).push_str(")");
+                self.nodes.put(&mut d, v);
+                d.push_str(")");
                 d
             }
             ExprKind::RefWrite { reference, value } => {
                 let mut d = Doc::text("ref_write(");
                 let r = self.print(reference);
-                d.append(r).push_str(", ");
+                self.nodes.put(&mut d, r);
+                d.push_str(", ");
                 let v = self.print(value);
-                d.append(v).push_str(")");
+                self.nodes.put(&mut d, v);
+                d.push_str(")");
                 d
             }
             ExprKind::Match {
@@ -429,7 +460,8 @@ impl<'a> Printer<'a> {
             } => {
                 let mut d = Doc::text(if *complete { "match (" } else { "match? (" });
                 let scrutinee = self.print(data);
-                d.append(scrutinee).push_str(") {");
+                self.nodes.put(&mut d, scrutinee);
+                d.push_str(") {");
                 let mut clause_docs = Vec::with_capacity(clauses.len());
                 for clause in clauses {
                     let mut c = self.pattern(&clause.pattern);
@@ -447,24 +479,37 @@ impl<'a> Printer<'a> {
                 d
             }
             ExprKind::Constructor(c) => Doc::text(c.name()),
+        };
+        self.nodes.store(doc)
+    }
+
+    /// Writes the pieces of `self.args` from `start` on, separated by
+    /// `", "`, and drops them from the stack.
+    fn put_list(&mut self, d: &mut Doc, start: usize) {
+        for (i, &p) in self.args[start..].iter().enumerate() {
+            if i > 0 {
+                d.push_str(", ");
+            }
+            self.nodes.put(d, p);
         }
+        self.args.truncate(start);
     }
 
     /// A chain of `let`s, flattened: each value is printed in the scope of
     /// the previous binding, the final body in a scope of its own.
     fn let_chain(&mut self, e: &Expr) -> Doc {
         let base = self.doc_stack.len();
-        let mut cur = e.clone();
+        let mut cur = e;
         while let ExprKind::Let { var, value, body } = cur.kind() {
             let mut d = Doc::text("let ");
             d.append(self.alloc_var(var)).push_str(" = ");
             let v = self.print_expr(value, false, true, true);
-            d.append(v).push_str(";").newline();
+            self.nodes.put(&mut d, v);
+            d.push_str(";").newline();
             self.doc_stack.push(d);
-            let next = body.clone();
-            cur = next;
+            cur = body;
         }
-        let body = self.print_scope(&cur);
+        let body = self.print_scope(cur);
         let mut out = Doc::new();
         for d in self.doc_stack.drain(base..) {
             out.append(d);
@@ -493,7 +538,7 @@ impl<'a> Printer<'a> {
         d.append(Doc::comma_list(params)).push_str(") ");
         if let Some(ret) = annotation(f.ret_type.as_ref()) {
             let r = self.print_type(ret);
-            d.push_str(&format!("-> {r} "));
+            d.push_str("-> ").push_str(&r).push_str(" ");
         }
         let body = self.print_body(&f.body);
         d.append(body);
@@ -502,56 +547,73 @@ impl<'a> Printer<'a> {
 
     /// `AllocVar`: the binding text of a variable, with a fresh unique name.
     fn alloc_var(&mut self, var: &Var) -> Doc {
-        let k = key(var.expr());
-        if let Some(existing) = self.memo.get(&k) {
+        let slot = self.nodes.slot(key(var.expr()));
+        if let Some(existing) = self.nodes.get(slot).memo {
             // Bound twice: TVM still prints, marking the IR as malformed.
-            let mut d = existing.clone();
+            let mut d = self.nodes.to_doc(existing, 16);
             d.push_str("-malformed-ir");
             return d;
         }
-        let name = self.unique_name(&format!("%{}", var_base_name(var.name())));
-        self.memo.insert(k, Doc::text(name.as_str()));
-        let mut d = Doc::text(name);
+        let mut prefix = String::with_capacity(var.name().len() + 1);
+        prefix.push('%');
+        push_var_base_name(&mut prefix, var.name());
+        let name = self.unique_name(prefix);
+        let memo = self.nodes.store(Doc::text(name.as_str()));
+        self.nodes.get_mut(slot).memo = Some(memo);
         let data = var.data();
-        if let Some(vd) = &data.virtual_device {
-            if !is_unconstrained_virtual_device(vd) {
-                let v = self.attr_value(vd);
-                d.push_str(&format!(" {{virtual_device={v}}}"));
-            }
+        let device = match &data.virtual_device {
+            Some(vd) if !is_unconstrained_virtual_device(vd) => Some(self.attr_value(vd)),
+            _ => None,
+        };
+        let ty = annotation(data.type_annotation.as_ref()).map(|t| self.print_type(t));
+        let info = self.optional_info(var.expr(), slot);
+        let len = name.len()
+            + device.as_ref().map_or(0, |v| v.len() + 18)
+            + ty.as_ref().map_or(0, |t| t.len() + 2)
+            + info.as_ref().map_or(0, String::len);
+        let mut d = Doc::with_capacity(len);
+        d.push_str(&name);
+        if let Some(v) = device {
+            d.push_str(" {virtual_device=").push_str(&v).push_str("}");
         }
-        if let Some(t) = annotation(data.type_annotation.as_ref()) {
-            let t = self.print_type(t);
+        if let Some(t) = ty {
             d.push_str(": ").push_str(&t);
         }
-        let info = self.optional_info(var.expr());
-        d.append(info);
+        if let Some(info) = info {
+            d.push_str(&info);
+        }
         d
     }
 
     /// `GetUniqueName`: `x`, then `x1`, `x2`, … over the whole print.
-    fn unique_name(&mut self, prefix: &str) -> String {
-        let mut unique = prefix.to_string();
-        if let Some(counter) = self.name_alloc.get(prefix).copied() {
+    fn unique_name(&mut self, prefix: String) -> String {
+        let mut unique = None;
+        if let Some(counter) = self.name_alloc.get(prefix.as_str()).copied() {
             let mut n = counter;
+            let mut candidate = String::with_capacity(prefix.len() + 4);
             loop {
                 n += 1;
-                let candidate = format!("{prefix}{n}");
-                if !self.name_alloc.contains_key(&candidate) {
-                    unique = candidate;
+                candidate.clear();
+                candidate.push_str(&prefix);
+                push_decimal(&mut candidate, n);
+                if !self.name_alloc.contains_key(candidate.as_str()) {
                     break;
                 }
             }
-            self.name_alloc.insert(prefix.to_string(), n);
+            self.name_alloc.insert(prefix.clone(), n);
+            unique = Some(candidate);
         }
+        let unique = unique.unwrap_or(prefix);
         self.name_alloc.insert(unique.clone(), 0);
         unique
     }
 
     /// `PrintOptionalInfo`: ` /* ty=… */` once per node, for the node kinds
     /// TVM annotates, when the node has a checked type.
-    fn optional_info(&mut self, e: &Expr) -> Doc {
-        if !self.opt_info_memo.insert(key(e)) || !self.show_types {
-            return Doc::new();
+    fn optional_info(&mut self, e: &Expr, slot: usize) -> Option<String> {
+        let state = self.nodes.get_mut(slot);
+        if std::mem::replace(&mut state.info_done, true) || !self.show_types {
+            return None;
         }
         let annotated = matches!(
             e.kind(),
@@ -563,8 +625,15 @@ impl<'a> Printer<'a> {
                 | ExprKind::TupleGetItem { .. }
         );
         match e.checked_type() {
-            Some(t) if annotated => Doc::text(format!(" /* ty={} */", self.print_type(t))),
-            _ => Doc::new(),
+            Some(t) if annotated => {
+                let t = self.print_type(t);
+                let mut info = String::with_capacity(t.len() + 12);
+                info.push_str(" /* ty=");
+                info.push_str(&t);
+                info.push_str(" */");
+                Some(info)
+            }
+            _ => None,
         }
     }
 
@@ -668,89 +737,139 @@ impl<'a> Printer<'a> {
 
     // ---- attributes ----
 
-    /// `PrintCallAttrs`.
-    fn call_attrs(&mut self, attrs: Option<&Attrs>, callee: &Expr) -> Vec<Doc> {
+    /// `PrintCallAttrs`: the attributes of a call, separated by `", "`
+    /// (empty when there are none).
+    fn call_attrs(&mut self, attrs: Option<&Attrs>, callee: &Expr) -> String {
         let Some(attrs) = attrs else {
-            return Vec::new();
+            return String::new();
         };
         let op = callee.as_op();
         if let Some(op) = op {
             if self.show_meta_data && op.attrs_type.as_deref() != Some(attrs.type_key()) {
                 // The parser only reads attributes of the operator's own
                 // attrs type; any other is written as a meta reference.
-                let text =
-                    self.meta
-                        .node(MetaKey::Attrs(attrs_addr(attrs)), attrs.type_key(), || {
-                            MetaItem::Attrs(attrs.clone())
-                        });
-                return vec![Doc::text(text)];
+                return self
+                    .meta
+                    .node(MetaKey::Attrs(attrs_addr(attrs)), attrs.type_key(), || {
+                        MetaItem::Attrs(attrs.clone())
+                    });
             }
         }
-        self.generic_attrs(attrs, op.is_none())
+        let mut out = String::new();
+        self.generic_attrs(attrs, op.is_none(), &mut out);
+        out
     }
 
     /// `AppendGenericAttrs`: the non-default fields, then for non-operator
     /// callees the attrs type.
-    fn generic_attrs(&mut self, attrs: &Attrs, include_type_key: bool) -> Vec<Doc> {
-        let schema = attrs_schema(attrs.type_key());
-        let mut docs = Vec::new();
-        for (name, value) in attrs.fields() {
-            if let Some(field) = schema.and_then(|s| s.field(name)) {
+    fn generic_attrs(&mut self, attrs: &Attrs, include_type_key: bool, out: &mut String) {
+        let schema = match self.schemas.get(attrs.type_key()) {
+            Some(&schema) => schema,
+            None => {
+                let schema = attrs_schema(attrs.type_key());
+                self.schemas.insert(attrs.type_key().into(), schema);
+                schema
+            }
+        };
+        for (i, (name, value)) in attrs.fields().iter().enumerate() {
+            // Fields come in declaration order: the i-th field of the
+            // schema is nearly always this one.
+            let field = schema.and_then(|s| {
+                s.fields
+                    .get(i)
+                    .filter(|f| f.name == *name)
+                    .or_else(|| s.field(name))
+            });
+            if let Some(field) = field {
                 if is_default(value, &field.ty, &field.default) {
                     continue;
                 }
             }
-            docs.push(Doc::text(format!("{name}={}", self.attr_value(value))));
+            if !out.is_empty() {
+                out.push_str(", ");
+            }
+            out.push_str(name);
+            out.push('=');
+            self.attr_value_into(value, out);
         }
         if include_type_key {
-            docs.push(Doc::text(format!(
-                "attrs_type_key={}",
-                str_literal(attrs.type_key())
-            )));
+            if !out.is_empty() {
+                out.push_str(", ");
+            }
+            out.push_str("attrs_type_key=");
+            push_str_literal(out, attrs.type_key());
         }
-        docs
     }
 
     /// `PrintAttributeValue`.
     fn attr_value(&mut self, v: &AttrValue) -> String {
+        let mut out = String::new();
+        self.attr_value_into(v, &mut out);
+        out
+    }
+
+    /// [`Printer::attr_value`], appended to `out`.
+    fn attr_value_into(&mut self, v: &AttrValue, out: &mut String) {
         match v {
-            AttrValue::Null => "None".to_string(),
-            AttrValue::Int(i) => i.to_string(),
-            AttrValue::Double(f) => format!("{}f", stream_double(*f)),
-            AttrValue::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-            AttrValue::Str(s) => str_literal(s),
-            AttrValue::DataType(d) => str_literal(&d.to_tvm_string()),
-            AttrValue::IntImm { value, dtype } => int_imm_text(*value, *dtype),
-            AttrValue::FloatImm { value, dtype } => float_imm_text(*value, *dtype),
+            AttrValue::Null => out.push_str("None"),
+            AttrValue::Int(i) => push_i64(out, *i),
+            AttrValue::Double(f) => {
+                out.push_str(&stream_double(*f));
+                out.push('f');
+            }
+            AttrValue::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+            AttrValue::Str(s) => push_str_literal(out, s),
+            AttrValue::DataType(d) => push_str_literal(out, &d.to_tvm_string()),
+            AttrValue::IntImm { value, dtype, .. } => push_int_imm(out, *value, *dtype),
+            AttrValue::FloatImm { value, dtype } => out.push_str(&float_imm_text(*value, *dtype)),
             AttrValue::Array(items) => {
-                let items: Vec<String> = items.iter().map(|i| self.attr_value(i)).collect();
-                format!("[{}]", items.join(", "))
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.attr_value_into(item, out);
+                }
+                out.push(']');
             }
             AttrValue::Map(entries) => {
                 if self.show_meta_data {
                     let addr = v as *const AttrValue as usize;
-                    self.meta
-                        .node(MetaKey::Value(addr), "Map", || MetaItem::Value(v.clone()))
+                    let text = self
+                        .meta
+                        .node(MetaKey::Value(addr), "Map", || MetaItem::Value(v.clone()));
+                    out.push_str(&text);
                 } else {
-                    let items: Vec<String> = entries
-                        .iter()
-                        .map(|(k, v)| format!("{}={}", str_literal(k), self.attr_value(v)))
-                        .collect();
-                    format!("{{{}}}", items.join(", "))
+                    out.push('{');
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        push_str_literal(out, k);
+                        out.push('=');
+                        self.attr_value_into(v, out);
+                    }
+                    out.push('}');
                 }
             }
-            AttrValue::Any => "?".to_string(),
-            AttrValue::Expr(e) => match e.kind() {
-                ExprKind::Constant(_) => self.constant_meta(e, false),
-                ExprKind::GlobalVar(g) if !self.show_meta_data => format!("'{}'", g.name()),
-                kind => {
-                    let type_key = expr_type_key(kind);
-                    self.meta.node(MetaKey::Expr(e.addr()), type_key, || {
-                        MetaItem::Value(v.clone())
-                    })
-                }
-            },
-            AttrValue::Meta(m) => self.meta_object_value(m),
+            AttrValue::Any => out.push('?'),
+            AttrValue::Expr(e) => {
+                let text = match e.kind() {
+                    ExprKind::Constant(_) => self.constant_meta(e, false),
+                    ExprKind::GlobalVar(g) if !self.show_meta_data => format!("'{}'", g.name()),
+                    kind => {
+                        let type_key = expr_type_key(kind);
+                        self.meta.node(MetaKey::Expr(e.addr()), type_key, || {
+                            MetaItem::Value(v.clone())
+                        })
+                    }
+                };
+                out.push_str(&text);
+            }
+            AttrValue::Meta(m) => {
+                let text = self.meta_object_value(m);
+                out.push_str(&text);
+            }
         }
     }
 
@@ -803,19 +922,34 @@ impl<'a> Printer<'a> {
 
     // ---- types ----
 
-    fn print_type(&mut self, t: &Type) -> String {
+    fn print_type(&mut self, t: &Type) -> Rc<str> {
         let addr = type_addr(t);
         if let Some(s) = self.type_memo.get(&addr) {
             return s.clone();
         }
-        let s = self.visit_type(t);
+        let s: Rc<str> = Rc::from(self.visit_type(t));
         self.type_memo.insert(addr, s.clone());
         s
     }
 
+    /// `DataType::to_tvm_string`, remembered (a model uses a few dtypes).
+    fn dtype_name(&mut self, dtype: DataType) -> Rc<str> {
+        self.dtype_names
+            .entry(dtype)
+            .or_insert_with(|| Rc::from(dtype.to_tvm_string()))
+            .clone()
+    }
+
     fn type_list(&mut self, ts: &[Type]) -> String {
-        let items: Vec<String> = ts.iter().map(|t| self.print_type(t)).collect();
-        items.join(", ")
+        let mut out = String::new();
+        for (i, t) in ts.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let s = self.print_type(t);
+            out.push_str(&s);
+        }
+        out
     }
 
     fn visit_type(&mut self, t: &Type) -> String {
@@ -824,12 +958,25 @@ impl<'a> Printer<'a> {
                 if tt.shape.is_empty() {
                     return tt.dtype.to_tvm_string();
                 }
-                let dims: Vec<String> = tt.shape.iter().map(|d| self.dim(d)).collect();
-                format!(
-                    "Tensor[({}), {}]",
-                    dims.join(", "),
-                    tt.dtype.to_tvm_string()
-                )
+                let mut s = String::with_capacity(24 + 6 * tt.shape.len());
+                s.push_str("Tensor[(");
+                for (i, d) in tt.shape.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    match d {
+                        // What `dim` writes, without a string of its own.
+                        Dim::Int { value, dtype, .. } => push_int_imm(&mut s, *value, *dtype),
+                        _ => {
+                            let d = self.dim(d);
+                            s.push_str(&d);
+                        }
+                    }
+                }
+                s.push_str("), ");
+                s.push_str(&self.dtype_name(tt.dtype));
+                s.push(']');
+                s
             }
             TypeKind::Tuple(fields) => {
                 let inner = self.type_list(fields);
@@ -873,11 +1020,19 @@ impl<'a> Printer<'a> {
     /// A dimension, printed as an attribute value.
     fn dim(&mut self, d: &Dim) -> String {
         match d {
-            Dim::Int { value, dtype } => int_imm_text(*value, *dtype),
+            Dim::Int { value, dtype, .. } => int_imm_text(*value, *dtype),
             Dim::Any => "?".to_string(),
             Dim::Meta(m) => match self.type_style {
                 TypeStyle::Readable => readable_prim_expr(m),
                 TypeStyle::Tvm => self.meta_object_value(m),
+            },
+            // A size type inference computed (`n * 2`): a new object of the
+            // metadata section, one entry per object.
+            Dim::Expr(e) => match self.type_style {
+                TypeStyle::Readable => crate::infer::relations::display::dim(d),
+                TypeStyle::Tvm => self.meta.node(MetaKey::dim_expr(e), e.type_key(), || {
+                    MetaItem::Dim(d.clone())
+                }),
             },
         }
     }
@@ -995,7 +1150,116 @@ fn meta_ref_span(text: &str, start: usize) -> Option<[i64; 4]> {
     };
     let (line, column) = position(start + "meta[".len())?;
     let (end_line, end_column) = position(start + second + 1)?;
-    Some([line, column, end_line, end_column])
+    let line_start = text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
+    let drift = tokenizer_column_drift(text.get(line_start..start)?.as_bytes());
+    Some([line, column + drift, end_line, end_column + drift])
+}
+
+/// How far TVM's tokenizer column has run ahead of the true column at the
+/// end of `line` (a line's text before a token). Its `MatchString` tries
+/// `inff` and `meta[` at a token's start and, on a mismatch, moves the
+/// position back but not the column: every token that starts with a proper
+/// prefix of one of them (`init_states` starts with `in`, `mean` with `me`)
+/// adds that prefix's length to every later column of the line.
+fn tokenizer_column_drift(line: &[u8]) -> i64 {
+    fn prefix(rest: &[u8], word: &[u8]) -> usize {
+        rest.iter().zip(word).take_while(|(a, b)| a == b).count()
+    }
+    let ident = |c: u8| c == b'_' || c == b'/' || c.is_ascii_alphanumeric();
+    let mut drift = 0;
+    let mut i = 0;
+    while i < line.len() {
+        let c = line[i];
+        let rest = &line[i..];
+        match c {
+            b'"' => {
+                i += 1 + rest[1..]
+                    .iter()
+                    .position(|&b| b == b'"')
+                    .map_or(rest.len(), |p| p + 1);
+            }
+            b' ' | b'\t' | b'\r' => i += 1,
+            b'/' if rest.get(1) == Some(&b'/') => break,
+            b'/' if rest.get(1) == Some(&b'*') => {
+                // A nested block comment; one left open ends the line.
+                let mut depth = 1;
+                i += 2;
+                while i < line.len() && depth > 0 {
+                    if line[i..].starts_with(b"/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if line[i..].starts_with(b"*/") {
+                        depth -= 1;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'-' => {
+                let negs = rest.iter().take_while(|&&b| b == b'-').count();
+                let k = prefix(&rest[negs..], b"inff");
+                if k < 4 {
+                    drift += k as i64;
+                }
+                i += negs + if k == 4 { 4 } else { 0 };
+            }
+            b'0'..=b'9' => {
+                i += 1;
+                while i < line.len()
+                    && matches!(line[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'-' | b'+')
+                {
+                    i += 1;
+                }
+                if i < line.len() && matches!(line[i], b'f' | b'i') {
+                    i += 1;
+                    while i < line.len()
+                        && matches!(line[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'-' | b'+')
+                    {
+                        i += 1;
+                    }
+                }
+            }
+            _ => {
+                let k = prefix(rest, b"inff");
+                if k == 4 {
+                    i += 4;
+                    continue;
+                }
+                drift += k as i64;
+                if b".,=;:()+*<>{}[]!@?".contains(&c) {
+                    i += 1;
+                    continue;
+                }
+                let k = prefix(rest, b"meta[");
+                if k == 5 {
+                    // Another reference: up to its second `]`.
+                    let mut closing = 0;
+                    while i < line.len() && closing < 2 {
+                        closing += usize::from(line[i] == b']');
+                        i += 1;
+                    }
+                    continue;
+                }
+                drift += k as i64;
+                if c == b'%' {
+                    i += 1;
+                    while i < line.len() && line[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                } else if ident(c) && !c.is_ascii_digit() {
+                    while i < line.len() && ident(line[i]) {
+                        i += 1;
+                    }
+                } else {
+                    while i < line.len() && !matches!(line[i], b' ' | b'\t' | b'\n') {
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    drift
 }
 
 fn metadata_section(text: &str) -> Option<ObjectGraph> {
@@ -1013,7 +1277,7 @@ fn metadata_section(text: &str) -> Option<ObjectGraph> {
 /// then its callee (for `call_lowered`, the fields of its argument tuple
 /// instead of the tuple), a tuple's fields from last to first, a
 /// projection's tuple.
-fn for_each_dataflow_child(e: &Expr, mut push: impl FnMut(&Expr)) {
+fn for_each_dataflow_child<'e>(e: &'e Expr, mut push: impl FnMut(&'e Expr)) {
     match e.kind() {
         ExprKind::Call(call) => {
             let lowered = call
@@ -1034,98 +1298,3 @@ fn for_each_dataflow_child(e: &Expr, mut push: impl FnMut(&Expr)) {
         _ => {}
     }
 }
-
-/// TVM's `DependencyGraph` reduced to what the printer asks of it: how many
-/// uses each node has (a node used twice by one parent counts twice).
-/// Match patterns are not uses.
-fn dependency_counts(root: &Expr) -> FxMap<Key, u32> {
-    let mut counts: FxMap<Key, u32> = FxMap::default();
-    let mut seen: FxSet<usize> = FxSet::default();
-    let mut stack: Vec<&Expr> = vec![root];
-    seen.insert(root.addr());
-    while let Some(e) = stack.pop() {
-        let mut add = |c: &Expr| {
-            *counts.entry(key(c)).or_insert(0) += 1;
-        };
-        let children: Vec<&Expr> = match e.kind() {
-            ExprKind::Var(_)
-            | ExprKind::GlobalVar(_)
-            | ExprKind::Constant(_)
-            | ExprKind::Op(_)
-            | ExprKind::Constructor(_) => Vec::new(),
-            ExprKind::Call(call) => std::iter::once(&call.callee).chain(&call.args).collect(),
-            ExprKind::Tuple(fields) => fields.iter().collect(),
-            ExprKind::TupleGetItem { tuple, .. } => vec![tuple],
-            ExprKind::RefCreate(v) | ExprKind::RefRead(v) => vec![v],
-            ExprKind::RefWrite { reference, value } => vec![reference, value],
-            ExprKind::If {
-                cond,
-                then_branch,
-                else_branch,
-            } => vec![cond, then_branch, else_branch],
-            ExprKind::Function(f) => f
-                .params
-                .iter()
-                .map(Var::expr)
-                .chain(std::iter::once(&f.body))
-                .collect(),
-            ExprKind::Let { var, value, body } => vec![var.expr(), value, body],
-            ExprKind::Match { data, clauses, .. } => std::iter::once(data)
-                .chain(clauses.iter().map(|c| &c.rhs))
-                .collect(),
-        };
-        for c in children {
-            add(c);
-            if seen.insert(c.addr()) {
-                stack.push(c);
-            }
-        }
-    }
-    counts
-}
-
-/// A fast hasher for the printer's memo tables, whose keys are addresses,
-/// ids and short names (the Fx hash of rustc; no protection against
-/// adversarial keys is needed here).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(a));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(FX_SEED);
-    }
-
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
-pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
-pub(crate) type FxSet<K> = HashSet<K, FxBuild>;

@@ -252,13 +252,7 @@ fn staticise(call_expr: &Expr, module: &IRModule, options: &FoldOptions) -> Opti
                 "topk",
                 vec![data()],
                 &[
-                    (
-                        "k",
-                        AttrValue::IntImm {
-                            value: i64::from(k),
-                            dtype: DataType::INT32,
-                        },
-                    ),
+                    ("k", AttrValue::int_imm(i64::from(k), DataType::INT32)),
                     ("axis", attr(attrs, "axis")),
                     ("ret_type", attr(attrs, "ret_type")),
                     ("is_ascend", attr(attrs, "is_ascend")),

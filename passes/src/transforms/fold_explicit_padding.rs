@@ -347,15 +347,12 @@ fn add_int_imms(a: &AttrValue, b: &AttrValue) -> Option<AttrValue> {
     } else {
         a_dtype
     };
-    Some(AttrValue::IntImm {
-        value: a_value.checked_add(b_value)?,
-        dtype,
-    })
+    Some(AttrValue::int_imm(a_value.checked_add(b_value)?, dtype))
 }
 
 fn int_imm(value: &AttrValue) -> Option<(i64, DataType)> {
     match value {
-        AttrValue::IntImm { value, dtype } if dtype.is_int() || dtype.is_uint() => {
+        AttrValue::IntImm { value, dtype, .. } if dtype.is_int() || dtype.is_uint() => {
             Some((*value, *dtype))
         }
         AttrValue::Int(value) => Some((*value, DataType::INT32)),

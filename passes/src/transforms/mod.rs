@@ -1,16 +1,19 @@
 //! The standard Relay passes, each registered under TVM's constructor name
 //! with TVM's `PassInfo` (name, opt_level, required list).
 
+pub mod alter_op_layout;
 pub mod annotate_spans;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;
 pub mod combine_parallel;
+pub mod convert_layout;
 pub mod dead_code;
 pub mod defuse_ops;
 pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
 pub mod eta_expand;
 pub mod fast_math;
+pub mod flatten_atrous_conv;
 pub mod fold_constant;
 pub mod fold_explicit_padding;
 pub mod fold_scale_axis;
@@ -18,6 +21,7 @@ pub mod fuse_ops;
 mod infer_type;
 pub mod inline;
 pub mod lambda_lift;
+pub mod legalize;
 pub mod normal_form;
 mod print_ir;
 pub mod remove_unused_functions;
@@ -60,10 +64,14 @@ pub(crate) fn builtin_passes() -> Vec<PassSpec> {
     specs.push(eta_expand::spec());
     specs.push(inline::spec());
     specs.push(lambda_lift::spec());
+    specs.push(legalize::spec());
+    specs.push(flatten_atrous_conv::spec());
     specs.push(split_args::spec());
     specs.push(dynamic_to_static::spec());
     specs.push(fold_explicit_padding::spec());
     specs.extend(combine_parallel::specs());
+    specs.push(convert_layout::spec());
+    specs.push(alter_op_layout::spec());
     specs
 }
 

@@ -1,32 +1,18 @@
-//! The event-based parser core: lookahead over non-trivia tokens, markers that
-//! open and close nodes, and error reporting with exact ranges.
+//! The parser core: lookahead over non-trivia tokens, markers that open and
+//! close nodes, and error reporting with exact ranges.
 //!
 //! The grammar (in `grammar/`) only calls this API. The parser never fails:
 //! every error is recorded and parsing goes on, and every token of the input
-//! ends up in the tree (see `build_tree`).
+//! ends up in the tree. The tree is built as the parser goes (see
+//! `build_tree`): markers start, finish, abandon and wrap nodes of the
+//! builder directly, with no list of events to replay afterwards.
 
 pub(crate) mod grammar;
 
-use crate::lexer::Token;
+use crate::build_tree::{Builder, Lexed, Placed};
 use crate::token_set::TokenSet;
 use crate::{SyntaxError, SyntaxKind, SyntaxKind::*};
-use rowan::{TextRange, TextSize};
-
-/// What the parser produces; `build_tree` turns it into a green tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Event {
-    /// Opens a node. `forward_parent` links to a node that must be opened
-    /// before this one (see [`CompletedMarker::precede`]).
-    Start {
-        kind: SyntaxKind,
-        forward_parent: Option<u32>,
-    },
-    Finish,
-    /// Consumes the next non-trivia token.
-    Token,
-    /// A placeholder left by an abandoned marker.
-    Tombstone,
-}
+use rowan::{GreenNode, TextRange, TextSize};
 
 /// Nesting (of expressions, types, patterns) beyond which the parser stops
 /// descending and skips the nested text, so that no input overflows the stack.
@@ -39,7 +25,7 @@ pub(crate) struct Parser<'t> {
     kinds: Vec<SyntaxKind>,
     ranges: Vec<TextRange>,
     pos: usize,
-    events: Vec<Event>,
+    builder: Builder,
     errors: Vec<SyntaxError>,
     depth: u32,
     depth_error_reported: bool,
@@ -50,28 +36,14 @@ pub(crate) struct Parser<'t> {
 }
 
 impl<'t> Parser<'t> {
-    pub(crate) fn new(text: &'t str, tokens: &[Token]) -> Parser<'t> {
-        let mut kinds = Vec::with_capacity(tokens.len());
-        let mut ranges = Vec::with_capacity(tokens.len());
-        let mut offset = TextSize::from(0);
-        for token in tokens {
-            let start = offset;
-            offset += token.len;
-            if !token.kind.is_trivia() {
-                kinds.push(token.kind);
-                ranges.push(TextRange::new(start, offset));
-            }
-        }
-        // Every token gives a `Token` event; nodes give two each, and there
-        // are fewer nodes than tokens in real code: one allocation, no
-        // regrowth of a large buffer.
-        let events = Vec::with_capacity(kinds.len() * 3 + 16);
+    pub(crate) fn new(text: &'t str, lexed: Lexed) -> Parser<'t> {
+        let (kinds, ranges, builder) = lexed.into_parts();
         Parser {
             text,
             kinds,
             ranges,
             pos: 0,
-            events,
+            builder,
             errors: Vec::new(),
             depth: 0,
             depth_error_reported: false,
@@ -79,8 +51,9 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(crate) fn finish(self) -> (Vec<Event>, Vec<SyntaxError>) {
-        (self.events, self.errors)
+    /// The tree, and the errors found.
+    pub(crate) fn finish(self) -> (GreenNode, Vec<SyntaxError>) {
+        (self.builder.finish(), self.errors)
     }
 
     // ---- lookahead ----
@@ -145,7 +118,22 @@ impl<'t> Parser<'t> {
     pub(crate) fn bump_any(&mut self) {
         if self.pos < self.kinds.len() {
             self.pos += 1;
-            self.events.push(Event::Token);
+            self.builder.token();
+        }
+    }
+
+    /// A node of `kind` holding just the next token: `start`, `bump_any`
+    /// and `complete` in one step, the commonest node shape (literals, uses
+    /// of variables, dimensions).
+    pub(crate) fn bump_node(&mut self, kind: SyntaxKind) -> CompletedMarker {
+        if self.pos < self.kinds.len() {
+            self.pos += 1;
+            CompletedMarker {
+                placed: self.builder.token_node(kind),
+            }
+        } else {
+            let m = self.start();
+            m.complete(self, kind)
         }
     }
 
@@ -286,38 +274,28 @@ impl<'t> Parser<'t> {
     // ---- markers ----
 
     pub(crate) fn start(&mut self) -> Marker {
-        let pos = self.events.len() as u32;
-        self.events.push(Event::Tombstone);
-        Marker {
-            pos,
-            completed: false,
-        }
+        self.builder.start_node();
+        Marker { completed: false }
     }
 }
 
-/// An open node; must be completed or abandoned.
+/// An open node; must be completed or abandoned, innermost first.
 pub(crate) struct Marker {
-    pos: u32,
     completed: bool,
 }
 
 impl Marker {
     pub(crate) fn complete(mut self, p: &mut Parser<'_>, kind: SyntaxKind) -> CompletedMarker {
         self.completed = true;
-        p.events[self.pos as usize] = Event::Start {
-            kind,
-            forward_parent: None,
-        };
-        p.events.push(Event::Finish);
-        CompletedMarker { pos: self.pos }
+        CompletedMarker {
+            placed: p.builder.finish_node(kind),
+        }
     }
 
     /// Drops the node; its children attach to the enclosing node.
     pub(crate) fn abandon(mut self, p: &mut Parser<'_>) {
         self.completed = true;
-        if self.pos as usize == p.events.len() - 1 {
-            p.events.pop();
-        }
+        p.builder.abandon_node();
     }
 }
 
@@ -332,19 +310,16 @@ impl Drop for Marker {
 /// A finished node, which can still be wrapped in a new parent.
 #[derive(Clone, Copy)]
 pub(crate) struct CompletedMarker {
-    pos: u32,
+    placed: Placed,
 }
 
 impl CompletedMarker {
     /// Opens a node that will become the parent of this one (for `a + b`,
     /// `f(x)`, `t.0`: the left part is parsed before we know it is a child).
+    /// Nothing may be started between this node's completion and the call.
     pub(crate) fn precede(self, p: &mut Parser<'_>) -> Marker {
-        let new = p.start();
-        match &mut p.events[self.pos as usize] {
-            Event::Start { forward_parent, .. } => *forward_parent = Some(new.pos - self.pos),
-            _ => unreachable!("a completed marker points at a Start event"),
-        }
-        new
+        p.builder.start_node_before(self.placed);
+        Marker { completed: false }
     }
 }
 
@@ -354,8 +329,8 @@ mod tests {
 
     /// The parser's own errors, before `parse` sorts and merges them.
     fn raw_errors(text: &str) -> Vec<SyntaxError> {
-        let (tokens, _) = crate::lexer::tokenize(text);
-        let mut p = Parser::new(text, &tokens);
+        let (lexed, _) = crate::lexer::lex(text, Lexed::new(text.len()));
+        let mut p = Parser::new(text, lexed);
         grammar::source_file(&mut p);
         p.finish().1
     }

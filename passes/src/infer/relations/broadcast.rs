@@ -276,10 +276,7 @@ mod tests {
     fn ints64(vs: &[i64]) -> crate::ir::AttrValue {
         crate::ir::AttrValue::Array(
             vs.iter()
-                .map(|&v| crate::ir::AttrValue::IntImm {
-                    value: v,
-                    dtype: crate::dtype::DataType::INT64,
-                })
+                .map(|&v| crate::ir::AttrValue::int_imm(v, crate::dtype::DataType::INT64))
                 .collect(),
         )
     }

@@ -7,12 +7,12 @@
 
 use super::shape;
 use crate::dtype::DataType;
-use crate::ir::{Dim, Type, TypeKind};
+use crate::ir::{Dim, DimExpr, DimOp, Type, TypeKind};
 
 /// One dimension: `3`, `3i64`, `3i16`, `?`, or a symbolic size's name.
 pub fn dim(d: &Dim) -> String {
     match shape::normalize(d) {
-        Dim::Int { value, dtype } => int_imm(value, dtype),
+        Dim::Int { value, dtype, .. } => int_imm(value, dtype),
         Dim::Any => "?".to_string(),
         Dim::Meta(meta) => {
             // A `tir.Var`'s `name` field points at a `runtime.String`.
@@ -25,6 +25,49 @@ pub fn dim(d: &Dim) -> String {
                 .and_then(|name| name.repr_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| "?".to_string())
+        }
+        Dim::Expr(e) => expr(&e, 0),
+    }
+}
+
+/// A computed expression in TVM's script notation (`d2 * d3`, `n + 2`,
+/// `n // 2`, `T.max(a, b)`), parenthesised where precedence needs it;
+/// `outer` is the binding strength of the context.
+fn expr(e: &DimExpr, outer: u8) -> String {
+    let operand = |d: &Dim, strength: u8| match d {
+        Dim::Expr(inner) => expr(inner, strength),
+        other => dim(other),
+    };
+    match e {
+        DimExpr::Binary { op, a, b, .. } => {
+            let (symbol, strength) = match op {
+                DimOp::Add => ("+", 1),
+                DimOp::Sub => ("-", 1),
+                DimOp::Mul => ("*", 2),
+                DimOp::FloorDiv => ("//", 2),
+                DimOp::FloorMod => ("%", 2),
+                DimOp::Div => return format!("T.Div({}, {})", operand(a, 0), operand(b, 0)),
+                DimOp::Max => return format!("T.max({}, {})", operand(a, 0), operand(b, 0)),
+                DimOp::Min => return format!("T.min({}, {})", operand(a, 0), operand(b, 0)),
+            };
+            // Left-associative: the right operand binds one level tighter.
+            let text = format!(
+                "{} {symbol} {}",
+                operand(a, strength),
+                operand(b, strength + 1)
+            );
+            if strength < outer {
+                format!("({text})")
+            } else {
+                text
+            }
+        }
+        DimExpr::Cast { value, dtype } => {
+            format!(
+                "T.Cast(\"{}\", {})",
+                dtype.to_tvm_string(),
+                operand(value, 0)
+            )
         }
     }
 }

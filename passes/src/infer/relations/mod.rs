@@ -371,15 +371,14 @@ fn bad(name: &str, what: &str) -> RelationError {
 /// integer becomes an `int32` immediate.
 pub(crate) fn value_to_dim(value: &AttrValue) -> Option<Dim> {
     match value {
-        AttrValue::IntImm { value, dtype } => Some(Dim::Int {
+        // The attribute's own object: `units` becomes the weight's dimension.
+        AttrValue::IntImm { value, dtype, id } => Some(Dim::Int {
             value: *value,
             dtype: *dtype,
+            id: *id,
         }),
         AttrValue::Int(v) => Some(shape::c_int(*v)),
-        AttrValue::Bool(b) => Some(Dim::Int {
-            value: i64::from(*b),
-            dtype: DataType::bool(),
-        }),
+        AttrValue::Bool(b) => Some(Dim::int(i64::from(*b), DataType::bool())),
         AttrValue::Any => Some(Dim::Any),
         AttrValue::Meta(meta) => Some(shape::normalize(&Dim::Meta(meta.clone()))),
         _ => None,

@@ -305,10 +305,13 @@ fn batch_norm_rel(ctx: &mut Ctx) -> Step {
         "Check failed: param->axis >= -1 && param->axis < (int)data->shape.size()".to_string()
     })?;
     let axis = if axis != -1 { axis } else { ndim - 1 } as usize;
-    let vec_ty = tensor(vec![data.shape[axis].clone()], data.dtype);
+    // A new type object per parameter (they share the dimension object):
+    // it becomes the checked type of a constant parameter.
+    let axis_size = &data.shape[axis];
     for i in 1..=4 {
-        ctx.assign(i, vec_ty.clone());
+        ctx.assign(i, tensor(vec![axis_size.clone()], data.dtype));
     }
+    let vec_ty = tensor(vec![axis_size.clone()], data.dtype);
     let fields = vec![
         tensor(data.shape.clone(), data.dtype),
         vec_ty.clone(),
@@ -337,9 +340,9 @@ fn norm_impl(ctx: &mut Ctx, instance: bool) -> Step {
     check(axis >= 0 && axis < ndim, || {
         "Check failed: axis >= 0 && axis < (int)data->shape.size()".to_string()
     })?;
-    let vec_ty = tensor(vec![data.shape[axis as usize].clone()], data.dtype);
-    ctx.assign(1, vec_ty.clone());
-    ctx.assign(2, vec_ty);
+    let axis_size = &data.shape[axis as usize];
+    ctx.assign(1, tensor(vec![axis_size.clone()], data.dtype));
+    ctx.assign(2, tensor(vec![axis_size.clone()], data.dtype));
     ctx.assign(3, tensor(data.shape, data.dtype));
     Ok(true)
 }

@@ -14,22 +14,24 @@
 //! * the result of an arithmetic operation on two known sizes has the
 //!   promoted dtype and wraps like TVM's `GetFoldResultInt64Repr`.
 //!
-//! Unknown sizes are `Dim::Any` (`?`, TVM's `tir::Any`, dtype `int32`) and
+//! Unknown sizes are `Dim::Any` (`?`, TVM's `tir::Any`, dtype `int32`),
 //! `Dim::Meta` (a symbolic size from the metadata section: a `tir.Var`,
 //! `tir.SizeVar` or any other expression; its dtype is read from the object
-//! graph, `int32` if absent). TVM keeps `Any` where a relation copies a
-//! dimension or checks `as<AnyNode>()`, and folds the identities
-//! `x + 0`, `x - 0`, `x * 1`, `x / 1`, `0 * x`, `x % 1` without building a
-//! new expression; we do the same, so a copied or identity-folded `Meta` or
-//! `Any` dimension survives unchanged. Where TVM would build a genuinely new
-//! symbolic expression (`n + 2`, `n * 16`, `Any * 2`, a cast of an `int64`
-//! variable to `int32`), we cannot name the result (it would be a new object
-//! in the metadata graph) and return `Dim::Any` instead: an approximation
-//! that prints `?` where TVM prints `meta[tir.Add][…]`.
+//! graph, `int32` if absent) and `Dim::Expr` (an expression computed here).
+//! TVM keeps `Any` where a relation copies a dimension or checks
+//! `as<AnyNode>()`, and folds the identities `x + 0`, `x - 0`, `x * 1`,
+//! `x / 1`, `0 * x`, `x % 1` by returning an operand itself; we do the same,
+//! so a copied or identity-folded dimension is the same object. Where TVM
+//! builds a new symbolic expression (`n + 2`, `n * 16`, a cast of an `int64`
+//! variable to `int32`) we build the same `Dim::Expr` node, printed as
+//! `meta[tir.Add][…]`. Arithmetic on `?` stays `?`.
+//!
+//! Identity matters as in TVM (see [`Dim`]): a folded result is a new
+//! immediate, an operand returned by an identity is the operand's object.
 
 use super::RelationError;
 use crate::dtype::DataType;
-use crate::ir::{Dim, MetaObject};
+use crate::ir::{Dim, DimExpr, DimOp, MetaObject};
 
 /// `int32`, the dtype of C++ integer literals turned into `PrimExpr`s.
 pub const I32: DataType = DataType::INT32;
@@ -38,18 +40,12 @@ pub const I64: DataType = DataType::INT64;
 
 /// A C++ `int` turned into a `PrimExpr`: an `int32` immediate.
 pub fn c_int(value: i64) -> Dim {
-    Dim::Int {
-        value: wrap(value, I32),
-        dtype: I32,
-    }
+    Dim::int(wrap(value, I32), I32)
 }
 
 /// An immediate of the given dtype (`make_const(dtype, value)`).
 pub fn int_of(value: i64, dtype: DataType) -> Dim {
-    Dim::Int {
-        value: wrap(value, dtype),
-        dtype,
-    }
+    Dim::int(wrap(value, dtype), dtype)
 }
 
 /// The dtype TVM gives a dimension: an immediate's own dtype, `int32` for
@@ -61,6 +57,7 @@ pub fn dim_dtype(dim: &Dim) -> DataType {
         Dim::Meta(meta) => meta_field(meta, "dtype")
             .and_then(|text| text.parse().ok())
             .unwrap_or(I32),
+        Dim::Expr(e) => e.dtype(),
     }
 }
 
@@ -120,15 +117,18 @@ pub fn wrap(value: i64, dtype: DataType) -> i64 {
     }
 }
 
-/// `cast(dtype, dim)`: folds on immediates; a symbolic size of another
-/// dtype becomes a `Cast` expression, which we cannot represent (`Any`).
+/// `cast(dtype, dim)`: the same object when the dtype is already right; a
+/// new immediate for an immediate; a `tir.Cast` of a symbolic size.
 pub fn cast(dtype: DataType, dim: &Dim) -> Dim {
+    if dim_dtype(dim) == dtype && !matches!(dim, Dim::Any) {
+        return dim.clone();
+    }
     let dim = normalize(dim);
     match dim {
         Dim::Int { value, .. } => int_of(value, dtype),
         Dim::Any => Dim::Any,
-        Dim::Meta(_) if dim_dtype(&dim) == dtype => dim,
-        Dim::Meta(_) => Dim::Any,
+        Dim::Meta(_) | Dim::Expr(_) if dim_dtype(&dim) == dtype => dim,
+        Dim::Meta(_) | Dim::Expr(_) => Dim::expr(DimExpr::Cast { value: dim, dtype }),
     }
 }
 
@@ -161,16 +161,10 @@ fn floor_div(x: i64, y: i64) -> i64 {
 fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
     let (a, b) = (normalize(a), normalize(b));
     let dtype = promote(dim_dtype(&a), dim_dtype(&b));
-    // An operand of another dtype is cast first; a symbolic one becomes an
-    // expression we cannot keep.
-    let keep = |dim: &Dim| {
-        if dim_dtype(dim) == dtype {
-            dim.clone()
-        } else {
-            cast(dtype, dim)
-        }
-    };
-    let zero = int_of(0, dtype);
+    // `BinaryOpMatchTypes`: an operand of another dtype is cast first.
+    let (a, b) = (cast(dtype, &a), cast(dtype, &b));
+    // `TryConstFold`: two immediates fold into a new one; the identities
+    // return one operand itself (the same object).
     Ok(match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => {
             let value = match op {
@@ -187,23 +181,41 @@ fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
             int_of(value, dtype)
         }
         (Some(x), None) => match op {
-            Op::Add if x == 0 => keep(&b),
-            Op::Mul if x == 1 => keep(&b),
-            Op::Mul if x == 0 => zero,
-            Op::FloorDiv | Op::FloorMod | Op::TruncDiv if x == 0 => zero,
-            _ => Dim::Any,
+            Op::Add if x == 0 => b,
+            Op::Mul if x == 1 => b,
+            Op::Mul if x == 0 => a,
+            Op::FloorDiv | Op::FloorMod | Op::TruncDiv if x == 0 => a,
+            _ => symbolic(op, a, b, dtype),
         },
         (None, Some(y)) => match op {
-            Op::Add | Op::Sub if y == 0 => keep(&a),
-            Op::Mul if y == 1 => keep(&a),
-            Op::Mul if y == 0 => zero,
-            Op::FloorDiv | Op::TruncDiv if y == 1 => keep(&a),
-            Op::FloorMod if y == 1 => zero,
+            Op::Add | Op::Sub if y == 0 => a,
+            Op::Mul if y == 1 => a,
+            Op::Mul if y == 0 => b,
+            Op::FloorDiv | Op::TruncDiv if y == 1 => a,
+            Op::FloorMod if y == 1 => int_of(0, dtype),
             Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => return Err(divide_by_zero()),
-            _ => Dim::Any,
+            _ => symbolic(op, a, b, dtype),
         },
-        (None, None) => Dim::Any,
+        (None, None) => symbolic(op, a, b, dtype),
     })
+}
+
+/// The expression TVM builds when nothing folds. With `?` as an operand
+/// the result stays `?` (relations test for `?` before computing; keeping
+/// it avoids expressions around `tir.Any`).
+fn symbolic(op: Op, a: Dim, b: Dim, dtype: DataType) -> Dim {
+    if is_any(&a) || is_any(&b) {
+        return Dim::Any;
+    }
+    let op = match op {
+        Op::Add => DimOp::Add,
+        Op::Sub => DimOp::Sub,
+        Op::Mul => DimOp::Mul,
+        Op::FloorDiv => DimOp::FloorDiv,
+        Op::FloorMod => DimOp::FloorMod,
+        Op::TruncDiv => DimOp::Div,
+    };
+    Dim::expr(DimExpr::Binary { op, a, b, dtype })
 }
 
 /// `a + b`.
@@ -237,40 +249,42 @@ pub fn truncdiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
     binary(Op::TruncDiv, a, b)
 }
 
-/// `shapediv(a, b)` = `ceildiv(a, b)` = `floordiv(a + b - 1, b)`.
+/// `shapediv(a, b)` = `ceildiv(a, b)` = `floordiv(a + b - 1, b)`, folded
+/// as TVM folds it (a symbolic `a` gives `floordiv(a + b - 1, b)` even for
+/// `b` = 1, which only drops the division).
 pub fn ceildiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
-    let numerator = sub(&add(a, b), &c_int(1));
-    if !is_int_imm(a) {
-        // `a + b - 1` is already a new expression unless `b` is 1.
-        return if const_int(b) == Some(1) {
-            Ok(a.clone())
-        } else if const_int(b) == Some(0) {
-            Err(divide_by_zero())
-        } else {
-            Ok(Dim::Any)
-        };
-    }
+    let sum = add(a, b);
+    let numerator = sub(&sum, &int_of(1, dim_dtype(&sum)));
     floordiv(&numerator, b)
 }
 
-/// `max(a, b)` on two sizes (folded on immediates, symbolic otherwise).
+/// `max(a, b)` on two sizes: folded on immediates, `a` when both are the
+/// same object, a `tir.Max` otherwise.
 pub fn max(a: &Dim, b: &Dim) -> Dim {
     let (a, b) = (normalize(a), normalize(b));
     let dtype = promote(dim_dtype(&a), dim_dtype(&b));
+    let (a, b) = (cast(dtype, &a), cast(dtype, &b));
     match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => int_of(x.max(y), dtype),
-        _ if a == b => a,
-        _ => Dim::Any,
+        _ if a.same_as(&b) => a,
+        _ if is_any(&a) || is_any(&b) => Dim::Any,
+        _ => Dim::expr(DimExpr::Binary {
+            op: DimOp::Max,
+            a,
+            b,
+            dtype,
+        }),
     }
 }
 
 /// `EqualCheck` of `type_relations.cc`: `lhs - rhs` simplifies to zero.
-/// Two symbolic sizes are equal when they are the same object.
+/// Two symbolic sizes are equal when they are the same variable or the
+/// same expression over the same variables.
 pub fn equal_check(a: &Dim, b: &Dim) -> bool {
     let (a, b) = (normalize(a), normalize(b));
     match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => x == y,
-        _ => matches!((&a, &b), (Dim::Meta(x), Dim::Meta(y)) if x == y),
+        _ => matches!(&a, Dim::Meta(_) | Dim::Expr(_)) && a == b,
     }
 }
 
@@ -326,6 +340,85 @@ mod tests {
         assert_eq!(floordiv(&c_int(7), &c_int(-2)).unwrap(), c_int(-4));
         assert_eq!(ceildiv(&c_int(10), &c_int(4)).unwrap(), c_int(3));
         assert!(floordiv(&c_int(1), &c_int(0)).is_err());
+    }
+
+    #[test]
+    fn identities_return_the_operand_object() {
+        // TVM's `TryConstFold` folds two immediates into a new object, and
+        // with one symbolic operand returns an operand itself for `n * 1`,
+        // `0 + n`, `0 * n`; a cast to the dtype a size already has is the
+        // size itself.
+        let x = c_int(7);
+        let folded = add(&x, &c_int(0));
+        assert_eq!(folded, x);
+        assert!(!folded.same_as(&x));
+        let n = symbolic_var("n");
+        assert!(mul(&n, &c_int(1)).same_as(&n));
+        assert!(add(&c_int(0), &n).same_as(&n));
+        let zero = c_int(0);
+        assert!(mul(&zero, &n).same_as(&zero));
+        assert!(cast(I32, &x).same_as(&x));
+        assert!(!cast(I64, &x).same_as(&x));
+        // An equal value made anew is another object.
+        assert_eq!(c_int(7), x);
+        assert!(!c_int(7).same_as(&x));
+    }
+
+    #[test]
+    fn symbolic_sizes_build_expressions() {
+        use crate::ir::{DimExpr, DimOp};
+        let n = symbolic_var("n");
+        let doubled = mul(&n, &c_int(2));
+        let Dim::Expr(e) = &doubled else {
+            panic!("an expression: {doubled:?}");
+        };
+        assert!(matches!(
+            &**e,
+            DimExpr::Binary { op: DimOp::Mul, a, b, dtype }
+                if a.same_as(&n) && b.as_int() == Some(2) && *dtype == I32
+        ));
+        // Structurally equal expressions are equal, not the same object.
+        let again = mul(&n, &c_int(2));
+        assert_eq!(again, doubled);
+        assert!(!again.same_as(&doubled));
+        assert!(equal_check(&again, &doubled));
+        // `ceildiv(n, 1)` is `floordiv(n + 1 - 1, 1)`: TVM folds only the
+        // division.
+        let c = ceildiv(&n, &c_int(1)).unwrap();
+        assert!(matches!(&c, Dim::Expr(e) if e.type_key() == "tir.Sub"));
+        assert_eq!(crate::infer::relations::display::dim(&c), "n + 1 - 1");
+        // With `?` the result stays `?`.
+        assert_eq!(mul(&Dim::Any, &n), Dim::Any);
+        // An int64 immediate promotes the variable with a cast.
+        let wide = add(&n, &Dim::int64(1));
+        assert!(matches!(&wide, Dim::Expr(e) if e.dtype() == I64));
+        assert_eq!(
+            crate::infer::relations::display::dim(&wide),
+            "T.Cast(\"int64\", n) + 1i64"
+        );
+    }
+
+    /// A `tir.SizeVar` named `name` in a graph of its own.
+    fn symbolic_var(name: &str) -> Dim {
+        use crate::meta::{ObjectGraphBuilder, Value};
+        let mut b = ObjectGraphBuilder::new();
+        let name = b.string(name);
+        let prim = b.prim_type(I32);
+        let var = b.object(
+            "tir.SizeVar",
+            vec![
+                ("dtype", Value::DType(I32)),
+                ("name", Value::Obj(name)),
+                ("type_annotation", Value::Obj(prim)),
+                ("span", Value::Null),
+            ],
+        );
+        let graph = b.build(var);
+        let index = graph.root;
+        Dim::Meta(MetaObject {
+            graph: std::sync::Arc::new(graph),
+            index,
+        })
     }
 
     #[test]

@@ -40,10 +40,7 @@ pub fn dt(name: &str) -> AttrValue {
 
 /// An int32 `IntImm`.
 pub fn int(v: i64) -> AttrValue {
-    AttrValue::IntImm {
-        value: v,
-        dtype: DataType::INT32,
-    }
+    AttrValue::int_imm(v, DataType::INT32)
 }
 
 /// An array of int32 `IntImm`s.
@@ -95,10 +92,7 @@ pub fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
         },
         AttrDefault::Bool(b) => match ty {
             AttrType::Bool => AttrValue::Bool(*b),
-            _ => AttrValue::IntImm {
-                value: i64::from(*b),
-                dtype: DataType::bool(),
-            },
+            _ => AttrValue::int_imm(i64::from(*b), DataType::bool()),
         },
         AttrDefault::Str(s) => match ty {
             AttrType::DataType => AttrValue::DataType(DataType::parse(s).unwrap_or_default()),

@@ -45,7 +45,8 @@ struct Stats {
     waits: usize,
     skipped: usize,
     /// Outputs that differ only where TVM built a symbolic size expression
-    /// (`meta[tir.Add]…`) and we give `?` (see `shape.rs`).
+    /// (`meta[tir.Add]…`) and we give `?` (arithmetic on `?`, see
+    /// `shape.rs`).
     symbolic: usize,
 }
 
@@ -129,10 +130,7 @@ fn lower_type(report: &Report, ty: &ast::Type) -> Option<Type> {
             for dim in t.dims() {
                 dims.push(match dim.kind()? {
                     ast::DimKind::Int(int) => match int.number().ok()? {
-                        NumberValue::Int { value, bits } => Dim::Int {
-                            value,
-                            dtype: DataType::int(bits),
-                        },
+                        NumberValue::Int { value, bits } => Dim::int(value, DataType::int(bits)),
                         NumberValue::Float { .. } => return None,
                     },
                     ast::DimKind::Any(_) => Dim::Any,
@@ -192,10 +190,7 @@ fn attr_value(report: &Report, value: &ast::AttrValue) -> Option<AttrValue> {
     Some(match value {
         ast::AttrValue::Literal(literal) => match literal.kind()? {
             LiteralKind::Int(int) => match int.number().ok()? {
-                NumberValue::Int { value, bits } => AttrValue::IntImm {
-                    value,
-                    dtype: DataType::int(bits),
-                },
+                NumberValue::Int { value, bits } => AttrValue::int_imm(value, DataType::int(bits)),
                 NumberValue::Float { .. } => return None,
             },
             LiteralKind::Float(float) => match float.number().ok()? {
@@ -205,10 +200,7 @@ fn attr_value(report: &Report, value: &ast::AttrValue) -> Option<AttrValue> {
                 },
                 NumberValue::Int { .. } => return None,
             },
-            LiteralKind::Bool(b) => AttrValue::IntImm {
-                value: i64::from(b.value()),
-                dtype: DataType::INT32,
-            },
+            LiteralKind::Bool(b) => AttrValue::int_imm(i64::from(b.value()), DataType::INT32),
             LiteralKind::String(s) => AttrValue::Str(s.value().to_string()),
         },
         ast::AttrValue::AttrListValue(list) => AttrValue::Array(
@@ -229,10 +221,10 @@ fn graph_value(meta: MetaObject) -> Option<AttrValue> {
     let node = meta.graph.nodes.get(meta.index)?;
     Some(match node.type_key.as_str() {
         "" => AttrValue::Null,
-        "IntImm" => AttrValue::IntImm {
-            value: node.attrs.get("value")?.parse().ok()?,
-            dtype: node.attrs.get("dtype")?.parse().ok()?,
-        },
+        "IntImm" => AttrValue::int_imm(
+            node.attrs.get("value")?.parse().ok()?,
+            node.attrs.get("dtype")?.parse().ok()?,
+        ),
         "FloatImm" => AttrValue::FloatImm {
             value: node.attrs.get("value")?.parse().ok()?,
             dtype: node.attrs.get("dtype")?.parse().ok()?,

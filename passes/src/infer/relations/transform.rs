@@ -87,7 +87,8 @@ fn expand_dims_rel(ctx: &mut Ctx) -> Step {
     })?;
     let pivot = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
     let mut oshape = data.shape[..pivot].to_vec();
-    oshape.extend(std::iter::repeat_n(c_int(1), num_newaxis as usize));
+    // A new `1` object per new axis, as TVM's `emplace_back(1)`.
+    oshape.extend((0..num_newaxis).map(|_| c_int(1)));
     oshape.extend_from_slice(&data.shape[pivot..]);
     ctx.assign(1, tensor(oshape, data.dtype));
     Ok(true)

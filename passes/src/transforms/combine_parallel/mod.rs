@@ -347,10 +347,12 @@ pub(crate) fn attr_values_equal(a: &AttrValue, b: &AttrValue) -> bool {
             V::IntImm {
                 value: x,
                 dtype: dx,
+                ..
             },
             V::IntImm {
                 value: y,
                 dtype: dy,
+                ..
             },
         ) => x == y && dx == dy,
         (
@@ -396,10 +398,7 @@ pub(crate) fn const_dim(expr: &Expr, index: usize) -> Option<i64> {
 
 /// An `int32` integer immediate (a TVM `Integer` made from a C++ int).
 pub(crate) fn int32_imm(value: i64) -> AttrValue {
-    AttrValue::IntImm {
-        value,
-        dtype: DataType::INT32,
-    }
+    AttrValue::int_imm(value, DataType::INT32)
 }
 
 /// `concatenate((fields…), axis=…)`.

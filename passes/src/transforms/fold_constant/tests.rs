@@ -92,10 +92,7 @@ fn folds_tuple_results() {
         vec![
             (
                 "indices_or_sections".into(),
-                crate::ir::AttrValue::IntImm {
-                    value: 2,
-                    dtype: DataType::INT32,
-                },
+                crate::ir::AttrValue::int_imm(2, DataType::INT32),
             ),
             ("axis".into(), crate::ir::AttrValue::Int(0)),
         ],

@@ -209,10 +209,7 @@ pub(super) fn match_broadcast_to_left_axes(
 }
 
 fn int32_imm(value: i64) -> AttrValue {
-    AttrValue::IntImm {
-        value,
-        dtype: DataType::INT32,
-    }
+    AttrValue::int_imm(value, DataType::INT32)
 }
 
 /// Whether `expr` is a constant with no negative element, possibly behind

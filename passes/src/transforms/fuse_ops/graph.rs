@@ -409,7 +409,7 @@ fn is_dynamic(ty: &Type) -> bool {
                 if tensor
                     .shape
                     .iter()
-                    .any(|d| matches!(d, crate::ir::Dim::Any))
+                    .any(|d| matches!(d, crate::ir::Dim::Any | crate::ir::Dim::Expr(_)))
                 {
                     return true;
                 }

@@ -227,10 +227,7 @@ impl<'a> FuseRewriter<'a> {
     fn make_function(&mut self, group: usize, ret_type: Option<Type>, body: Expr) -> Expr {
         let (has_call, reshape_only) = reshape_only_check(&body);
         let inputs = self.inputs.remove(&group).unwrap_or_default();
-        let int = |value: i64| AttrValue::IntImm {
-            value,
-            dtype: DataType::int(32),
-        };
+        let int = |value: i64| AttrValue::int_imm(value, DataType::int(32));
         let mut attrs = vec![("Primitive".to_string(), int(i64::from(has_call)))];
         if has_call && reshape_only {
             attrs.push(("relay.reshape_only".to_string(), int(1)));

@@ -44,9 +44,11 @@ pub(super) fn static_shape_attr(shape: &[Dim]) -> Option<AttrValue> {
     shape
         .iter()
         .map(|dim| match dim {
-            Dim::Int { value, dtype } => Some(AttrValue::IntImm {
+            // The shape's own objects, as TVM's `Integer` array holds them.
+            Dim::Int { value, dtype, id } => Some(AttrValue::IntImm {
                 value: *value,
                 dtype: *dtype,
+                id: *id,
             }),
             _ => None,
         })

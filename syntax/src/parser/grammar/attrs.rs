@@ -74,9 +74,7 @@ fn attr_value(p: &mut Parser<'_>) {
     }
     match p.current() {
         INT | FLOAT | BOOL | STRING => {
-            let m = p.start();
-            p.bump_any();
-            m.complete(p, LITERAL);
+            p.bump_node(LITERAL);
         }
         META_REF => {
             let m = p.start();

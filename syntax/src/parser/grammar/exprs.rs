@@ -263,9 +263,7 @@ fn arg_list(p: &mut Parser<'_>) {
 }
 
 fn single(p: &mut Parser<'_>, kind: SyntaxKind) -> CompletedMarker {
-    let m = p.start();
-    p.bump_any();
-    m.complete(p, kind)
+    p.bump_node(kind)
 }
 
 /// `atomic ::= base ('.' INT)?` — one projection at most, as in TVM.

@@ -1,5 +1,5 @@
 //! The Relay grammar, as TVM v0.13's recursive-descent parser (`parser.cc`)
-//! accepts it, written against the event parser.
+//! accepts it, written against the parser core's markers.
 //!
 //! Each function parses one construct and documents the rule it follows.
 //! Quirks of TVM's grammar are kept where they decide what is accepted (a

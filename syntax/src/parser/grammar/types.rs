@@ -47,9 +47,7 @@ pub(super) fn type_(p: &mut Parser<'_>) {
         }
         IDENT if p.nth_text(0) == "Tensor" => tensor_type(p),
         IDENT if is_dtype_name(p.nth_text(0)) => {
-            let m = p.start();
-            p.bump(IDENT);
-            m.complete(p, SCALAR_TYPE);
+            p.bump_node(SCALAR_TYPE);
         }
         IDENT => {
             let m = p.start();
@@ -116,9 +114,7 @@ fn tensor_type(p: &mut Parser<'_>) {
 fn dim(p: &mut Parser<'_>) {
     match p.current() {
         INT | QUESTION | META_REF => {
-            let m = p.start();
-            p.bump_any();
-            m.complete(p, DIM);
+            p.bump_node(DIM);
         }
         _ => p.error_expected(INT.describe()),
     }
