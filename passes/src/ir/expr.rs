@@ -469,14 +469,37 @@ impl Function {
 /// node that is being freed are detached and freed from a worklist.
 impl Drop for ExprNode {
     fn drop(&mut self) {
+        // Leaves, and the nodes emptied below, have nothing to detach.
+        if !has_children(&self.kind) {
+            return;
+        }
         let mut worklist = Vec::new();
         detach_children(&mut self.kind, &mut worklist);
-        while let Some(expr) = worklist.pop() {
-            if let Ok(mut node) = Arc::try_unwrap(expr.0) {
-                detach_children(&mut node.kind, &mut worklist);
-                // `node` is dropped here with no children left.
+        while let Some(mut expr) = worklist.pop() {
+            // The last reference: empty the node in place (rather than
+            // moving it out of its allocation) before it is freed.
+            if let Some(node) = Arc::get_mut(&mut expr.0) {
+                if has_children(&node.kind) {
+                    detach_children(&mut node.kind, &mut worklist);
+                }
             }
+            // `expr` is dropped here, with no children left if it was the
+            // last reference.
         }
+    }
+}
+
+/// Whether a node has sub-expressions (`Tuple([])` is what a detached node
+/// is left with).
+fn has_children(kind: &ExprKind) -> bool {
+    match kind {
+        ExprKind::Var(_)
+        | ExprKind::GlobalVar(_)
+        | ExprKind::Constant(_)
+        | ExprKind::Constructor(_)
+        | ExprKind::Op(_) => false,
+        ExprKind::Tuple(fields) => !fields.is_empty(),
+        _ => true,
     }
 }
 

@@ -913,9 +913,18 @@ fn is_block(kind: SyntaxKind) -> bool {
     kind == BLOCK_EXPR
 }
 
-/// `Graph::number`: the number of a `%N` token.
+/// `Graph::number`: the number of a `%N` token (`str::parse`, with a
+/// shortcut for plain digits).
 fn graph_number(token: Token<'_>) -> Option<u64> {
-    token.name_after('%').parse().ok()
+    let digits = token.name_after('%');
+    if (1..=19).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(
+            digits
+                .bytes()
+                .fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0')),
+        );
+    }
+    digits.parse().ok()
 }
 
 /// The range of a typed node.
@@ -924,21 +933,9 @@ fn meta_range(meta: &ast::MetaExpr) -> TextRange {
 }
 
 /// A number as TVM's graph variables are named (`%12` is "12").
-fn decimal(mut n: u64) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut name = String::with_capacity(digits.len() - at);
-    for &d in &digits[at..] {
-        name.push(char::from(d));
-    }
+fn decimal(n: u64) -> String {
+    let mut name = String::with_capacity(8);
+    crate::printer::push_decimal(&mut name, n);
     name
 }
 

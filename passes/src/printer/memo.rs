@@ -131,6 +131,7 @@ impl Nodes {
     /// parent counts twice). Match patterns are not uses. Replaces the
     /// counts of the previous function.
     pub(super) fn count_users(&mut self, root: &Expr) {
+        let known = self.states.len();
         self.round += 1;
         let round = self.round;
         let root_slot = self.slot(key(root));
@@ -158,6 +159,12 @@ impl Nodes {
                 }
             }
         }
+        // Printing meets about as many leaves and makes about one document
+        // per node: grow the tables once.
+        let found = self.states.len() - known;
+        self.states.reserve(found);
+        self.index.reserve(found);
+        self.docs.reserve(found * 2);
     }
 
     /// Whether a node has at most one use in the function being printed

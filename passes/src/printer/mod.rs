@@ -67,6 +67,8 @@ mod meta;
 mod scalar;
 mod text;
 
+pub(crate) use scalar::push_decimal;
+
 use crate::ir::{Expr, IRModule, Type};
 use text::{Printer, TypeStyle};
 

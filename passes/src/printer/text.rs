@@ -67,6 +67,8 @@ pub(crate) struct Printer<'a> {
     args: Vec<Piece>,
     type_memo: FxMap<usize, Rc<str>>,
     dtype_names: FxMap<DataType, Rc<str>>,
+    /// Printed doubles, by bits and dtype (see `number_text`).
+    numbers: FxMap<(u64, Option<DataType>), Rc<str>>,
     /// Attrs schemas by type key, as `attrs_schema` finds them.
     schemas: FxMap<Box<str>, Option<&'static AttrsSchema>>,
     name_alloc: FxMap<String, u64>,
@@ -93,6 +95,7 @@ impl<'a> Printer<'a> {
             args: Vec::new(),
             type_memo: FxMap::default(),
             dtype_names: FxMap::default(),
+            numbers: FxMap::default(),
             schemas: FxMap::default(),
             name_alloc: FxMap::default(),
             temp_counter: 0,
@@ -814,14 +817,18 @@ impl<'a> Printer<'a> {
             AttrValue::Null => out.push_str("None"),
             AttrValue::Int(i) => push_i64(out, *i),
             AttrValue::Double(f) => {
-                out.push_str(&stream_double(*f));
+                let text = self.number_text(*f, None);
+                out.push_str(&text);
                 out.push('f');
             }
             AttrValue::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
             AttrValue::Str(s) => push_str_literal(out, s),
             AttrValue::DataType(d) => push_str_literal(out, &d.to_tvm_string()),
             AttrValue::IntImm { value, dtype, .. } => push_int_imm(out, *value, *dtype),
-            AttrValue::FloatImm { value, dtype } => out.push_str(&float_imm_text(*value, *dtype)),
+            AttrValue::FloatImm { value, dtype } => {
+                let text = self.number_text(*value, Some(*dtype));
+                out.push_str(&text);
+            }
             AttrValue::Array(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -871,6 +878,21 @@ impl<'a> Printer<'a> {
                 out.push_str(&text);
             }
         }
+    }
+
+    /// `stream_double(v)` (no dtype) or `float_imm_text(v, dtype)`,
+    /// remembered: formatting a double is slow, and models repeat a few
+    /// (`epsilon=1e-05f` on every batch norm).
+    fn number_text(&mut self, v: f64, dtype: Option<DataType>) -> Rc<str> {
+        self.numbers
+            .entry((v.to_bits(), dtype))
+            .or_insert_with(|| {
+                Rc::from(match dtype {
+                    Some(dtype) => float_imm_text(v, dtype),
+                    None => stream_double(v),
+                })
+            })
+            .clone()
     }
 
     /// An attribute value read from a metadata section: strings, numbers
