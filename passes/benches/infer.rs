@@ -22,6 +22,10 @@ use relay_passes::lower::parse_and_lower;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The `relay` binary allocates with mimalloc; measure with the same.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Models and the TVM timings file that has their `infer_s`.
 const MODELS: &[(&str, &str)] = &[
     ("resnet152", "tvm_timings.json"),
