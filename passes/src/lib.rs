@@ -6,6 +6,7 @@
 pub mod diagnostic;
 pub mod dtype;
 pub mod eval;
+mod fxhash;
 pub mod infer;
 pub mod ir;
 pub mod lower;

@@ -6,7 +6,7 @@
 //! while the editor goes on typing.
 
 use relay_syntax::{TextRange, TextSize};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A file registered in a [`SourceMap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,38 +39,41 @@ impl Span {
 pub struct SourceFile {
     pub name: String,
     pub text: Arc<str>,
-    line_starts: Vec<TextSize>,
+    /// Computed on first use: most files are read, lowered and printed
+    /// without a line/column ever being asked for.
+    line_starts: OnceLock<Vec<TextSize>>,
 }
 
 impl SourceFile {
     fn new(name: String, text: Arc<str>) -> SourceFile {
-        let mut line_starts = vec![TextSize::from(0)];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| TextSize::from(i as u32 + 1)),
-        );
         SourceFile {
             name,
             text,
-            line_starts,
+            line_starts: OnceLock::new(),
         }
     }
 
     /// Zero-based line and byte column of an offset.
     pub fn line_col(&self, offset: TextSize) -> (usize, usize) {
-        let line = match self.line_starts.binary_search(&offset) {
+        let line_starts = self.line_starts();
+        let line = match line_starts.binary_search(&offset) {
             Ok(line) => line,
             Err(next) => next - 1,
         };
-        let col = usize::from(offset - self.line_starts[line]);
+        let col = usize::from(offset - line_starts[line]);
         (line, col)
     }
 
     /// Byte offsets where lines start.
     pub fn line_starts(&self) -> &[TextSize] {
-        &self.line_starts
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![TextSize::from(0)];
+            starts.extend(
+                memchr::memchr_iter(b'\n', self.text.as_bytes())
+                    .map(|i| TextSize::from(i as u32 + 1)),
+            );
+            starts
+        })
     }
 }
 

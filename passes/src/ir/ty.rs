@@ -492,6 +492,34 @@ impl Type {
         }
     }
 
+    /// TVM's `IsDynamic`: some tensor anywhere in the type has a dimension
+    /// that is not a known integer (`?`, a symbolic size or an expression
+    /// of them).
+    pub fn is_dynamic(&self) -> bool {
+        let mut pending = vec![self];
+        while let Some(ty) = pending.pop() {
+            match ty.kind() {
+                TypeKind::Tensor(tensor) => {
+                    if tensor.shape.iter().any(|d| !matches!(d, Dim::Int { .. })) {
+                        return true;
+                    }
+                }
+                TypeKind::Tuple(fields) => pending.extend(fields),
+                TypeKind::Func(func) => {
+                    pending.extend(&func.params);
+                    pending.push(&func.ret);
+                }
+                TypeKind::Call { func, args } => {
+                    pending.push(func);
+                    pending.extend(args);
+                }
+                TypeKind::Ref(inner) => pending.push(inner),
+                TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
+            }
+        }
+        false
+    }
+
     pub fn as_tuple(&self) -> Option<&[Type]> {
         match self.kind() {
             TypeKind::Tuple(fields) => Some(fields),
@@ -549,4 +577,32 @@ pub struct TypeData {
     pub header: GlobalTypeVar,
     pub type_vars: Vec<TypeVar>,
     pub constructors: Vec<crate::ir::Constructor>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dynamic_types_have_a_dimension_that_is_not_a_known_integer() {
+        let f32 = DataType::float(32);
+        let fixed = Type::tensor(vec![Dim::int(1, DataType::INT32), Dim::int64(3)], f32);
+        assert!(!fixed.is_dynamic());
+        assert!(!Type::scalar(f32).is_dynamic());
+        let any = Type::tensor(vec![Dim::int(1, DataType::INT32), Dim::Any], f32);
+        assert!(any.is_dynamic());
+        // Found anywhere inside: tuple fields, function results, references.
+        let nested = Type::func(
+            vec![fixed.clone()],
+            Type::tuple(vec![fixed.clone(), Type::new(TypeKind::Ref(any))]),
+            Vec::new(),
+        );
+        assert!(nested.is_dynamic());
+        // A computed size is not a known integer either.
+        let computed = Dim::Expr(Arc::new(DimExpr::Cast {
+            value: Dim::Any,
+            dtype: DataType::INT64,
+        }));
+        assert!(Type::tensor(vec![computed], f32).is_dynamic());
+    }
 }

@@ -321,6 +321,10 @@ impl Lowerer {
                 .with_label(self.span(previous.key_range), "first given here");
                 self.push(diagnostic);
             }
+            if out.is_empty() {
+                // Calls take a few attributes: grow once.
+                out.reserve(4);
+            }
             out.push(Given {
                 key,
                 value,

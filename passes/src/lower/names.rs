@@ -11,6 +11,7 @@
 //! Ranges are the name tokens, sigil included (`%x`, `@f`, `%0`, `List`).
 
 use relay_syntax::{TextRange, TextSize};
+use std::sync::OnceLock;
 
 /// A definition of a [`NameIndex`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -97,9 +98,20 @@ pub struct Occurrence {
 }
 
 /// Definitions and use sites of a lowered text, with lookups by offset.
+///
+/// The lookup tables are built on first use: lowering runs on every read
+/// of a file, while only an editor asks where names are.
 #[derive(Debug, Default, Clone)]
 pub struct NameIndex {
     definitions: Vec<Definition>,
+    /// (use range, definition), in the order lowering met them.
+    recorded_uses: Vec<(TextRange, DefId)>,
+    lookup: OnceLock<Lookup>,
+}
+
+/// The tables [`NameIndex`] answers from.
+#[derive(Debug, Default, Clone)]
+struct Lookup {
     /// Every occurrence, sorted by start.
     occurrences: Vec<Occurrence>,
     /// The uses of definition `d` are `uses[use_starts[d]..use_starts[d + 1]]`,
@@ -108,7 +120,59 @@ pub struct NameIndex {
     uses: Vec<TextRange>,
 }
 
+impl Lookup {
+    fn build(definitions: &[Definition], recorded_uses: &[(TextRange, DefId)]) -> Lookup {
+        let mut uses = recorded_uses.to_vec();
+        // Lowering meets names almost in text order (a `let`'s annotation is
+        // read before its name, …): the stable sort merges the runs in
+        // about linear time.
+        uses.sort_by_key(|(range, _)| (range.start(), range.end()));
+        uses.dedup();
+        let mut occurrences: Vec<Occurrence> = Vec::with_capacity(uses.len() + definitions.len());
+        occurrences.extend(definitions.iter().enumerate().filter_map(|(i, d)| {
+            Some(Occurrence {
+                def: DefId(i as u32),
+                range: d.range?,
+                is_definition: true,
+            })
+        }));
+        occurrences.extend(uses.iter().map(|&(range, def)| Occurrence {
+            def,
+            range,
+            is_definition: false,
+        }));
+        occurrences.sort_by_key(|o| (o.range.start(), o.range.end()));
+        // Group the uses by definition, keeping text order in each group.
+        let mut use_starts = vec![0u32; definitions.len() + 1];
+        for (_, def) in &uses {
+            use_starts[def.index() + 1] += 1;
+        }
+        let mut total = 0;
+        for start in &mut use_starts {
+            total += *start;
+            *start = total;
+        }
+        let mut next = use_starts.clone();
+        let mut grouped = vec![TextRange::default(); uses.len()];
+        for (range, def) in &uses {
+            let slot = &mut next[def.index()];
+            grouped[*slot as usize] = *range;
+            *slot += 1;
+        }
+        Lookup {
+            occurrences,
+            use_starts,
+            uses: grouped,
+        }
+    }
+}
+
 impl NameIndex {
+    fn lookup(&self) -> &Lookup {
+        self.lookup
+            .get_or_init(|| Lookup::build(&self.definitions, &self.recorded_uses))
+    }
+
     pub fn definition(&self, id: DefId) -> &Definition {
         &self.definitions[id.index()]
     }
@@ -133,10 +197,9 @@ impl NameIndex {
     /// included (a cursor just after a name still finds it); of two names
     /// touching the offset, the one starting there.
     pub fn at(&self, offset: TextSize) -> Option<Occurrence> {
-        let after = self
-            .occurrences
-            .partition_point(|o| o.range.start() <= offset);
-        self.occurrences[..after]
+        let occurrences = &self.lookup().occurrences;
+        let after = occurrences.partition_point(|o| o.range.start() <= offset);
+        occurrences[..after]
             .iter()
             .rev()
             .take(2)
@@ -153,8 +216,9 @@ impl NameIndex {
     /// The uses of a definition, in text order (the definition excluded).
     pub fn references(&self, id: DefId) -> &[TextRange] {
         let i = id.index();
-        match (self.use_starts.get(i), self.use_starts.get(i + 1)) {
-            (Some(&start), Some(&end)) => &self.uses[start as usize..end as usize],
+        let lookup = self.lookup();
+        match (lookup.use_starts.get(i), lookup.use_starts.get(i + 1)) {
+            (Some(&start), Some(&end)) => &lookup.uses[start as usize..end as usize],
             _ => &[],
         }
     }
@@ -224,51 +288,10 @@ impl NameRecorder {
     }
 
     pub(super) fn finish(self) -> NameIndex {
-        let NameRecorder {
-            definitions,
-            mut uses,
-        } = self;
-        // Lowering meets names almost in text order (a `let`'s annotation is
-        // read before its name, …): the stable sort merges the runs in
-        // about linear time.
-        uses.sort_by_key(|(range, _)| (range.start(), range.end()));
-        uses.dedup();
-        let mut occurrences: Vec<Occurrence> = Vec::with_capacity(uses.len() + definitions.len());
-        occurrences.extend(definitions.iter().enumerate().filter_map(|(i, d)| {
-            Some(Occurrence {
-                def: DefId(i as u32),
-                range: d.range?,
-                is_definition: true,
-            })
-        }));
-        occurrences.extend(uses.iter().map(|&(range, def)| Occurrence {
-            def,
-            range,
-            is_definition: false,
-        }));
-        occurrences.sort_by_key(|o| (o.range.start(), o.range.end()));
-        // Group the uses by definition, keeping text order in each group.
-        let mut use_starts = vec![0u32; definitions.len() + 1];
-        for (_, def) in &uses {
-            use_starts[def.index() + 1] += 1;
-        }
-        let mut total = 0;
-        for start in &mut use_starts {
-            total += *start;
-            *start = total;
-        }
-        let mut next = use_starts.clone();
-        let mut grouped = vec![TextRange::default(); uses.len()];
-        for (range, def) in &uses {
-            let slot = &mut next[def.index()];
-            grouped[*slot as usize] = *range;
-            *slot += 1;
-        }
         NameIndex {
-            definitions,
-            occurrences,
-            use_starts,
-            uses: grouped,
+            definitions: self.definitions,
+            recorded_uses: self.uses,
+            lookup: OnceLock::new(),
         }
     }
 }

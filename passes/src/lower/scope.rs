@@ -5,68 +5,8 @@
 //! As in TVM, whose scopes are `std::unordered_map`s filled with `insert`, a
 //! name added twice to the same scope keeps its first binding.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A hash map with [`FxHasher`]: the lowering's tables of names.
-pub(super) type FastHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// The multiplicative hash of rustc (`FxHasher`). Lowering looks names and
-/// graph numbers up once or twice per token; SipHash, the standard one,
-/// made those lookups a fifth of the time lowering a large model took. Its
-/// resistance to chosen collisions buys nothing for a file the user edits.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    const SEED: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            // The length keeps `ab` and `ab\0` apart.
-            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // The product's best bits are its high ones; hash tables index
-        // buckets with the low ones.
-        self.hash.rotate_left(26)
-    }
-}
+/// A hash map with the crate's fast hasher: the lowering's tables of names.
+pub(super) type FastHashMap<K, V> = crate::fxhash::FxMap<K, V>;
 
 /// Scopes mapping names to bindings of type `T`.
 #[derive(Debug)]

@@ -8,7 +8,6 @@
 
 use super::doc::Doc;
 use crate::ir::{Expr, ExprKind};
-use std::collections::HashMap;
 
 /// The identity of a node for the memo tables: its address, except that a
 /// variable is identified by its id (every occurrence of a variable should
@@ -235,49 +234,4 @@ fn for_each_child<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr)) {
     }
 }
 
-/// A fast hasher for the printer's memo tables, whose keys are addresses,
-/// ids and short names (the Fx hash of rustc; no protection against
-/// adversarial keys is needed here).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(a));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(FX_SEED);
-    }
-
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // The product's best bits are its high ones; hash tables index
-        // buckets with the low ones (and addresses end in zero bits).
-        self.0.rotate_left(26)
-    }
-}
-
-pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
-pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
+pub(crate) use crate::fxhash::FxMap;

@@ -28,11 +28,13 @@ pub(crate) enum MetaItem {
     /// reference: TVM's parser wrote the reference's span onto the object
     /// and type inference copied it with its checked type, so it is written
     /// as a new constant with the section's tensor and virtual device, that
-    /// span (`[line, column, end_line, end_column]`) and the checked type.
+    /// span (`[line, column, end_line, end_column]` in the source TVM
+    /// would have named `source`) and the checked type.
     Reparsed {
         origin: MetaObject,
         expr: Expr,
         span: [i64; 4],
+        source: &'static str,
     },
     /// A type the text cannot spell (an incomplete type).
     Type(Type),
@@ -141,7 +143,12 @@ impl Writer {
         match item {
             MetaItem::Constant(e) => self.expr(e),
             MetaItem::Object(m) => self.import(m),
-            MetaItem::Reparsed { origin, expr, span } => self.reparsed(origin, expr, *span),
+            MetaItem::Reparsed {
+                origin,
+                expr,
+                span,
+                source,
+            } => self.reparsed(origin, expr, *span, source),
             MetaItem::Type(t) => Some(self.ty(t)),
             MetaItem::Attrs(a) => Some(self.attrs(a)),
             MetaItem::Value(v) => self.value(v),
@@ -170,7 +177,13 @@ impl Writer {
     /// (TVM's inference replaces the section's type object with its own,
     /// whose dimension objects the writer shares by identity); the
     /// section's is kept only for a constant inference never saw.
-    fn reparsed(&mut self, origin: &MetaObject, e: &Expr, span: [i64; 4]) -> Option<ObjRef> {
+    fn reparsed(
+        &mut self,
+        origin: &MetaObject,
+        e: &Expr,
+        span: [i64; 4],
+        source: &str,
+    ) -> Option<ObjRef> {
         let ExprKind::Constant(data) = e.kind() else {
             return self.import(origin);
         };
@@ -191,7 +204,7 @@ impl Writer {
             None => handle(self, "_checked_type_"),
         };
         let blob = self.blob(data);
-        let source = self.b.source_name("from_string");
+        let source = self.b.source_name(source);
         let [line, column, end_line, end_column] = span;
         let span = self.b.span(source, line, column, end_line, end_column);
         Some(self.b.constant_on(blob, device, Some(span), checked_type))

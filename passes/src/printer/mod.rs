@@ -96,24 +96,20 @@ impl Default for PrintOptions {
 /// definitions sorted by name, then the functions sorted by name, a blank
 /// line between items, then the metadata section if anything refers to it.
 pub fn print_module(m: &IRModule, opts: &PrintOptions) -> String {
-    with_large_stack(|| {
-        Printer::new(
-            opts.show_meta_data,
-            opts.show_types,
-            TypeStyle::Tvm,
-            Some(&m.sources),
-        )
-        .module(m)
-    })
+    Printer::new(
+        opts.show_meta_data,
+        opts.show_types,
+        TypeStyle::Tvm,
+        Some(&m.sources),
+    )
+    .module(m)
 }
 
 /// An expression as TVM's `astext()` writes it (what `parse_expr` reads):
 /// the version header, `free_var` lines for free variables, the bindings,
 /// then the expression, then the metadata section if anything refers to it.
 pub fn print_expr(e: &Expr, opts: &PrintOptions) -> String {
-    with_large_stack(|| {
-        Printer::new(opts.show_meta_data, opts.show_types, TypeStyle::Tvm, None).expr(e)
-    })
+    Printer::new(opts.show_meta_data, opts.show_types, TypeStyle::Tvm, None).expr(e)
 }
 
 /// A type for people (diagnostics, hover): as in modules, except that an
@@ -123,33 +119,20 @@ pub fn print_type(t: &Type) -> String {
     Printer::new(false, false, TypeStyle::Readable, None).type_text(t)
 }
 
-/// Runs `f` on a thread with a large stack (starting one costs tens of
-/// microseconds). Chains of bindings and `let`s are printed without
-/// recursion, but each level of syntactic nesting (`if`, `fn`, `match`
-/// inside one another) is one level of recursion, as in TVM; this keeps
-/// deeply nested IR printable from any thread.
-fn with_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    const STACK: usize = 256 << 20;
-    let job = std::sync::Mutex::new(Some(f));
-    let run = || {
-        let f = job.lock().ok().and_then(|mut slot| slot.take());
-        f.map(|f| f())
-    };
-    let result = std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("relay-printer".to_string())
-            .stack_size(STACK)
-            .spawn_scoped(scope, run)
-            .ok()?;
-        match handle.join() {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    });
-    // If no thread could be started, print on this one.
-    result
-        .or_else(run)
-        .expect("the printing job runs exactly once")
+/// Runs `f`, first moving to a fresh stack segment if this thread's stack
+/// is nearly used up. The printer recurses once per level of syntactic
+/// nesting (`fn`, `if`, `match`, tuple types, patterns inside one another),
+/// as TVM's does; chains of bindings and `let`s are printed without
+/// recursion. Growing on demand keeps deeply nested IR printable from any
+/// thread, at the cost of a stack-pointer check per level — unlike a
+/// printing thread of its own, which costs more than printing a small
+/// module.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    /// Room one level of nesting may need before the next check.
+    const RED_ZONE: usize = 128 << 10;
+    /// The size of each new segment.
+    const SEGMENT: usize = 4 << 20;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
 #[cfg(test)]

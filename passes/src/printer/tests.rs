@@ -246,20 +246,49 @@ fn deep_chains_print_without_recursion() {
     );
 }
 
+/// Runs `f` on a thread with a small stack: deep nesting must still print
+/// (the printer grows its stack when it runs short).
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(f)
+        .expect("a thread")
+        .join()
+        .expect("printing does not overflow the stack");
+}
+
 #[test]
-fn deep_nesting_prints_on_a_large_stack() {
-    let c = Var::new("c", Some(Type::scalar(DataType::bool())), None);
-    let mut e = scalar_i32(0);
-    for i in 0..1000 {
-        e = Expr::if_(c.expr().clone(), e, scalar_i32(i), None);
+fn deep_nesting_prints_on_a_grown_stack() {
+    on_small_stack(|| {
+        let c = Var::new("c", Some(Type::scalar(DataType::bool())), None);
+        let mut e = scalar_i32(0);
+        for i in 0..1000 {
+            e = Expr::if_(c.expr().clone(), e, scalar_i32(i), None);
+        }
+        let f = func(vec![c], e, None);
+        let out = print_expr(f.expr(), &NO_TYPES);
+        assert!(
+            out.ends_with("} else {\n    999\n  }\n}"),
+            "{}",
+            &out[out.len() - 200..]
+        );
+    });
+}
+
+#[test]
+fn deep_types_print_on_a_grown_stack() {
+    // Built and dropped here; only printed on the small stack.
+    let mut t = Type::scalar(DataType::float(32));
+    for _ in 0..5_000 {
+        t = Type::tuple(vec![t]);
     }
-    let f = func(vec![c], e, None);
-    let out = print_expr(f.expr(), &NO_TYPES);
-    assert!(
-        out.ends_with("} else {\n    999\n  }\n}"),
-        "{}",
-        &out[out.len() - 200..]
-    );
+    let shared = t.clone();
+    on_small_stack(move || {
+        let text = print_type(&shared);
+        let depth = 5_000;
+        let expected = "(".repeat(depth) + "float32" + &",)".repeat(depth);
+        assert!(text == expected, "{}", &text[..40]);
+    });
 }
 
 #[test]

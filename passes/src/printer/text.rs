@@ -30,6 +30,7 @@ use super::scalar::{
     float_imm_text, global_name, int_imm_text, push_decimal, push_i64, push_int_imm,
     push_str_literal, push_var_base_name, scalar_constant_text, str_literal, stream_double,
 };
+use super::with_stack;
 use crate::dtype::DataType;
 use crate::ir::{
     AttrValue, Attrs, Dim, Expr, ExprKind, FunctionData, IRModule, MetaObject, Pattern, Type,
@@ -38,6 +39,7 @@ use crate::ir::{
 use crate::meta::{NodeRef, ObjectGraph};
 use crate::op::{self, AttrsSchema};
 use crate::source::{FileId, SourceMap};
+use crate::transforms::annotate_spans::GENERATED_SOURCE;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -242,6 +244,18 @@ impl<'a> Printer<'a> {
 
     /// `PrintExpr`.
     fn print_expr(&mut self, e: &Expr, meta: bool, try_inline: bool, optional_info: bool) -> Piece {
+        // Each level of syntactic nesting (`fn`, `if`, `match` inside one
+        // another) recurses through here.
+        with_stack(|| self.print_expr_here(e, meta, try_inline, optional_info))
+    }
+
+    fn print_expr_here(
+        &mut self,
+        e: &Expr,
+        meta: bool,
+        try_inline: bool,
+        optional_info: bool,
+    ) -> Piece {
         let slot = self.nodes.slot(key(e));
         if !meta && self.nodes.get(slot).bound {
             // Already bound to `%N` (or an already seen variable): TVM's
@@ -313,9 +327,30 @@ impl<'a> Printer<'a> {
         if let Some(p) = self.nodes.get(slot).memo {
             return p;
         }
+        // Most nodes are met after their operands have their text (a `%N`
+        // or an inlined leaf): no walk needed. Operators, globals and
+        // constructors print the same whenever they are visited (nothing
+        // is numbered or named), so they need not have been visited yet.
+        let mut operands_done = true;
+        for_each_dataflow_child(e, |child| {
+            if operands_done
+                && !matches!(
+                    child.kind(),
+                    ExprKind::Op(_) | ExprKind::GlobalVar(_) | ExprKind::Constructor(_)
+                )
+            {
+                let child_slot = self.nodes.slot(key(child));
+                operands_done = self.nodes.get(child_slot).memo.is_some();
+            }
+        });
+        if operands_done {
+            self.visit_leaf(e, slot);
+            return self.nodes.get(slot).memo.unwrap_or(Piece::Empty);
+        }
         // (node, its slot, whether its children were pushed)
-        let mut stack: Vec<(&Expr, usize, bool)> = vec![(e, slot, false)];
-        let mut children: Vec<&Expr> = Vec::new();
+        let mut stack: Vec<(&Expr, usize, bool)> = Vec::with_capacity(16);
+        stack.push((e, slot, false));
+        let mut children: Vec<&Expr> = Vec::with_capacity(8);
         while let Some(top) = stack.last_mut() {
             let (node, node_slot, expanded) = *top;
             if self.nodes.get(node_slot).memo.is_some() {
@@ -641,6 +676,10 @@ impl<'a> Printer<'a> {
     }
 
     fn pattern(&mut self, p: &Pattern) -> Doc {
+        with_stack(|| self.pattern_here(p))
+    }
+
+    fn pattern_here(&mut self, p: &Pattern) -> Doc {
         match p {
             Pattern::Wildcard => Doc::text("_"),
             Pattern::Var(v) => self.alloc_var(v),
@@ -669,7 +708,7 @@ impl<'a> Printer<'a> {
     /// those without `WithSpan` and type inference never sees them, so the
     /// section's object is written back as it was.
     fn constant_meta(&mut self, e: &Expr, expression: bool) -> String {
-        if let Some((origin, span)) = self.constant_origin(e) {
+        if let Some((origin, span, source)) = self.constant_origin(e) {
             if !expression {
                 return self
                     .meta
@@ -684,6 +723,7 @@ impl<'a> Printer<'a> {
                         origin: origin.clone(),
                         expr: e.clone(),
                         span,
+                        source,
                     }
                 });
         }
@@ -699,13 +739,22 @@ impl<'a> Printer<'a> {
     /// reference. Printing from that object (rather than a new one) keeps
     /// what TVM keeps from the section: its virtual device, its checked type
     /// when inference agrees with it, and which constants are one object.
-    fn constant_origin(&mut self, e: &Expr) -> Option<(MetaObject, [i64; 4])> {
+    /// The source is named as TVM names it: `GeneratedSource` for the text
+    /// `AnnotateSpans` prints and reads back, `from_string` (the parser's
+    /// default) for any text read from a file.
+    fn constant_origin(&mut self, e: &Expr) -> Option<(MetaObject, [i64; 4], &'static str)> {
         let ExprKind::Constant(data) = e.kind() else {
             return None;
         };
         let sources = self.sources?;
         let span = e.span()?;
-        let text = sources.get(span.file)?.text.clone();
+        let file = sources.get(span.file)?;
+        let source = if file.name == GENERATED_SOURCE {
+            GENERATED_SOURCE
+        } else {
+            "from_string"
+        };
+        let text = file.text.clone();
         let range = usize::from(span.range.start())..usize::from(span.range.end());
         let reference = text.get(range.clone())?;
         let tvm_span = meta_ref_span(
@@ -735,6 +784,7 @@ impl<'a> Printer<'a> {
                 index: node.index(),
             },
             tvm_span,
+            source,
         ))
     }
 
@@ -758,7 +808,7 @@ impl<'a> Printer<'a> {
                     });
             }
         }
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         self.generic_attrs(attrs, op.is_none(), &mut out);
         out
     }
@@ -949,7 +999,7 @@ impl<'a> Printer<'a> {
         if let Some(s) = self.type_memo.get(&addr) {
             return s.clone();
         }
-        let s: Rc<str> = Rc::from(self.visit_type(t));
+        let s: Rc<str> = Rc::from(with_stack(|| self.visit_type(t)));
         self.type_memo.insert(addr, s.clone());
         s
     }

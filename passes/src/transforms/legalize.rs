@@ -35,7 +35,7 @@ use crate::dtype::DataType;
 use crate::ir::attrs::{AttrValue, Attrs};
 use crate::ir::build::{attrs_replacing, int_array, op_call, op_call_with};
 use crate::ir::rewrite::rewrite_function;
-use crate::ir::{Dim, Expr, Function, IRModule, Type, TypeKind};
+use crate::ir::{Expr, Function, IRModule, Type};
 use crate::transform::pipeline::PipelineValue;
 use crate::transform::registry::{ParamSpec, ParamType, PassKind, PassSpec};
 use crate::transform::{FunctionPass, PassContext, PassInfo};
@@ -173,7 +173,7 @@ fn legalize_call(
             _ => None,
         },
         "take" => match (args.as_slice(), arg_type(0)) {
-            ([data, indices], Some(ty)) if is_dynamic(ty) => {
+            ([data, indices], Some(ty)) if ty.is_dynamic() => {
                 let fenced = op_call("annotation.stop_fusion", vec![data.clone()]);
                 Some(Expr::call(
                     call.callee.clone(),
@@ -443,31 +443,4 @@ fn string_attr(attrs: &Attrs, name: &str) -> String {
 
 fn tensor_dtype(ty: &Type) -> Option<DataType> {
     ty.as_tensor().map(|t| t.dtype)
-}
-
-/// TVM's `IsDynamic`: some tensor in the type has a dimension that is not a
-/// known integer (`?` or a symbolic size).
-fn is_dynamic(ty: &Type) -> bool {
-    let mut pending = vec![ty];
-    while let Some(ty) = pending.pop() {
-        match ty.kind() {
-            TypeKind::Tensor(tensor) => {
-                if tensor.shape.iter().any(|d| !matches!(d, Dim::Int { .. })) {
-                    return true;
-                }
-            }
-            TypeKind::Tuple(fields) => pending.extend(fields),
-            TypeKind::Func(func) => {
-                pending.extend(&func.params);
-                pending.push(&func.ret);
-            }
-            TypeKind::Call { func, args } => {
-                pending.push(func);
-                pending.extend(args);
-            }
-            TypeKind::Ref(inner) => pending.push(inner),
-            TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
-        }
-    }
-    false
 }

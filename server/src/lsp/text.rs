@@ -196,11 +196,7 @@ impl LineIndex {
 }
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == b'\n')
-        .map(|(i, _)| i)
+    memchr::memchr_iter(b'\n', bytes)
 }
 
 #[cfg(test)]

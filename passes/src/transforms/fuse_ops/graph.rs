@@ -24,7 +24,7 @@
 //! because real models are far deeper than the native stack allows.
 
 use crate::dtype::DataType;
-use crate::ir::{Expr, ExprKind, Type, TypeKind, VarId};
+use crate::ir::{Expr, ExprKind, Type, VarId};
 use crate::op::OpPattern;
 use std::collections::{HashMap, HashSet};
 
@@ -270,7 +270,7 @@ impl Builder {
                 let node = self.node_id(expr);
                 let op_pattern = match call.callee.kind() {
                     ExprKind::Op(op) => {
-                        let dynamic = expr.checked_type().is_some_and(is_dynamic);
+                        let dynamic = expr.checked_type().is_some_and(Type::is_dynamic);
                         if dynamic && DATA_DEPENDENT_SHAPE_OPS.contains(&op.name.as_str()) {
                             OpPattern::Opaque
                         } else {
@@ -398,34 +398,4 @@ impl Builder {
         }
         Ok(IndexedGraph { nodes, index_of })
     }
-}
-
-/// Whether a type mentions a dimension only known at run time.
-fn is_dynamic(ty: &Type) -> bool {
-    let mut pending = vec![ty];
-    while let Some(ty) = pending.pop() {
-        match ty.kind() {
-            TypeKind::Tensor(tensor) => {
-                if tensor
-                    .shape
-                    .iter()
-                    .any(|d| matches!(d, crate::ir::Dim::Any | crate::ir::Dim::Expr(_)))
-                {
-                    return true;
-                }
-            }
-            TypeKind::Tuple(fields) => pending.extend(fields),
-            TypeKind::Func(func) => {
-                pending.extend(&func.params);
-                pending.push(&func.ret);
-            }
-            TypeKind::Call { func, args } => {
-                pending.push(func);
-                pending.extend(args);
-            }
-            TypeKind::Ref(inner) => pending.push(inner),
-            TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
-        }
-    }
-    false
 }
