@@ -496,14 +496,22 @@ impl Type {
     /// that is not a known integer (`?`, a symbolic size or an expression
     /// of them).
     pub fn is_dynamic(&self) -> bool {
+        self.any_part(|t| {
+            t.as_tensor()
+                .is_some_and(|tensor| tensor.shape.iter().any(|d| !matches!(d, Dim::Int { .. })))
+        })
+    }
+
+    /// Whether `pred` holds for this type or any type inside it (tuple
+    /// fields, function parameters and results, type call arguments,
+    /// referenced types), looked at without recursion.
+    pub fn any_part(&self, mut pred: impl FnMut(&Type) -> bool) -> bool {
         let mut pending = vec![self];
         while let Some(ty) = pending.pop() {
+            if pred(ty) {
+                return true;
+            }
             match ty.kind() {
-                TypeKind::Tensor(tensor) => {
-                    if tensor.shape.iter().any(|d| !matches!(d, Dim::Int { .. })) {
-                        return true;
-                    }
-                }
                 TypeKind::Tuple(fields) => pending.extend(fields),
                 TypeKind::Func(func) => {
                     pending.extend(&func.params);
@@ -514,7 +522,10 @@ impl Type {
                     pending.extend(args);
                 }
                 TypeKind::Ref(inner) => pending.push(inner),
-                TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
+                TypeKind::Tensor(_)
+                | TypeKind::Var(_)
+                | TypeKind::GlobalVar(_)
+                | TypeKind::Incomplete(_) => {}
             }
         }
         false
@@ -540,24 +551,7 @@ impl Type {
 
     /// Whether an incomplete type (`_`) occurs anywhere in this type.
     pub fn contains_incomplete(&self) -> bool {
-        let mut stack = vec![self];
-        while let Some(ty) = stack.pop() {
-            match ty.kind() {
-                TypeKind::Incomplete(_) => return true,
-                TypeKind::Tuple(fields) => stack.extend(fields),
-                TypeKind::Func(func) => {
-                    stack.extend(&func.params);
-                    stack.push(&func.ret);
-                }
-                TypeKind::Call { func, args } => {
-                    stack.push(func);
-                    stack.extend(args);
-                }
-                TypeKind::Ref(inner) => stack.push(inner),
-                TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => {}
-            }
-        }
-        false
+        self.any_part(Type::is_incomplete)
     }
 
     pub fn ptr_eq(&self, other: &Type) -> bool {
