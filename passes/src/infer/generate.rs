@@ -12,9 +12,7 @@ use super::display::{show_pattern, show_type};
 use super::exhaust::unmatched_cases;
 use super::kind::kind_check;
 use super::relation::RelationFn;
-use super::solver::{
-    subst, ArgInfo, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver,
-};
+use super::solver::{subst, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver};
 use crate::diagnostic::{Diagnostic, Layer};
 use crate::dtype::DataType;
 use crate::ir::{
@@ -69,6 +67,11 @@ pub(crate) struct Inferencer<'a> {
     op_types: IdMap<usize, Option<Type>>,
     /// The types of global functions, from their annotations.
     global_types: HashMap<String, Type>,
+    /// The nodes given a type, in the order they were: for the node kinds
+    /// of dataflow graphs (no `let`, `if`, `match` or references) this is
+    /// the post-order of the graph, which resolution then needs not find
+    /// again. `None` once another kind is met.
+    order: Option<Vec<Expr>>,
 }
 
 fn bool_scalar() -> Type {
@@ -86,7 +89,19 @@ impl<'a> Inferencer<'a> {
             type_args: IdMap::default(),
             op_types: IdMap::default(),
             global_types: HashMap::new(),
+            order: Some(Vec::new()),
         }
+    }
+
+    /// Every node of `root`'s graph in post-order (see `order`), when the
+    /// walk of `root` completed and met only dataflow nodes.
+    /// Taken: a second call gives `None`.
+    pub fn take_post_order(&mut self, root: &Expr) -> Option<Vec<Expr>> {
+        self.order
+            .as_ref()?
+            .last()
+            .filter(|last| last.ptr_eq(root))?;
+        self.order.take()
     }
 
     // ---- results, for resolution ----
@@ -174,12 +189,13 @@ impl<'a> Inferencer<'a> {
     }
 
     fn set(&mut self, e: &Expr, ty: Type) {
-        match e.kind() {
-            ExprKind::Var(v) => {
-                self.var_types.insert(v.id.0, ty);
-            }
-            _ => {
-                self.types.insert(e.addr(), ty);
+        let old = match e.kind() {
+            ExprKind::Var(v) => self.var_types.insert(v.id.0, ty),
+            _ => self.types.insert(e.addr(), ty),
+        };
+        if old.is_none() {
+            if let Some(order) = &mut self.order {
+                order.push(e.clone());
             }
         }
     }
@@ -218,6 +234,17 @@ impl<'a> Inferencer<'a> {
     }
 
     fn begin(&mut self, e: Expr, stack: &mut Vec<Job>) -> Result<(), Fatal> {
+        if matches!(
+            e.kind(),
+            ExprKind::Let { .. }
+                | ExprKind::If { .. }
+                | ExprKind::Match { .. }
+                | ExprKind::RefCreate(_)
+                | ExprKind::RefRead(_)
+                | ExprKind::RefWrite { .. }
+        ) {
+            self.order = None;
+        }
         match e.kind() {
             ExprKind::Var(v) => {
                 let ty = v.type_annotation.clone().unwrap_or_else(Type::incomplete);
@@ -258,11 +285,12 @@ impl<'a> Inferencer<'a> {
                 self.record(&e, ty)
             }
             ExprKind::Tuple(fields) => {
-                let fields: Vec<Expr> = fields.clone();
-                stack.push(Job::Resume(e, Stage::Tuple));
-                for f in fields.into_iter().rev() {
-                    stack.push(Job::Visit(f));
+                for f in fields.iter().rev() {
+                    stack.push(Job::Visit(f.clone()));
                 }
+                // The resume job goes under the fields' jobs.
+                let n = fields.len();
+                stack.insert(stack.len() - n, Job::Resume(e, Stage::Tuple));
                 Ok(())
             }
             ExprKind::TupleGetItem { tuple, .. } => {
@@ -272,13 +300,13 @@ impl<'a> Inferencer<'a> {
                 Ok(())
             }
             ExprKind::Call(call) => {
-                let callee = call.callee.clone();
-                let args: Vec<Expr> = call.args.clone();
-                stack.push(Job::Resume(e, Stage::Call));
-                for a in args.into_iter().rev() {
-                    stack.push(Job::Visit(a));
+                let n = call.args.len() + 1;
+                for a in call.args.iter().rev() {
+                    stack.push(Job::Visit(a.clone()));
                 }
-                stack.push(Job::Visit(callee));
+                stack.push(Job::Visit(call.callee.clone()));
+                // The resume job goes under the callee's and arguments'.
+                stack.insert(stack.len() - n, Job::Resume(e, Stage::Call));
                 Ok(())
             }
             ExprKind::Function(f) => {
@@ -358,7 +386,7 @@ impl<'a> Inferencer<'a> {
                     num_inputs: 1,
                     attrs: None,
                     span: e.span(),
-                    inputs: vec![ArgInfo::of(tuple)],
+                    site: e.clone(),
                 });
                 self.record(&e, out)
             }
@@ -697,7 +725,7 @@ impl<'a> Inferencer<'a> {
             num_inputs: arg_types.len(),
             attrs: call.attrs.clone(),
             span: e.span(),
-            inputs: call.args.iter().map(ArgInfo::of).collect(),
+            site: e.clone(),
         });
         Some(out)
     }
@@ -820,7 +848,7 @@ impl<'a> Inferencer<'a> {
                 num_inputs,
                 attrs: call.attrs.clone(),
                 span: e.span(),
-                inputs: call.args.iter().map(ArgInfo::of).collect(),
+                site: e.clone(),
             });
         }
         Ok(inst_ft.ret)

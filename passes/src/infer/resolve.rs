@@ -10,8 +10,8 @@
 use super::generate::Inferencer;
 use super::solver::IdMap;
 use crate::diagnostic::{Diagnostic, Layer};
-use crate::ir::rewrite::{children, post_order, rebuild, NodeUpdate};
-use crate::ir::{Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
+use crate::ir::rewrite::{children, post_order, post_order_each, rebuild, NodeUpdate};
+use crate::ir::{Call, Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
 use crate::source::Span;
 use std::collections::HashMap;
 
@@ -87,27 +87,128 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     pub fn run(&mut self, root: &Expr) -> Expr {
-        self.run_recording(root).0
+        if let Some(order) = self.inf.take_post_order(root) {
+            self.memo.reserve(order.len());
+            for node in &order {
+                let new = self.rebuild(node);
+                self.remember(node, new);
+            }
+            return self.lookup(root);
+        }
+        post_order_each(root, |node| {
+            let new = self.rebuild(node);
+            self.remember(node, new);
+        });
+        self.lookup(root)
+    }
+
+    fn remember(&mut self, node: &Expr, new: Expr) {
+        match node.kind() {
+            ExprKind::Var(v) => {
+                self.vars.insert(v.id.0, new);
+            }
+            _ => {
+                self.memo.insert(node.addr(), new);
+            }
+        }
     }
 
     /// [`Self::run`], also returning the input nodes in post-order and,
     /// aligned with them, the node each became: what an incremental
     /// re-check needs to carry the result over to an equal function.
     pub fn run_recording(&mut self, root: &Expr) -> (Expr, Vec<Expr>, Vec<Expr>) {
-        let order = post_order(root);
+        let order = match self.inf.take_post_order(root) {
+            Some(order) => order,
+            None => post_order(root),
+        };
+        let mut outputs = Vec::with_capacity(order.len());
         for node in &order {
             let new = self.rebuild(node);
-            match node.kind() {
-                ExprKind::Var(v) => {
-                    self.vars.insert(v.id.0, new);
-                }
-                _ => {
-                    self.memo.insert(node.addr(), new);
-                }
-            }
+            outputs.push(new.clone());
+            self.remember(node, new);
         }
-        let outputs = order.iter().map(|node| self.lookup(node)).collect();
         (self.lookup(root), order, outputs)
+    }
+
+    /// The resolution of a type argument that is the type of the call's
+    /// argument `old` (an operator's type arguments are its arguments'
+    /// types), taken from the argument's new node `new` instead of
+    /// resolving it again: resolving a type to a tensor gives the same
+    /// object every time, and `new` was just given it.
+    fn resolved_as_argument(
+        &self,
+        t: &Type,
+        old: Option<&Expr>,
+        new: Option<&Expr>,
+    ) -> Option<Type> {
+        let (old, new) = (old?, new?);
+        if new.ptr_eq(old) || matches!(old.kind(), ExprKind::GlobalVar(_) | ExprKind::Op(_)) {
+            return None;
+        }
+        let resolved = new.checked_type().filter(|r| r.as_tensor().is_some())?;
+        self.inf
+            .type_of(old)
+            .is_some_and(|recorded| recorded.ptr_eq(t))
+            .then(|| resolved.clone())
+    }
+
+    /// A call: always a new node on first inference (it gets a type), so
+    /// built directly rather than through the generic [`rebuild`].
+    fn rebuild_call(&mut self, e: &Expr, call: &Call) -> Expr {
+        let ty = self.inf.type_of(e).cloned();
+        let checked_type = match ty {
+            Some(t) => self.resolved(e, Some(t)),
+            None => None,
+        };
+        let callee = self.lookup(&call.callee);
+        let args: Vec<Expr> = call.args.iter().map(|a| self.lookup(a)).collect();
+        let type_args: Option<Vec<Type>> = self.inf.call_type_args(e).map(|args| args.to_vec());
+        let type_args: Option<Vec<Type>> = type_args.map(|type_args| {
+            type_args
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, t)| match self.resolved_as_argument(t, call.args.get(i), args.get(i)) {
+                        Some(resolved) => resolved,
+                        None => self.inf.solver.resolve(t),
+                    },
+                )
+                .collect()
+        });
+        let same_type = |a: Option<&Type>, b: Option<&Type>| match (a, b) {
+            (_, None) => true,
+            (Some(a), Some(b)) => a.ptr_eq(b) || a == b,
+            (None, Some(_)) => false,
+        };
+        let type_args_same = match &type_args {
+            None => true,
+            Some(new) => {
+                call.type_args.len() == new.len()
+                    && call
+                        .type_args
+                        .iter()
+                        .zip(new)
+                        .all(|(a, b)| a.ptr_eq(b) || a == b)
+            }
+        };
+        if callee.ptr_eq(&call.callee)
+            && args.iter().zip(&call.args).all(|(a, b)| a.ptr_eq(b))
+            && same_type(e.checked_type(), checked_type.as_ref())
+            && type_args_same
+        {
+            return e.clone();
+        }
+        let ty = checked_type.or_else(|| e.checked_type().cloned());
+        Expr::with_type(
+            ExprKind::Call(Call {
+                callee,
+                args,
+                attrs: call.attrs.clone(),
+                type_args: type_args.unwrap_or_else(|| call.type_args.clone()),
+            }),
+            e.span(),
+            ty,
+        )
     }
 
     fn rebuild(&mut self, e: &Expr) -> Expr {
@@ -142,6 +243,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 rebuild(e, &[], update)
             }
             ExprKind::Op(_) => e.clone(),
+            ExprKind::Call(call) => self.rebuild_call(e, call),
             // A constant takes the inferred type object even when it equals
             // the one it had (TVM compares with `same_as`): a constant's type
             // is made anew by every inference, and which dimension objects it
@@ -241,30 +343,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
 /// Whether a symbolic size (`meta[…]` or computed) occurs in `t`.
 fn has_symbolic_dim(t: &Type) -> bool {
-    let mut stack = vec![t];
-    while let Some(t) = stack.pop() {
-        match t.kind() {
-            TypeKind::Tensor(tt) => {
-                if tt
-                    .shape
-                    .iter()
-                    .any(|d| matches!(d, Dim::Meta(_) | Dim::Expr(_)))
-                {
-                    return true;
-                }
-            }
-            TypeKind::Tuple(fields) => stack.extend(fields),
-            TypeKind::Func(f) => {
-                stack.extend(&f.params);
-                stack.push(&f.ret);
-            }
-            TypeKind::Call { func, args } => {
-                stack.push(func);
-                stack.extend(args);
-            }
-            TypeKind::Ref(inner) => stack.push(inner),
-            TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
-        }
-    }
-    false
+    t.any_part(|t| {
+        t.as_tensor().is_some_and(|tensor| {
+            tensor
+                .shape
+                .iter()
+                .any(|d| matches!(d, Dim::Meta(_) | Dim::Expr(_)))
+        })
+    })
 }

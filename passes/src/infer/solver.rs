@@ -20,34 +20,9 @@ use crate::ir::{
 };
 use crate::source::Span;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A fast hasher for integer keys (addresses and ids).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
 
 /// A hash map keyed by addresses or ids.
-pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<K, V> = crate::fxhash::FxMap<K, V>;
 
 /// The address of a type's node: its identity.
 pub(crate) fn type_addr(t: &Type) -> usize {
@@ -172,10 +147,30 @@ struct RelationNode {
     num_inputs: usize,
     attrs: Option<Attrs>,
     span: Option<Span>,
-    /// The call's arguments, for labels.
-    inputs: Vec<ArgInfo>,
+    /// The call (or `.i`) whose arguments are the inputs, for labels.
+    site: Expr,
     inqueue: bool,
     resolved: bool,
+    /// For a relation run ahead of its turn (see [`Solver::add_relation`]):
+    /// what it saw and concluded, until its turn comes.
+    ahead: Option<Box<Ahead>>,
+}
+
+/// A relation run when it was added, with its arguments resolved as they
+/// were then (the outputs of earlier relations run ahead taken as
+/// concluded). When its turn in the queue comes, the conclusion is applied
+/// if every argument still resolves to the very types it saw (so the
+/// relation would conclude the same), and the relation is run again
+/// otherwise. Such a relation gets no type nodes: in the common case (an
+/// operator applied to known types, its output used only by other such
+/// relations) nothing is ever unified, its output is simply bound.
+struct Ahead {
+    /// The arguments as given (inputs then the output).
+    args: Vec<Type>,
+    /// The arguments as the relation saw them.
+    seen: Vec<Type>,
+    /// What it concluded.
+    assigns: Vec<(usize, Type)>,
 }
 
 /// A relation to add to the solver.
@@ -185,7 +180,18 @@ pub(crate) struct NewRelation {
     pub num_inputs: usize,
     pub attrs: Option<Attrs>,
     pub span: Option<Span>,
-    pub inputs: Vec<ArgInfo>,
+    /// The call (or `.i`) whose arguments are the inputs, for labels.
+    pub site: Expr,
+}
+
+/// Input `i` of a relation added for `site`: the call's argument, or the
+/// tuple of a `.i`.
+fn relation_input(site: &Expr, i: usize) -> Option<&Expr> {
+    match site.kind() {
+        ExprKind::Call(call) => call.args.get(i),
+        ExprKind::TupleGetItem { tuple, .. } => (i == 0).then_some(tuple),
+        _ => None,
+    }
 }
 
 /// The outcome of unifying two concrete types structurally.
@@ -201,6 +207,13 @@ pub(crate) struct Solver {
     nodes: Vec<TypeNode>,
     by_addr: IdMap<usize, u32>,
     by_incomplete: IdMap<u64, u32>,
+    /// Outputs of relations run ahead, bound to their type without a type
+    /// node: what merging the output's node into the type's would do, as
+    /// long as nothing else refers to the output's node (it has none).
+    bound: IdMap<u64, Type>,
+    /// Outputs of relations run ahead whose turn has not come yet, with the
+    /// type they will be bound to (what later relations run ahead see).
+    pending: IdMap<u64, Type>,
     rels: Vec<RelationNode>,
     queue: VecDeque<u32>,
     /// TVM's `shape_uf_`: symbolic sizes bound to other sizes.
@@ -216,6 +229,8 @@ impl Solver {
             nodes: Vec::new(),
             by_addr: IdMap::default(),
             by_incomplete: IdMap::default(),
+            bound: IdMap::default(),
+            pending: IdMap::default(),
             rels: Vec::new(),
             queue: VecDeque::new(),
             shape_uf: HashMap::new(),
@@ -259,7 +274,17 @@ impl Solver {
     /// TVM's `GetTypeNode`: the root of the node of `t`, made if new.
     fn node_of(&mut self, t: &Type) -> u32 {
         let existing = match t.kind() {
-            TypeKind::Incomplete(id) => self.by_incomplete.get(&id.0).copied(),
+            TypeKind::Incomplete(id) => match self.by_incomplete.get(&id.0) {
+                Some(&n) => Some(n),
+                None => {
+                    if let Some(to) = self.bound.get(&id.0).cloned() {
+                        // A bound output: its node would have been merged
+                        // into the bound type's.
+                        return self.node_of(&to);
+                    }
+                    None
+                }
+            },
             _ => self.by_addr.get(&type_addr(t)).copied(),
         };
         match existing {
@@ -713,48 +738,177 @@ impl Solver {
 
     /// TVM's `AddConstraint` for a relation: links it to its arguments'
     /// nodes and queues it.
+    ///
+    /// A relation whose output is a fresh unknown type is first run right
+    /// away, on its arguments as they resolve now; when it concludes, it is
+    /// queued with its conclusion instead of being linked to type nodes
+    /// (see [`Ahead`]). Its turn in the queue is unchanged, so everything
+    /// happens in TVM's order.
     pub fn add_relation(&mut self, rel: NewRelation) {
         let id = self.rels.len() as u32;
-        let mut nodes = Vec::with_capacity(rel.args.len());
+        if let Some((seen, assigns)) = self.run_ahead(&rel) {
+            let out = &rel.args[rel.num_inputs];
+            if let (TypeKind::Incomplete(out_id), Some((_, ty))) = (
+                out.kind(),
+                assigns.iter().find(|(slot, _)| *slot == rel.num_inputs),
+            ) {
+                if !has_incomplete(ty) {
+                    self.pending.insert(out_id.0, ty.clone());
+                }
+            }
+            self.rels.push(RelationNode {
+                func: rel.func,
+                nodes: Vec::new(),
+                num_inputs: rel.num_inputs,
+                attrs: rel.attrs,
+                span: rel.span,
+                site: rel.site,
+                inqueue: false,
+                resolved: false,
+                ahead: Some(Box::new(Ahead {
+                    args: rel.args,
+                    seen,
+                    assigns,
+                })),
+            });
+            self.add_to_queue(id);
+            return;
+        }
         self.rels.push(RelationNode {
             func: rel.func,
             nodes: Vec::new(),
             num_inputs: rel.num_inputs,
             attrs: rel.attrs,
             span: rel.span,
-            inputs: rel.inputs,
+            site: rel.site,
             inqueue: false,
             resolved: false,
+            ahead: None,
         });
-        for arg in &rel.args {
+        self.link(id, &rel.args);
+        self.add_to_queue(id);
+    }
+
+    /// Links relation `id` to the nodes of its arguments.
+    fn link(&mut self, id: u32, args: &[Type]) {
+        let mut nodes = Vec::with_capacity(args.len());
+        for arg in args {
             let n = self.node_of(arg);
             nodes.push(n);
             let ty = self.nodes[n as usize].ty.clone();
             self.propagate(&ty, &[id]);
         }
         self.rels[id as usize].nodes = nodes;
-        self.add_to_queue(id);
+    }
+
+    /// Runs a new relation ahead of its turn: the arguments it saw and its
+    /// conclusion, if it concludes and its output is a fresh unknown type.
+    #[allow(clippy::type_complexity)]
+    fn run_ahead(&mut self, rel: &NewRelation) -> Option<(Vec<Type>, Vec<(usize, Type)>)> {
+        if rel.args.len() != rel.num_inputs + 1 {
+            return None;
+        }
+        let TypeKind::Incomplete(out) = rel.args[rel.num_inputs].kind() else {
+            return None;
+        };
+        if self.by_incomplete.contains_key(&out.0)
+            || self.bound.contains_key(&out.0)
+            || self.pending.contains_key(&out.0)
+        {
+            return None;
+        }
+        let seen: Vec<Type> = rel
+            .args
+            .iter()
+            .map(|a| self.resolve_with(a, true))
+            .collect();
+        match evaluate(&rel.func, &seen, rel.num_inputs, rel.attrs.as_ref())? {
+            Ok(RelationOutcome::Solved(assigns))
+                if assigns.iter().all(|(slot, _)| *slot < seen.len()) =>
+            {
+                Some((seen, assigns))
+            }
+            _ => None,
+        }
+    }
+
+    /// The turn of a relation run ahead: its conclusion is applied if its
+    /// arguments still resolve to what it saw; otherwise it is run again
+    /// (and linked to its arguments' nodes if it is not done).
+    fn ahead_turn(&mut self, id: u32, ahead: Ahead) -> bool {
+        let (func, num_inputs, attrs) = {
+            let r = &self.rels[id as usize];
+            (r.func.clone(), r.num_inputs, r.attrs.clone())
+        };
+        if let TypeKind::Incomplete(out) = ahead.args[num_inputs].kind() {
+            self.pending.remove(&out.0);
+        }
+        let mut same = true;
+        for (arg, seen) in ahead.args.iter().zip(&ahead.seen) {
+            if !self.resolves_to(arg, seen) {
+                same = false;
+                break;
+            }
+        }
+        if same {
+            let out = ahead.args[num_inputs].clone();
+            return self.apply(
+                id,
+                &func,
+                &ahead.seen,
+                num_inputs,
+                Ok(RelationOutcome::Solved(ahead.assigns)),
+                Some(&out),
+            );
+        }
+        let args: Vec<Type> = ahead.args.iter().map(|a| self.resolve(a)).collect();
+        let done = self.run_relation(id, &func, &args, num_inputs, attrs.as_ref());
+        if !done {
+            self.link(id, &ahead.args);
+        }
+        done
+    }
+
+    /// Whether `arg` resolves to `seen`: at once for a tensor type without
+    /// a node, or an output bound to one (the common case), else by
+    /// resolving it.
+    fn resolves_to(&mut self, arg: &Type, seen: &Type) -> bool {
+        let direct = match arg.kind() {
+            TypeKind::Tensor(_) => Some(arg),
+            TypeKind::Incomplete(id) if !self.by_incomplete.contains_key(&id.0) => {
+                self.bound.get(&id.0).filter(|t| t.as_tensor().is_some())
+            }
+            _ => None,
+        };
+        if let Some(t) = direct {
+            if !self.by_addr.contains_key(&type_addr(t)) {
+                return t.ptr_eq(seen);
+            }
+        }
+        let now = self.resolve(arg);
+        same_resolution(&now, seen)
     }
 
     /// TVM's `Solve`: runs queued relations until none is left.
     pub fn solve(&mut self) {
         while let Some(id) = self.queue.pop_front() {
-            let (func, nodes, num_inputs, attrs) = {
-                let r = &self.rels[id as usize];
-                (
-                    r.func.clone(),
-                    r.nodes.clone(),
-                    r.num_inputs,
-                    r.attrs.clone(),
-                )
+            let resolved = match self.rels[id as usize].ahead.take() {
+                Some(ahead) => self.ahead_turn(id, *ahead),
+                None => {
+                    let (func, num_inputs, attrs) = {
+                        let r = &self.rels[id as usize];
+                        (r.func.clone(), r.num_inputs, r.attrs.clone())
+                    };
+                    let mut args = Vec::with_capacity(self.rels[id as usize].nodes.len());
+                    for i in 0..self.rels[id as usize].nodes.len() {
+                        let n = self.rels[id as usize].nodes[i];
+                        let root = self.find(n);
+                        let ty = self.nodes[root as usize].ty.clone();
+                        args.push(self.resolve(&ty));
+                    }
+                    self.run_relation(id, &func, &args, num_inputs, attrs.as_ref())
+                }
             };
-            let mut args = Vec::with_capacity(nodes.len());
-            for n in nodes {
-                let root = self.find(n);
-                let ty = self.nodes[root as usize].ty.clone();
-                args.push(self.resolve(&ty));
-            }
-            let resolved = self.run_relation(id, &func, &args, num_inputs, attrs.as_ref());
             let r = &mut self.rels[id as usize];
             r.resolved = resolved;
             r.inqueue = false;
@@ -771,25 +925,41 @@ impl Solver {
         num_inputs: usize,
         attrs: Option<&Attrs>,
     ) -> bool {
+        match evaluate(func, args, num_inputs, attrs) {
+            None => true,
+            Some(outcome) => self.apply(id, func, args, num_inputs, outcome, None),
+        }
+    }
+
+    /// Applies what relation `id` concluded on `args`. `bind` is the output
+    /// of a relation run ahead: when no type node refers to it, it is bound
+    /// to its type instead of unified (the same outcome, see `bound`).
+    fn apply(
+        &mut self,
+        id: u32,
+        func: &RelFunc,
+        args: &[Type],
+        num_inputs: usize,
+        outcome: Result<RelationOutcome, (String, Option<usize>)>,
+        bind: Option<&Type>,
+    ) -> bool {
         let span = self.rels[id as usize].span;
-        let outcome = match func {
-            RelFunc::TupleGetItem(index) => tuple_get_item_rel(*index, args),
-            RelFunc::Op { func, .. } => {
-                if args.len() <= num_inputs {
-                    return true;
-                }
-                let rel_args = RelationArgs {
-                    inputs: &args[..num_inputs],
-                    output: &args[num_inputs],
-                    attrs,
-                };
-                func(&rel_args).map_err(|e| (e.message, e.input))
-            }
-        };
         match outcome {
             Ok(RelationOutcome::NotReady) => false,
             Ok(RelationOutcome::Solved(assignments)) => {
                 for (slot, ty) in assignments {
+                    if slot == num_inputs {
+                        if let Some(TypeKind::Incomplete(out)) = bind.map(Type::kind) {
+                            if args.get(slot).is_some_and(|dst| dst.ptr_eq(bind.unwrap()))
+                                && !self.by_incomplete.contains_key(&out.0)
+                                && !self.bound.contains_key(&out.0)
+                                && !has_incomplete(&ty)
+                            {
+                                self.bound.insert(out.0, ty);
+                                continue;
+                            }
+                        }
+                    }
                     let Some(dst) = args.get(slot) else {
                         let op = match func {
                             RelFunc::Op { op, .. } => *op,
@@ -801,16 +971,12 @@ impl Solver {
                         );
                         continue;
                     };
-                    let input = if slot < num_inputs {
-                        self.rels[id as usize].inputs.get(slot).cloned()
-                    } else {
-                        None
-                    };
-                    let site = match input {
-                        Some(info) => Site::at(span)
-                            .label(info.span, info.describe(&format!("argument {slot}"))),
-                        None => Site::at(span),
-                    };
+                    // Errors are reported at the call, with a label at the
+                    // argument for an input. The label is written only when
+                    // there is an error: every error of this unification
+                    // gets the site's labels, so they are added after.
+                    let before = self.diagnostics.len();
+                    let site = Site::at(span);
                     if let Err(occurs) = self.unify(dst, &ty, &site, true, true) {
                         self.error(
                             &site,
@@ -822,11 +988,24 @@ impl Solver {
                             ),
                         );
                     }
+                    if self.diagnostics.len() > before && slot < num_inputs {
+                        let input =
+                            relation_input(&self.rels[id as usize].site, slot).map(ArgInfo::of);
+                        if let Some(info) = input {
+                            let labels = Site::at(span)
+                                .label(info.span, info.describe(&format!("argument {slot}")))
+                                .labels;
+                            for d in &mut self.diagnostics[before..] {
+                                d.labels = labels.clone();
+                            }
+                        }
+                    }
                 }
                 true
             }
             Err((message, input)) => {
-                let info = input.and_then(|i| self.rels[id as usize].inputs.get(i).cloned());
+                let info = input
+                    .and_then(|i| relation_input(&self.rels[id as usize].site, i).map(ArgInfo::of));
                 let site = match (input, info) {
                     (Some(i), Some(info)) => {
                         let ty = args.get(i).map_or(String::new(), show_type);
@@ -851,45 +1030,74 @@ impl Solver {
     /// type inside replaced by its solution. The same node is returned
     /// when nothing changed.
     pub fn resolve(&mut self, t: &Type) -> Type {
-        let known = match t.kind() {
-            TypeKind::Incomplete(id) => self.by_incomplete.get(&id.0).copied(),
-            _ => self.by_addr.get(&type_addr(t)).copied(),
-        };
-        let top = match known {
-            Some(n) => {
-                let root = self.find(n);
-                self.nodes[root as usize].ty.clone()
-            }
-            None => t.clone(),
-        };
-        let mut expanding = Vec::new();
-        self.resolve_inner(&top, &mut expanding)
+        self.resolve_with(t, false)
     }
 
-    fn resolve_inner(&mut self, t: &Type, expanding: &mut Vec<u64>) -> Type {
+    /// [`Self::resolve`]; with `ahead`, the outputs of relations run ahead
+    /// are taken as bound already (what a relation run ahead sees).
+    fn resolve_with(&mut self, t: &Type, ahead: bool) -> Type {
+        let top = self.current(t, ahead);
+        if let TypeKind::Tensor(_) = top.kind() {
+            return top;
+        }
+        let mut expanding = Vec::new();
+        self.resolve_inner(&top, &mut expanding, ahead)
+    }
+
+    /// The type of the root of `t`'s node (`t` itself without a node).
+    fn current(&mut self, t: &Type, ahead: bool) -> Type {
+        let mut t = t.clone();
+        // Bounded: bound and pending types have no unknown type inside.
+        loop {
+            let known = match t.kind() {
+                TypeKind::Incomplete(id) => match self.by_incomplete.get(&id.0) {
+                    Some(&n) => Some(n),
+                    None => {
+                        let to = self
+                            .bound
+                            .get(&id.0)
+                            .or_else(|| ahead.then(|| self.pending.get(&id.0)).flatten());
+                        match to {
+                            Some(to) => {
+                                t = to.clone();
+                                continue;
+                            }
+                            None => None,
+                        }
+                    }
+                },
+                _ => self.by_addr.get(&type_addr(&t)).copied(),
+            };
+            return match known {
+                Some(n) => {
+                    let root = self.find(n);
+                    self.nodes[root as usize].ty.clone()
+                }
+                None => t,
+            };
+        }
+    }
+
+    fn resolve_inner(&mut self, t: &Type, expanding: &mut Vec<u64>, ahead: bool) -> Type {
         match t.kind() {
             TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => t.clone(),
             TypeKind::Incomplete(id) => {
                 if expanding.contains(&id.0) {
                     return t.clone();
                 }
-                let Some(&n) = self.by_incomplete.get(&id.0) else {
-                    return t.clone();
-                };
-                let root = self.find(n);
-                let solved = self.nodes[root as usize].ty.clone();
+                let solved = self.current(t, ahead);
                 if solved.is_incomplete() {
                     return solved;
                 }
                 expanding.push(id.0);
-                let out = self.resolve_inner(&solved, expanding);
+                let out = self.resolve_inner(&solved, expanding, ahead);
                 expanding.pop();
                 out
             }
             TypeKind::Tuple(fields) => {
                 let new: Vec<Type> = fields
                     .iter()
-                    .map(|f| self.resolve_inner(f, expanding))
+                    .map(|f| self.resolve_inner(f, expanding, ahead))
                     .collect();
                 if new.iter().zip(fields).all(|(a, b)| a.ptr_eq(b)) {
                     t.clone()
@@ -901,9 +1109,9 @@ impl Solver {
                 let params: Vec<Type> = f
                     .params
                     .iter()
-                    .map(|p| self.resolve_inner(p, expanding))
+                    .map(|p| self.resolve_inner(p, expanding, ahead))
                     .collect();
-                let ret = self.resolve_inner(&f.ret, expanding);
+                let ret = self.resolve_inner(&f.ret, expanding, ahead);
                 if ret.ptr_eq(&f.ret) && params.iter().zip(&f.params).all(|(a, b)| a.ptr_eq(b)) {
                     return t.clone();
                 }
@@ -916,7 +1124,7 @@ impl Solver {
                             args: c
                                 .args
                                 .iter()
-                                .map(|a| self.resolve_inner(a, expanding))
+                                .map(|a| self.resolve_inner(a, expanding, ahead))
                                 .collect(),
                             ..c
                         })
@@ -926,10 +1134,10 @@ impl Solver {
                 new
             }
             TypeKind::Call { func, args } => {
-                let nf = self.resolve_inner(func, expanding);
+                let nf = self.resolve_inner(func, expanding, ahead);
                 let na: Vec<Type> = args
                     .iter()
-                    .map(|a| self.resolve_inner(a, expanding))
+                    .map(|a| self.resolve_inner(a, expanding, ahead))
                     .collect();
                 if nf.ptr_eq(func) && na.iter().zip(args).all(|(a, b)| a.ptr_eq(b)) {
                     t.clone()
@@ -938,7 +1146,7 @@ impl Solver {
                 }
             }
             TypeKind::Ref(inner) => {
-                let ni = self.resolve_inner(inner, expanding);
+                let ni = self.resolve_inner(inner, expanding, ahead);
                 if ni.ptr_eq(inner) {
                     t.clone()
                 } else {
@@ -946,6 +1154,52 @@ impl Solver {
                 }
             }
         }
+    }
+}
+
+/// What running a relation on `args` gives (`None`: nothing to do).
+fn evaluate(
+    func: &RelFunc,
+    args: &[Type],
+    num_inputs: usize,
+    attrs: Option<&Attrs>,
+) -> Option<Result<RelationOutcome, (String, Option<usize>)>> {
+    match func {
+        RelFunc::TupleGetItem(index) => Some(tuple_get_item_rel(*index, args)),
+        RelFunc::Op { func, .. } => {
+            if args.len() <= num_inputs {
+                return None;
+            }
+            let rel_args = RelationArgs {
+                inputs: &args[..num_inputs],
+                output: &args[num_inputs],
+                attrs,
+            };
+            Some(func(&rel_args).map_err(|e| (e.message, e.input)))
+        }
+    }
+}
+
+/// Whether two resolutions are the same types: the same nodes, or tuples
+/// of the same nodes (resolving a tuple of solved outputs builds a new
+/// tuple each time; a relation sees only its fields).
+fn same_resolution(a: &Type, b: &Type) -> bool {
+    if a.ptr_eq(b) {
+        return true;
+    }
+    match (a.kind(), b.kind()) {
+        (TypeKind::Tuple(fa), TypeKind::Tuple(fb)) => {
+            fa.len() == fb.len() && fa.iter().zip(fb).all(|(x, y)| same_resolution(x, y))
+        }
+        _ => false,
+    }
+}
+
+/// [`Type::contains_incomplete`], without its work list for tensors.
+fn has_incomplete(t: &Type) -> bool {
+    match t.kind() {
+        TypeKind::Tensor(_) => false,
+        _ => t.contains_incomplete(),
     }
 }
 

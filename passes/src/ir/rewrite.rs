@@ -12,93 +12,111 @@
 //! its binding site and at every use.
 
 use crate::ir::{Clause, Expr, ExprKind, Function, FunctionData, Pattern, Type, Var, VarData};
-use std::collections::HashMap;
 
 /// The direct sub-expressions of `expr`, in TVM's visiting order: function
 /// parameters then body; let variable, value, body; match scrutinee, then
 /// each clause's pattern variables and right-hand side.
 pub fn children(expr: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
+    for_each_child(expr, |c| out.push(c));
+    out
+}
+
+/// Calls `f` on each of [`children`]`(expr)` in order, without collecting
+/// them (walks over large graphs visit every node, and most have one to
+/// three children: a vector per node would be most of the cost).
+pub fn for_each_child<'a>(expr: &'a Expr, mut f: impl FnMut(&'a Expr)) {
     match expr.kind() {
         ExprKind::Var(_)
         | ExprKind::GlobalVar(_)
         | ExprKind::Constant(_)
         | ExprKind::Constructor(_)
         | ExprKind::Op(_) => {}
-        ExprKind::Tuple(fields) => out.extend(fields),
-        ExprKind::TupleGetItem { tuple, .. } => out.push(tuple),
+        ExprKind::Tuple(fields) => fields.iter().for_each(f),
+        ExprKind::TupleGetItem { tuple, .. } => f(tuple),
         ExprKind::Call(call) => {
-            out.push(&call.callee);
-            out.extend(&call.args);
+            f(&call.callee);
+            call.args.iter().for_each(f);
         }
         ExprKind::Let { var, value, body } => {
-            out.push(var.expr());
-            out.push(value);
-            out.push(body);
+            f(var.expr());
+            f(value);
+            f(body);
         }
         ExprKind::If {
             cond,
             then_branch,
             else_branch,
         } => {
-            out.push(cond);
-            out.push(then_branch);
-            out.push(else_branch);
+            f(cond);
+            f(then_branch);
+            f(else_branch);
         }
-        ExprKind::Function(f) => {
-            out.extend(f.params.iter().map(Var::expr));
-            out.push(&f.body);
+        ExprKind::Function(fd) => {
+            fd.params.iter().map(Var::expr).for_each(&mut f);
+            f(&fd.body);
         }
         ExprKind::Match { data, clauses, .. } => {
-            out.push(data);
+            f(data);
             for clause in clauses {
-                pattern_vars(&clause.pattern, &mut out);
-                out.push(&clause.rhs);
+                pattern_vars(&clause.pattern, &mut f);
+                f(&clause.rhs);
             }
         }
-        ExprKind::RefCreate(value) | ExprKind::RefRead(value) => out.push(value),
+        ExprKind::RefCreate(value) | ExprKind::RefRead(value) => f(value),
         ExprKind::RefWrite { reference, value } => {
-            out.push(reference);
-            out.push(value);
+            f(reference);
+            f(value);
         }
     }
-    out
 }
 
-fn pattern_vars<'a>(pattern: &'a Pattern, out: &mut Vec<&'a Expr>) {
+fn pattern_vars<'a>(pattern: &'a Pattern, f: &mut impl FnMut(&'a Expr)) {
     match pattern {
         Pattern::Wildcard => {}
-        Pattern::Var(var) => out.push(var.expr()),
+        Pattern::Var(var) => f(var.expr()),
         Pattern::Constructor(_, fields) | Pattern::Tuple(fields) => {
             for field in fields {
-                pattern_vars(field, out);
+                pattern_vars(field, f);
             }
         }
     }
 }
+
+/// A hash map keyed by node addresses (or other integer identities).
+pub(crate) type AddrMap<K, V> = crate::fxhash::FxMap<K, V>;
 
 /// Every node reachable from `root`, each once, children before parents.
 pub fn post_order(root: &Expr) -> Vec<Expr> {
     let mut order = Vec::new();
-    let mut seen: HashMap<usize, ()> = HashMap::new();
-    // (node, children pushed?)
-    let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
+    post_order_each(root, |e| order.push(e.clone()));
+    order
+}
+
+/// [`post_order`] as a callback: `f` sees every node once, children first,
+/// without the nodes being cloned into a vector.
+pub fn post_order_each(root: &Expr, mut f: impl FnMut(&Expr)) {
+    let mut seen: AddrMap<usize, ()> = AddrMap::default();
+    // (node, children pushed?). Nodes are borrowed from their parents, which
+    // outlive the walk (`root` holds them all).
+    let mut stack: Vec<(&Expr, bool)> = vec![(root, false)];
+    let mut buffer: Vec<&Expr> = Vec::new();
     while let Some((expr, expanded)) = stack.pop() {
         if expanded {
-            order.push(expr);
+            f(expr);
             continue;
         }
         if seen.insert(expr.addr(), ()).is_some() {
             continue;
         }
-        stack.push((expr.clone(), true));
-        for child in children(&expr).into_iter().rev() {
+        stack.push((expr, true));
+        for_each_child(expr, |c| buffer.push(c));
+        for child in buffer.drain(..).rev() {
             if !seen.contains_key(&child.addr()) {
-                stack.push((child.clone(), false));
+                stack.push((child, false));
             }
         }
     }
-    order
 }
 
 /// Rebuilds `expr` with `new_children` (in [`children`] order). Returns the
@@ -302,7 +320,7 @@ fn rebuild_pattern(pattern: &Pattern, next: &mut impl FnMut() -> Expr) -> Patter
 /// node if nothing below changed), and returns its replacement. Each node is
 /// visited once, so shared nodes stay shared.
 pub fn rewrite_post_order(root: &Expr, mut f: impl FnMut(&Expr, Expr) -> Expr) -> Expr {
-    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    let mut memo: AddrMap<usize, Expr> = AddrMap::default();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)
             .into_iter()

@@ -506,9 +506,21 @@ impl Type {
     /// fields, function parameters and results, type call arguments,
     /// referenced types), looked at without recursion.
     pub fn any_part(&self, mut pred: impl FnMut(&Type) -> bool) -> bool {
-        let mut pending = vec![self];
+        if pred(self) {
+            return true;
+        }
+        // Most types are tensors: no work list for them.
+        let mut pending = match self.kind() {
+            TypeKind::Tensor(_)
+            | TypeKind::Var(_)
+            | TypeKind::GlobalVar(_)
+            | TypeKind::Incomplete(_) => return false,
+            _ => vec![self],
+        };
+        let mut first = true;
         while let Some(ty) = pending.pop() {
-            if pred(ty) {
+            // `self` was asked first, above.
+            if !std::mem::take(&mut first) && pred(ty) {
                 return true;
             }
             match ty.kind() {

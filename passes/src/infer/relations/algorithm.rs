@@ -19,7 +19,7 @@ fn argsort_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let dtype = ctx.attrs.dtype("dtype")?;
-    ctx.assign(1, tensor(data.shape, dtype));
+    ctx.assign(1, tensor(data.shape.clone(), dtype));
     Ok(true)
 }
 

@@ -37,7 +37,7 @@ fn identity_comp_rel(ctx: &mut Ctx) -> Step {
     let Some(data) = ctx.tensor(0) else {
         return Ok(false);
     };
-    ctx.assign(1, tensor(data.shape, DataType::bool()));
+    ctx.assign(1, tensor(data.shape.clone(), DataType::bool()));
     Ok(true)
 }
 
@@ -47,7 +47,7 @@ fn cast_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let dtype = ctx.attrs.dtype("dtype")?;
-    ctx.assign_out(tensor(data.shape, dtype));
+    ctx.assign_out(tensor(data.shape.clone(), dtype));
     Ok(true)
 }
 
@@ -59,7 +59,7 @@ fn cast_like_rel(ctx: &mut Ctx) -> Step {
     let Some(like) = ctx.tensor_or_wait(1, what)? else {
         return Ok(false);
     };
-    ctx.assign_out(tensor(data.shape, like.dtype));
+    ctx.assign_out(tensor(data.shape.clone(), like.dtype));
     Ok(true)
 }
 

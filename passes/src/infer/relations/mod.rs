@@ -197,6 +197,31 @@ pub fn implemented() -> impl Iterator<Item = &'static str> {
 /// `Ok(false)` when it waits (TVM's `return false`).
 pub(crate) type Step = Result<bool, RelationError>;
 
+/// A tensor type as a relation sees it: the type itself (a reference, not
+/// a copy of its shape: relations look at thousands of shapes), viewed as
+/// its tensor.
+#[derive(Clone, Debug)]
+pub(crate) struct TensorView(Type);
+
+impl TensorView {
+    /// The view of `t`, if it is a tensor type.
+    pub fn of(t: &Type) -> Option<TensorView> {
+        t.as_tensor().map(|_| TensorView(t.clone()))
+    }
+}
+
+impl std::ops::Deref for TensorView {
+    type Target = TensorType;
+
+    fn deref(&self) -> &TensorType {
+        match self.0.kind() {
+            TypeKind::Tensor(t) => t,
+            // `of` makes views of tensor types only.
+            _ => unreachable!("a tensor view of a non-tensor type"),
+        }
+    }
+}
+
 /// A relation's working state, shaped like TVM's call: `types` are the
 /// inputs followed by the output, and `assigns` collects what
 /// `reporter->Assign` would unify.
@@ -227,8 +252,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// `types[i].as<TensorTypeNode>()`.
-    pub fn tensor(&self, i: usize) -> Option<TensorType> {
-        self.types.get(i).and_then(|t| t.as_tensor()).cloned()
+    pub fn tensor(&self, i: usize) -> Option<TensorView> {
+        self.types.get(i).and_then(TensorView::of)
     }
 
     /// Whether `types[i]` is still incomplete.
@@ -243,9 +268,9 @@ impl<'a> Ctx<'a> {
         &self,
         i: usize,
         what: &str,
-    ) -> Result<Option<TensorType>, RelationError> {
+    ) -> Result<Option<TensorView>, RelationError> {
         match self.types[i].kind() {
-            TypeKind::Tensor(t) => Ok(Some(t.clone())),
+            TypeKind::Tensor(_) => Ok(TensorView::of(&self.types[i])),
             TypeKind::Incomplete(_) => Ok(None),
             _ => Err(RelationError::at_input(
                 format!("{what}{}", display::ty(&self.types[i])),
@@ -484,13 +509,22 @@ impl<'a> AttrsView<'a> {
 
     /// An array of integers; `None` when null.
     pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, RelationError> {
-        match self.dims(name)? {
-            None => Ok(None),
-            Some(dims) => dims
+        match self.require(name)? {
+            AttrValue::Null => Ok(None),
+            // As `dims`, without making dimension objects only to read them.
+            AttrValue::Array(items) => items
                 .iter()
-                .map(|d| shape::const_int(d).ok_or_else(|| bad(name, "an array of integers")))
+                .map(|item| {
+                    let value = match item {
+                        AttrValue::IntImm { value, .. } | AttrValue::Int(value) => Some(*value),
+                        AttrValue::Bool(b) => Some(i64::from(*b)),
+                        other => value_to_dim(other).and_then(|d| shape::const_int(&d)),
+                    };
+                    value.ok_or_else(|| bad(name, "an array of integers"))
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
+            _ => Err(bad(name, "an array")),
         }
     }
 

@@ -290,7 +290,7 @@ fn dropout_rel(ctx: &mut Ctx) -> Step {
     let Some(data) = ctx.tensor(0) else {
         return Ok(false);
     };
-    let ty = tensor(data.shape, data.dtype);
+    let ty = tensor(data.shape.clone(), data.dtype);
     ctx.assign(1, Type::tuple(vec![ty.clone(), ty]));
     Ok(true)
 }
@@ -343,7 +343,7 @@ fn norm_impl(ctx: &mut Ctx, instance: bool) -> Step {
     let axis_size = &data.shape[axis as usize];
     ctx.assign(1, tensor(vec![axis_size.clone()], data.dtype));
     ctx.assign(2, tensor(vec![axis_size.clone()], data.dtype));
-    ctx.assign(3, tensor(data.shape, data.dtype));
+    ctx.assign(3, tensor(data.shape.clone(), data.dtype));
     Ok(true)
 }
 
@@ -390,7 +390,7 @@ fn nll_loss_rel(ctx: &mut Ctx) -> Step {
         return error("NLLLossRel: targets should be of int type.");
     }
     let out = if ctx.attrs.str("reduction")? == "none" {
-        tensor(targets.shape, predictions.dtype)
+        tensor(targets.shape.clone(), predictions.dtype)
     } else {
         Type::scalar(predictions.dtype)
     };

@@ -407,7 +407,7 @@ fn quantize_rel(ctx: &mut Ctx) -> Step {
     check([INT8, UINT8, INT16, INT32].contains(&out_dtype), || {
         format!("Output type should be one of [int8, unit8, int16, int32] but was {out_dtype}")
     })?;
-    ctx.assign(3, tensor(data.shape, out_dtype));
+    ctx.assign(3, tensor(data.shape.clone(), out_dtype));
     Ok(true)
 }
 
@@ -452,7 +452,7 @@ fn requantize_rel(ctx: &mut Ctx) -> Step {
     check([INT8, UINT8, INT16, INT32].contains(&out_dtype), || {
         format!("Output type should be one of [int8, uint8, int16, int32] but was {out_dtype}")
     })?;
-    ctx.assign(5, tensor(data.shape, out_dtype));
+    ctx.assign(5, tensor(data.shape.clone(), out_dtype));
     Ok(true)
 }
 

@@ -83,6 +83,9 @@ pub fn normalize(dim: &Dim) -> Dim {
 
 /// The value of a known size (`tir::as_const_int`).
 pub fn const_int(dim: &Dim) -> Option<i64> {
+    if let Dim::Int { value, .. } = dim {
+        return Some(*value);
+    }
     normalize(dim).as_int()
 }
 
@@ -281,6 +284,9 @@ pub fn max(a: &Dim, b: &Dim) -> Dim {
 /// Two symbolic sizes are equal when they are the same variable or the
 /// same expression over the same variables.
 pub fn equal_check(a: &Dim, b: &Dim) -> bool {
+    if let (Dim::Int { value: x, .. }, Dim::Int { value: y, .. }) = (a, b) {
+        return x == y;
+    }
     let (a, b) = (normalize(a), normalize(b));
     match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => x == y,

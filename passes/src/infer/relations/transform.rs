@@ -862,7 +862,7 @@ fn take_rel(ctx: &mut Ctx) -> Step {
         "indices of take must be tensor of integer".to_string()
     })?;
     let Some(axis) = ctx.attrs.opt_int("axis")? else {
-        ctx.assign(2, tensor(indices.shape, data.dtype));
+        ctx.assign(2, tensor(indices.shape.clone(), data.dtype));
         return Ok(true);
     };
     let ndim_data = data.shape.len() as i64;
@@ -1033,7 +1033,7 @@ fn full_like_rel(ctx: &mut Ctx) -> Step {
             fill.shape.len()
         )
     })?;
-    ctx.assign(2, tensor(data.shape, data.dtype));
+    ctx.assign(2, tensor(data.shape.clone(), data.dtype));
     Ok(true)
 }
 
@@ -1155,7 +1155,7 @@ fn matrix_set_diag_rel(ctx: &mut Ctx) -> Step {
         "matrix_set_diag: the input must have at least 2 dimensions".to_string()
     })?;
     // TVM's other checks here ignore their results.
-    ctx.assign(2, tensor(input.shape, input.dtype));
+    ctx.assign(2, tensor(input.shape.clone(), input.dtype));
     Ok(true)
 }
 
