@@ -68,11 +68,12 @@
 use super::generate::Inferencer;
 use super::{relations, resolve::Resolver, unresolved_diagnostics};
 use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::fxhash::FxMap as HashMap;
 use crate::ir::equal::{structural_equal, types_equal};
 use crate::ir::rewrite::{children, post_order, rebuild, NodeUpdate};
 use crate::ir::{Dim, Expr, ExprKind, Function, IRModule, Type, TypeData, TypeKind, TypeVar};
 use crate::source::Span;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// What one [`IncrementalChecker::check`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -211,7 +212,7 @@ impl IncrementalChecker {
         let lookup: super::RelationLookup<'_> = &relations::by_name;
         let mut plans: Vec<(String, Function, Plan<'_>)> =
             Vec::with_capacity(module.function_count());
-        let mut globals: HashMap<String, Type> = HashMap::new();
+        let mut globals: super::GlobalTypes = HashMap::default();
         for (name, function) in module.functions() {
             let cached = self.entries.remove(name);
             let plan =
@@ -363,7 +364,7 @@ fn move_diagnostics(
     old_order: &[Expr],
     new_order: &[Expr],
 ) -> Option<Vec<Diagnostic>> {
-    let mut moved: HashMap<Span, Span> = HashMap::new();
+    let mut moved: HashMap<Span, Span> = HashMap::default();
     for (old, new) in old_order.iter().zip(new_order) {
         if let (Some(a), Some(b)) = (old.span(), new.span()) {
             if *moved.entry(a).or_insert(b) != b {
@@ -390,7 +391,7 @@ fn move_diagnostics(
 
 /// Whether every `@g` the cached result mentions still has the type it
 /// was given.
-fn dependency_types_same(entry: &Entry, globals: &HashMap<String, Type>) -> bool {
+fn dependency_types_same(entry: &Entry, globals: &super::GlobalTypes) -> bool {
     entry
         .dependencies
         .iter()
@@ -405,10 +406,11 @@ fn remap(
     order: Vec<Expr>,
     diagnostics: Vec<Diagnostic>,
     module: &IRModule,
-    globals: &HashMap<String, Type>,
+    globals: &super::GlobalTypes,
 ) -> Entry {
-    let mut memo: HashMap<usize, Expr> = HashMap::with_capacity(order.len());
-    let mut vars: HashMap<u64, Expr> = HashMap::new();
+    let mut memo: HashMap<usize, Expr> =
+        HashMap::with_capacity_and_hasher(order.len(), Default::default());
+    let mut vars: HashMap<u64, Expr> = HashMap::default();
     let lookup = |memo: &HashMap<usize, Expr>, vars: &HashMap<u64, Expr>, e: &Expr| {
         let found = match e.kind() {
             ExprKind::Var(v) => vars.get(&v.id.0),
@@ -509,7 +511,7 @@ fn infer_entry(
     inferencer: &mut Inferencer<'_>,
     function: &Function,
     module: &IRModule,
-    globals: &HashMap<String, Type>,
+    globals: &super::GlobalTypes,
     failed: bool,
 ) -> Entry {
     let own_type = inferencer
@@ -533,7 +535,7 @@ fn infer_entry(
     let portable = outputs.iter().all(portable_node)
         && own_type
             .as_ref()
-            .is_none_or(|t| portable_type(t, &mut HashMap::new()));
+            .is_none_or(|t| portable_type(t, &mut HashMap::default()));
     Entry {
         input: function.clone(),
         order,
@@ -550,7 +552,7 @@ fn infer_entry(
 /// Whether the types a node carries can be copied to an equal node of
 /// another lowering (no type variables, no metadata objects).
 fn portable_node(e: &Expr) -> bool {
-    let mut memo = HashMap::new();
+    let mut memo = HashMap::default();
     let mut ok = |t: &Type| portable_type(t, &mut memo);
     e.checked_type().is_none_or(&mut ok)
         && match e.kind() {

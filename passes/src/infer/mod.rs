@@ -55,7 +55,10 @@ use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::ir::{Expr, Function, IRModule, Type};
 use generate::Inferencer;
 use resolve::Resolver;
-use std::collections::HashMap;
+
+/// The types of global functions, by name, as the functions of a module
+/// see them while they are checked.
+pub(crate) type GlobalTypes = crate::fxhash::FxMap<String, Type>;
 
 /// Infers the types of every Relay function of `m` (TVM's `InferType`
 /// pass), with the operator relations of [`relations::by_name`].
@@ -78,7 +81,7 @@ pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule,
         failed: bool,
     }
     let mut states = Vec::with_capacity(m.function_count());
-    let mut globals: HashMap<String, Type> = HashMap::new();
+    let mut globals = GlobalTypes::default();
     for (name, function) in m.functions() {
         let mut inferencer = Inferencer::new(Some(m), lookup);
         let failed = inferencer.run(function.expr()).is_err();
@@ -126,7 +129,7 @@ pub fn infer_expr_with(
     let mut inferencer = Inferencer::new(m, lookup);
     let failed = inferencer.run(e).is_err();
     inferencer.solver.solve();
-    let globals = HashMap::new();
+    let globals = GlobalTypes::default();
     let (expr, diags) = finish(&mut inferencer, e, &globals, failed);
     (expr, diags.into_iter().collect())
 }
@@ -135,7 +138,7 @@ pub fn infer_expr_with(
 fn finish(
     inferencer: &mut Inferencer<'_>,
     root: &Expr,
-    globals: &HashMap<String, Type>,
+    globals: &GlobalTypes,
     failed: bool,
 ) -> (Expr, Vec<Diagnostic>) {
     let mut resolver = Resolver::new(inferencer, globals);

@@ -13,7 +13,6 @@ use crate::diagnostic::{Diagnostic, Layer};
 use crate::ir::rewrite::{children, post_order, post_order_each, rebuild, NodeUpdate};
 use crate::ir::{Call, Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
 use crate::source::Span;
-use std::collections::HashMap;
 
 /// Expressions whose type stayed unknown.
 #[derive(Default)]
@@ -49,14 +48,14 @@ impl Unresolved {
 pub(crate) struct Resolver<'i, 'a> {
     inf: &'i mut Inferencer<'a>,
     /// Final types of global functions, for `@f` nodes.
-    globals: &'i HashMap<String, Type>,
+    globals: &'i super::GlobalTypes,
     memo: IdMap<usize, Expr>,
     vars: IdMap<u64, Expr>,
     pub unresolved: Unresolved,
 }
 
 impl<'i, 'a> Resolver<'i, 'a> {
-    pub fn new(inf: &'i mut Inferencer<'a>, globals: &'i HashMap<String, Type>) -> Self {
+    pub fn new(inf: &'i mut Inferencer<'a>, globals: &'i super::GlobalTypes) -> Self {
         Resolver {
             inf,
             globals,
