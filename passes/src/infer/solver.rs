@@ -746,6 +746,7 @@ impl Solver {
     /// happens in TVM's order.
     pub fn add_relation(&mut self, rel: NewRelation) {
         let id = self.rels.len() as u32;
+        let mut ahead = None;
         if let Some((seen, assigns)) = self.run_ahead(&rel) {
             let out = &rel.args[rel.num_inputs];
             if let (TypeKind::Incomplete(out_id), Some((_, ty))) = (
@@ -756,24 +757,21 @@ impl Solver {
                     self.pending.insert(out_id.0, ty.clone());
                 }
             }
-            self.rels.push(RelationNode {
-                func: rel.func,
-                nodes: Vec::new(),
-                num_inputs: rel.num_inputs,
-                attrs: rel.attrs,
-                span: rel.span,
-                site: rel.site,
-                inqueue: false,
-                resolved: false,
-                ahead: Some(Box::new(Ahead {
+            ahead = Some((seen, assigns));
+        }
+        // A relation run ahead keeps its arguments with its conclusion;
+        // any other is linked to its arguments' nodes.
+        let (ahead, to_link) = match ahead {
+            Some((seen, assigns)) => (
+                Some(Box::new(Ahead {
                     args: rel.args,
                     seen,
                     assigns,
                 })),
-            });
-            self.add_to_queue(id);
-            return;
-        }
+                None,
+            ),
+            None => (None, Some(rel.args)),
+        };
         self.rels.push(RelationNode {
             func: rel.func,
             nodes: Vec::new(),
@@ -783,9 +781,11 @@ impl Solver {
             site: rel.site,
             inqueue: false,
             resolved: false,
-            ahead: None,
+            ahead,
         });
-        self.link(id, &rel.args);
+        if let Some(args) = to_link {
+            self.link(id, &args);
+        }
         self.add_to_queue(id);
     }
 
