@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
 
 const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
 

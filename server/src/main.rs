@@ -4,7 +4,7 @@
 /// that markedly cheaper than the system allocator (see
 /// `passes/benches/pipeline.rs`, which measures with it too).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
 
 fn main() {
     restore_default_sigpipe();

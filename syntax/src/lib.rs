@@ -8,6 +8,8 @@
 //!   every rejection has a message in TVM's words where TVM has one.
 //! * [`ast`] is the typed layer every later stage reads.
 
+#[cfg(feature = "allocator")]
+pub mod allocator;
 pub mod ast;
 mod build_tree;
 mod lexer;

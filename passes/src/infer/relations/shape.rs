@@ -162,6 +162,24 @@ fn floor_div(x: i64, y: i64) -> i64 {
 }
 
 fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    // Two immediates, the common case: folded without copying either.
+    if let (
+        Dim::Int {
+            value: x,
+            dtype: dx,
+            ..
+        },
+        Dim::Int {
+            value: y,
+            dtype: dy,
+            ..
+        },
+    ) = (a, b)
+    {
+        let dtype = promote(*dx, *dy);
+        let as_dtype = |v: i64, own: DataType| if own == dtype { v } else { wrap(v, dtype) };
+        return fold(op, as_dtype(*x, *dx), as_dtype(*y, *dy), dtype);
+    }
     let (a, b) = (normalize(a), normalize(b));
     let dtype = promote(dim_dtype(&a), dim_dtype(&b));
     // `BinaryOpMatchTypes`: an operand of another dtype is cast first.
@@ -169,20 +187,7 @@ fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
     // `TryConstFold`: two immediates fold into a new one; the identities
     // return one operand itself (the same object).
     Ok(match (a.as_int(), b.as_int()) {
-        (Some(x), Some(y)) => {
-            let value = match op {
-                Op::Add => x.wrapping_add(y),
-                Op::Sub => x.wrapping_sub(y),
-                Op::Mul => x.wrapping_mul(y),
-                Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => {
-                    return Err(divide_by_zero())
-                }
-                Op::FloorDiv => floor_div(x, y),
-                Op::FloorMod => x.wrapping_sub(y.wrapping_mul(floor_div(x, y))),
-                Op::TruncDiv => x.wrapping_div(y),
-            };
-            int_of(value, dtype)
-        }
+        (Some(x), Some(y)) => return fold(op, x, y, dtype),
         (Some(x), None) => match op {
             Op::Add if x == 0 => b,
             Op::Mul if x == 1 => b,
@@ -201,6 +206,20 @@ fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
         },
         (None, None) => symbolic(op, a, b, dtype),
     })
+}
+
+/// `TryConstFold` of two immediates of `dtype`: a new immediate.
+fn fold(op: Op, x: i64, y: i64, dtype: DataType) -> Result<Dim, RelationError> {
+    let value = match op {
+        Op::Add => x.wrapping_add(y),
+        Op::Sub => x.wrapping_sub(y),
+        Op::Mul => x.wrapping_mul(y),
+        Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => return Err(divide_by_zero()),
+        Op::FloorDiv => floor_div(x, y),
+        Op::FloorMod => x.wrapping_sub(y.wrapping_mul(floor_div(x, y))),
+        Op::TruncDiv => x.wrapping_div(y),
+    };
+    Ok(int_of(value, dtype))
 }
 
 /// The expression TVM builds when nothing folds. With `?` as an operand
