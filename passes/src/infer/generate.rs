@@ -122,6 +122,11 @@ impl<'a> Inferencer<'a> {
         self.type_args.get(&e.addr())
     }
 
+    /// [`Inferencer::call_type_args`], taken out (for resolution).
+    pub fn take_call_type_args(&mut self, e: &Expr) -> Option<Vec<Type>> {
+        self.type_args.remove(&e.addr())
+    }
+
     // ---- errors ----
 
     fn emit(&mut self, span: Option<Span>, message: impl Into<String>) {
@@ -219,6 +224,7 @@ impl<'a> Inferencer<'a> {
     /// Generates the constraints of `root` (and solves as TVM does on the
     /// way). Stops at the first fatal error.
     pub fn run(&mut self, root: &Expr) -> Result<(), Fatal> {
+        self.reserve_for(root);
         let mut stack = vec![Job::Visit(root.clone())];
         while let Some(job) = stack.pop() {
             match job {
@@ -231,6 +237,29 @@ impl<'a> Inferencer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Sizes the tables for `root` up front: growing a table of thousands
+    /// of entries rehashes all of them, several times over. The number of
+    /// nodes is estimated from the length of the source text (real models
+    /// have one node per 20 to 80 bytes); without a span nothing is
+    /// reserved. A wrong estimate costs only time or memory.
+    fn reserve_for(&mut self, root: &Expr) {
+        const BYTES_PER_NODE: usize = 20;
+        const MAX_NODES: usize = 1 << 16;
+        let Some(span) = root.span() else { return };
+        let nodes = (u32::from(span.range.len()) as usize / BYTES_PER_NODE).min(MAX_NODES);
+        if nodes < 64 {
+            return;
+        }
+        // About half the nodes of a dataflow graph are calls, half of the
+        // rest their operators.
+        self.types.reserve(nodes);
+        if let Some(order) = &mut self.order {
+            order.reserve(nodes);
+        }
+        self.type_args.reserve(nodes / 2);
+        self.solver.reserve(nodes / 2);
     }
 
     fn begin(&mut self, e: Expr, stack: &mut Vec<Job>) -> Result<(), Fatal> {
@@ -717,7 +746,8 @@ impl<'a> Inferencer<'a> {
         let [c] = constraints else { return None };
         let func = c.func.clone();
         let out = Type::incomplete();
-        let mut args = arg_types.to_vec();
+        let mut args = Vec::with_capacity(arg_types.len() + 1);
+        args.extend_from_slice(arg_types);
         args.push(out.clone());
         self.solver.add_relation(NewRelation {
             func,

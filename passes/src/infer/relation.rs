@@ -12,15 +12,37 @@
 
 use crate::ir::{Attrs, Type};
 
-/// What a relation is called with.
+/// What a relation is called with: the types of its slots, as currently
+/// resolved (each may still be incomplete), the inputs first and the
+/// output last, and the call's attributes.
 #[derive(Debug, Clone, Copy)]
 pub struct RelationArgs<'a> {
-    /// The inputs' types as currently resolved: each may still be incomplete.
-    pub inputs: &'a [Type],
-    /// The output's type as currently resolved (often incomplete).
-    pub output: &'a Type,
+    types: &'a [Type],
     /// The call's attributes (with every field of the schema), if any.
     pub attrs: Option<&'a Attrs>,
+}
+
+impl<'a> RelationArgs<'a> {
+    /// `types` holds the inputs then the output (so it is never empty).
+    pub fn new(types: &'a [Type], attrs: Option<&'a Attrs>) -> RelationArgs<'a> {
+        assert!(!types.is_empty(), "a relation has at least an output");
+        RelationArgs { types, attrs }
+    }
+
+    /// Every slot: the inputs, then the output.
+    pub fn types(&self) -> &'a [Type] {
+        self.types
+    }
+
+    /// The inputs' types.
+    pub fn inputs(&self) -> &'a [Type] {
+        &self.types[..self.types.len() - 1]
+    }
+
+    /// The output's type (often incomplete).
+    pub fn output(&self) -> &'a Type {
+        &self.types[self.types.len() - 1]
+    }
 }
 
 /// What a relation concludes.
@@ -64,6 +86,6 @@ pub type RelationFn = fn(&RelationArgs<'_>) -> Result<RelationOutcome, RelationE
 impl RelationOutcome {
     /// Solved by giving the output this type.
     pub fn output(args: &RelationArgs<'_>, ty: Type) -> RelationOutcome {
-        RelationOutcome::Solved(vec![(args.inputs.len(), ty)])
+        RelationOutcome::Solved(vec![(args.inputs().len(), ty)])
     }
 }

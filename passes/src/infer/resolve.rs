@@ -106,6 +106,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             ExprKind::Var(v) => {
                 self.vars.insert(v.id.0, new);
             }
+            // An operator stays itself (`lookup` falls back to the node),
+            // and there is one per call: not worth a table entry.
+            ExprKind::Op(_) => {}
             _ => {
                 self.memo.insert(node.addr(), new);
             }
@@ -161,19 +164,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
         };
         let callee = self.lookup(&call.callee);
         let args: Vec<Expr> = call.args.iter().map(|a| self.lookup(a)).collect();
-        let type_args: Option<Vec<Type>> = self.inf.call_type_args(e).map(|args| args.to_vec());
-        let type_args: Option<Vec<Type>> = type_args.map(|type_args| {
-            type_args
-                .iter()
-                .enumerate()
-                .map(
-                    |(i, t)| match self.resolved_as_argument(t, call.args.get(i), args.get(i)) {
-                        Some(resolved) => resolved,
-                        None => self.inf.solver.resolve(t),
-                    },
-                )
-                .collect()
-        });
+        // Each call is rebuilt once: its recorded type arguments are
+        // resolved in place.
+        let mut type_args = self.inf.take_call_type_args(e);
+        for (i, t) in type_args.iter_mut().flatten().enumerate() {
+            *t = match self.resolved_as_argument(t, call.args.get(i), args.get(i)) {
+                Some(resolved) => resolved,
+                None => self.inf.solver.resolve(t),
+            };
+        }
         let same_type = |a: Option<&Type>, b: Option<&Type>| match (a, b) {
             (_, None) => true,
             (Some(a), Some(b)) => a.ptr_eq(b) || a == b,

@@ -239,6 +239,15 @@ impl Solver {
         }
     }
 
+    /// Room for about `relations` relations (and their outputs) without
+    /// growing the tables on the way.
+    pub fn reserve(&mut self, relations: usize) {
+        self.rels.reserve(relations);
+        self.queue.reserve(relations);
+        self.pending.reserve(relations);
+        self.bound.reserve(relations);
+    }
+
     // ---- constraints of function types ----
 
     /// Records the constraints of a polymorphic function type.
@@ -1170,11 +1179,7 @@ fn evaluate(
             if args.len() <= num_inputs {
                 return None;
             }
-            let rel_args = RelationArgs {
-                inputs: &args[..num_inputs],
-                output: &args[num_inputs],
-                attrs,
-            };
+            let rel_args = RelationArgs::new(&args[..=num_inputs], attrs);
             Some(func(&rel_args).map_err(|e| (e.message, e.input)))
         }
     }

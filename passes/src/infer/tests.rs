@@ -9,7 +9,7 @@ use crate::lower::parse_and_lower;
 use crate::printer::{print_module, print_type, PrintOptions};
 
 fn identity(args: &RelationArgs<'_>) -> Result<RelationOutcome, RelationError> {
-    let input = &args.inputs[0];
+    let input = &args.inputs()[0];
     if input.is_incomplete() {
         return Ok(RelationOutcome::NotReady);
     }
@@ -17,7 +17,7 @@ fn identity(args: &RelationArgs<'_>) -> Result<RelationOutcome, RelationError> {
 }
 
 fn broadcast(args: &RelationArgs<'_>) -> Result<RelationOutcome, RelationError> {
-    let (Some(a), Some(b)) = (args.inputs[0].as_tensor(), args.inputs[1].as_tensor()) else {
+    let (Some(a), Some(b)) = (args.inputs()[0].as_tensor(), args.inputs()[1].as_tensor()) else {
         return Ok(RelationOutcome::NotReady);
     };
     if a.dtype != b.dtype {
@@ -48,8 +48,8 @@ fn broadcast(args: &RelationArgs<'_>) -> Result<RelationOutcome, RelationError> 
                 } else {
                     return Err(RelationError::new(format!(
                         "Incompatible broadcast type {} and {}",
-                        print_type(&args.inputs[0]),
-                        print_type(&args.inputs[1])
+                        print_type(&args.inputs()[0]),
+                        print_type(&args.inputs()[1])
                     )));
                 }
             }

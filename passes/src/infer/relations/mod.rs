@@ -34,6 +34,7 @@
 use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use crate::dtype::DataType;
 use crate::ir::{AttrValue, Attrs, Dim, ExprKind, TensorType, Type, TypeKind};
+use std::borrow::Cow;
 
 pub mod display;
 pub mod layout;
@@ -226,19 +227,18 @@ impl std::ops::Deref for TensorView {
 /// inputs followed by the output, and `assigns` collects what
 /// `reporter->Assign` would unify.
 pub(crate) struct Ctx<'a> {
-    pub types: Vec<Type>,
+    pub types: Cow<'a, [Type]>,
     pub attrs: AttrsView<'a>,
     pub assigns: Vec<(usize, Type)>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(args: &RelationArgs<'a>) -> Ctx<'a> {
-        let mut types = args.inputs.to_vec();
-        types.push(args.output.clone());
         Ctx {
-            types,
+            types: Cow::Borrowed(args.types()),
             attrs: AttrsView(args.attrs),
-            assigns: Vec::new(),
+            // Most relations assign just the output.
+            assigns: Vec::with_capacity(1),
         }
     }
 
@@ -308,7 +308,7 @@ impl<'a> Ctx<'a> {
         rel: fn(&mut Ctx<'a>) -> Step,
     ) -> Step {
         let mut sub = Ctx {
-            types,
+            types: Cow::Owned(types),
             attrs: self.attrs,
             assigns: Vec::new(),
         };

@@ -175,12 +175,9 @@ pub fn run(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Relat
     let rel_name = op.type_rel.as_deref().expect("op has a relation");
     let rel = by_name(rel_name).unwrap_or_else(|| panic!("relation {rel_name} not implemented"));
     let attrs = attrs_for(op_name, given);
-    let output = Type::incomplete();
-    rel(&RelationArgs {
-        inputs,
-        output: &output,
-        attrs: attrs.as_ref(),
-    })
+    let mut slots = inputs.to_vec();
+    slots.push(Type::incomplete());
+    rel(&RelationArgs::new(&slots, attrs.as_ref()))
 }
 
 pub type RelationOutcomeOrError = Result<RelationOutcome, crate::infer::relation::RelationError>;

@@ -470,12 +470,9 @@ fn check_call(report: &mut Report, scopes: &Scopes, call: &ast::CallExpr, file: 
             Some(Attrs::new(schema.type_key.clone(), fields))
         }
     };
-    let output = Type::incomplete();
-    let result = rel(&RelationArgs {
-        inputs: &inputs,
-        output: &output,
-        attrs: attrs.as_ref(),
-    });
+    let mut slots = inputs.clone();
+    slots.push(Type::incomplete());
+    let result = rel(&RelationArgs::new(&slots, attrs.as_ref()));
     let text = call.syntax().text().to_string();
     let short: String = text.chars().take(160).collect();
     // Some pass inputs were printed with a metadata section that does not

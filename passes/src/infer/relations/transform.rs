@@ -184,7 +184,8 @@ pub(crate) fn infer_new_shape(
     newshape: &[Dim],
     allowzero: bool,
 ) -> Result<Vec<Dim>, RelationError> {
-    let mut oshape: Vec<Dim> = Vec::new();
+    // Special values (-2, -4) can make the shape longer than `newshape`.
+    let mut oshape: Vec<Dim> = Vec::with_capacity(newshape.len().max(ishape.len()));
     let mut used_input = std::collections::BTreeSet::new();
     let mut used_output = std::collections::BTreeSet::new();
     let mut src = 0usize;
