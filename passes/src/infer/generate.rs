@@ -64,7 +64,7 @@ pub(crate) struct Inferencer<'a> {
     /// The type arguments of calls, by address.
     type_args: IdMap<usize, Vec<Type>>,
     /// Operator types (`None`: the operator has no usable relation).
-    op_types: IdMap<usize, Option<Type>>,
+    op_types: IdMap<usize, Option<OpType>>,
     /// The types of global functions, from their annotations.
     global_types: HashMap<String, Type>,
     /// The nodes given a type, in the order they were: for the node kinds
@@ -72,6 +72,12 @@ pub(crate) struct Inferencer<'a> {
     /// the post-order of the graph, which resolution then needs not find
     /// again. `None` once another kind is met.
     order: Option<Vec<Expr>>,
+}
+
+/// An operator's type and the one relation it carries.
+struct OpType {
+    ty: Type,
+    relation: RelFunc,
 }
 
 fn bool_scalar() -> Type {
@@ -704,7 +710,7 @@ impl<'a> Inferencer<'a> {
         let arg_types: Vec<Type> = call.args.iter().map(|a| self.get(a)).collect();
         if let ExprKind::Op(op) = call.callee.kind() {
             let op: &'static OpDef = op;
-            match self.op_type(op) {
+            match self.op_relation(op) {
                 None => {
                     let message = match &op.type_rel {
                         Some(rel) => format!(
@@ -716,8 +722,8 @@ impl<'a> Inferencer<'a> {
                     self.emit(e.span(), message);
                     return Ok(Type::incomplete());
                 }
-                Some(op_ty) => {
-                    if let Some(out) = self.primitive_call(e, call, &op_ty, &arg_types) {
+                Some((relation, inputs)) => {
+                    if let Some(out) = self.primitive_call(e, call, relation, inputs, &arg_types) {
                         self.type_args.insert(e.addr(), arg_types);
                         return Ok(out);
                     }
@@ -735,16 +741,13 @@ impl<'a> Inferencer<'a> {
         &mut self,
         e: &Expr,
         call: &Call,
-        op_ty: &Type,
+        func: RelFunc,
+        inputs: usize,
         arg_types: &[Type],
     ) -> Option<Type> {
-        let ft = op_ty.as_func()?;
-        if ft.type_params.len() != arg_types.len() + 1 {
+        if inputs != arg_types.len() {
             return None;
         }
-        let constraints = self.solver.constraints(op_ty);
-        let [c] = constraints else { return None };
-        let func = c.func.clone();
         let out = Type::incomplete();
         let mut args = Vec::with_capacity(arg_types.len() + 1);
         args.extend_from_slice(arg_types);
@@ -961,12 +964,28 @@ impl<'a> Inferencer<'a> {
     /// An operator's polymorphic type, as `add_type_rel` builds it:
     /// `fn [in0, …, out](in0, …) -> out` with the relation over all of them.
     fn op_type(&mut self, op: &'static OpDef) -> Option<Type> {
+        self.op_entry(op).map(|o| o.ty.clone())
+    }
+
+    /// The relation of `op`'s type and its number of inputs.
+    fn op_relation(&mut self, op: &'static OpDef) -> Option<(RelFunc, usize)> {
+        let entry = self.op_entry(op)?;
+        let inputs = entry.ty.as_func().map_or(0, |ft| ft.params.len());
+        Some((entry.relation.clone(), inputs))
+    }
+
+    fn op_entry(&mut self, op: &'static OpDef) -> Option<&OpType> {
         let key = op as *const OpDef as usize;
-        if let Some(t) = self.op_types.get(&key) {
-            return t.clone();
+        if !self.op_types.contains_key(&key) {
+            let entry = self.new_op_type(op);
+            self.op_types.insert(key, entry);
         }
+        self.op_types[&key].as_ref()
+    }
+
+    fn new_op_type(&mut self, op: &'static OpDef) -> Option<OpType> {
         let rel = op.type_rel.as_deref().and_then(|name| (self.lookup)(name));
-        let ty = rel.map(|func| {
+        rel.map(|func| {
             let n = op.num_inputs.max(0) as usize;
             let mut type_params: Vec<crate::ir::TypeVar> = (0..n)
                 .map(|i| crate::ir::TypeVar::new(format!("in{i}"), crate::ir::TypeVarKind::Type))
@@ -978,20 +997,19 @@ impl<'a> Inferencer<'a> {
             let mut rel_args = params.clone();
             rel_args.push(out.clone());
             let ty = Type::func(params, out, type_params);
+            let relation = RelFunc::Op {
+                func,
+                op: op.name.as_str(),
+            };
             self.solver.set_constraints(
                 &ty,
                 vec![Constraint {
-                    func: RelFunc::Op {
-                        func,
-                        op: op.name.as_str(),
-                    },
+                    func: relation.clone(),
                     args: rel_args,
                     num_inputs: n,
                 }],
             );
-            ty
-        });
-        self.op_types.insert(key, ty.clone());
-        ty
+            OpType { ty, relation }
+        })
     }
 }

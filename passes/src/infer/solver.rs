@@ -845,9 +845,9 @@ impl Solver {
     /// arguments still resolve to what it saw; otherwise it is run again
     /// (and linked to its arguments' nodes if it is not done).
     fn ahead_turn(&mut self, id: u32, ahead: Ahead) -> bool {
-        let (func, num_inputs, attrs) = {
+        let (func, num_inputs) = {
             let r = &self.rels[id as usize];
-            (r.func.clone(), r.num_inputs, r.attrs.clone())
+            (r.func.clone(), r.num_inputs)
         };
         if let TypeKind::Incomplete(out) = ahead.args[num_inputs].kind() {
             self.pending.remove(&out.0);
@@ -860,16 +860,16 @@ impl Solver {
             }
         }
         if same {
-            let out = ahead.args[num_inputs].clone();
             return self.apply(
                 id,
                 &func,
                 &ahead.seen,
                 num_inputs,
                 Ok(RelationOutcome::Solved(ahead.assigns)),
-                Some(&out),
+                Some(&ahead.args[num_inputs]),
             );
         }
+        let attrs = self.rels[id as usize].attrs.clone();
         let args: Vec<Type> = ahead.args.iter().map(|a| self.resolve(a)).collect();
         let done = self.run_relation(id, &func, &args, num_inputs, attrs.as_ref());
         if !done {
@@ -1055,35 +1055,33 @@ impl Solver {
 
     /// The type of the root of `t`'s node (`t` itself without a node).
     fn current(&mut self, t: &Type, ahead: bool) -> Type {
-        let mut t = t.clone();
-        // Bounded: bound and pending types have no unknown type inside.
-        loop {
-            let known = match t.kind() {
+        // Followed by reference: only the answer is cloned. Bounded: bound
+        // and pending types have no unknown type inside.
+        let mut t = t;
+        let known = loop {
+            match t.kind() {
                 TypeKind::Incomplete(id) => match self.by_incomplete.get(&id.0) {
-                    Some(&n) => Some(n),
+                    Some(&n) => break Some(n),
                     None => {
                         let to = self
                             .bound
                             .get(&id.0)
                             .or_else(|| ahead.then(|| self.pending.get(&id.0)).flatten());
                         match to {
-                            Some(to) => {
-                                t = to.clone();
-                                continue;
-                            }
-                            None => None,
+                            Some(to) => t = to,
+                            None => break None,
                         }
                     }
                 },
-                _ => self.by_addr.get(&type_addr(&t)).copied(),
-            };
-            return match known {
-                Some(n) => {
-                    let root = self.find(n);
-                    self.nodes[root as usize].ty.clone()
-                }
-                None => t,
-            };
+                _ => break self.by_addr.get(&type_addr(t)).copied(),
+            }
+        };
+        match known {
+            Some(n) => {
+                let root = self.find(n);
+                self.nodes[root as usize].ty.clone()
+            }
+            None => t.clone(),
         }
     }
 
