@@ -15,9 +15,7 @@ use super::relation::RelationFn;
 use super::solver::{subst, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver};
 use crate::diagnostic::{Diagnostic, Layer};
 use crate::dtype::DataType;
-use crate::ir::{
-    Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, TypeKind, Var, VarId,
-};
+use crate::ir::{Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, TypeKind, Var};
 use crate::op::OpDef;
 use crate::source::Span;
 use std::collections::HashMap;
@@ -30,9 +28,11 @@ pub type RelationLookup<'a> = &'a dyn Fn(&str) -> Option<RelationFn>;
 #[derive(Debug)]
 pub(crate) struct Fatal;
 
-enum Job {
-    Visit(Expr),
-    Resume(Expr, Stage),
+/// A step of the walk. Nodes are borrowed from the root, which outlives
+/// the walk: no reference count changes hands per step.
+enum Job<'e> {
+    Visit(&'e Expr),
+    Resume(&'e Expr, Stage),
 }
 
 enum Stage {
@@ -120,8 +120,13 @@ impl<'a> Inferencer<'a> {
         }
     }
 
-    pub fn var_type(&self, id: VarId) -> Option<&Type> {
-        self.var_types.get(&id.0)
+    /// [`Inferencer::type_of`], resolved by the solver.
+    pub fn resolved_type_of(&mut self, e: &Expr) -> Option<Type> {
+        let t = match e.kind() {
+            ExprKind::Var(v) => self.var_types.get(&v.id.0),
+            _ => self.types.get(&e.addr()),
+        }?;
+        Some(self.solver.resolve(t))
     }
 
     pub fn call_type_args(&self, e: &Expr) -> Option<&Vec<Type>> {
@@ -231,7 +236,7 @@ impl<'a> Inferencer<'a> {
     /// way). Stops at the first fatal error.
     pub fn run(&mut self, root: &Expr) -> Result<(), Fatal> {
         self.reserve_for(root);
-        let mut stack = vec![Job::Visit(root.clone())];
+        let mut stack = vec![Job::Visit(root)];
         while let Some(job) = stack.pop() {
             match job {
                 Job::Visit(e) => {
@@ -268,7 +273,7 @@ impl<'a> Inferencer<'a> {
         self.solver.reserve(nodes / 2);
     }
 
-    fn begin(&mut self, e: Expr, stack: &mut Vec<Job>) -> Result<(), Fatal> {
+    fn begin<'e>(&mut self, e: &'e Expr, stack: &mut Vec<Job<'e>>) -> Result<(), Fatal> {
         if matches!(
             e.kind(),
             ExprKind::Let { .. }
@@ -321,7 +326,7 @@ impl<'a> Inferencer<'a> {
             }
             ExprKind::Tuple(fields) => {
                 for f in fields.iter().rev() {
-                    stack.push(Job::Visit(f.clone()));
+                    stack.push(Job::Visit(f));
                 }
                 // The resume job goes under the fields' jobs.
                 let n = fields.len();
@@ -329,7 +334,6 @@ impl<'a> Inferencer<'a> {
                 Ok(())
             }
             ExprKind::TupleGetItem { tuple, .. } => {
-                let tuple = tuple.clone();
                 stack.push(Job::Resume(e, Stage::TupleGetItem));
                 stack.push(Job::Visit(tuple));
                 Ok(())
@@ -337,31 +341,27 @@ impl<'a> Inferencer<'a> {
             ExprKind::Call(call) => {
                 let n = call.args.len() + 1;
                 for a in call.args.iter().rev() {
-                    stack.push(Job::Visit(a.clone()));
+                    stack.push(Job::Visit(a));
                 }
-                stack.push(Job::Visit(call.callee.clone()));
+                stack.push(Job::Visit(&call.callee));
                 // The resume job goes under the callee's and arguments'.
                 stack.insert(stack.len() - n, Job::Resume(e, Stage::Call));
                 Ok(())
             }
             ExprKind::Function(f) => {
                 self.solver.solve();
-                let params: Vec<Var> = f.params.clone();
-                let body = f.body.clone();
-                for p in &params {
+                for p in &f.params {
                     self.var_type_or_visit(p)?;
                 }
                 stack.push(Job::Resume(e, Stage::Function));
-                stack.push(Job::Visit(body));
+                stack.push(Job::Visit(&f.body));
                 Ok(())
             }
             ExprKind::Let { var, value, .. } => {
-                let var = var.clone();
-                let value = value.clone();
                 let is_function = matches!(value.kind(), ExprKind::Function(_));
                 let mut let_type = Type::incomplete();
                 if is_function {
-                    let_type = self.var_type_or_visit(&var)?;
+                    let_type = self.var_type_or_visit(var)?;
                 }
                 if let Some(annotation) = var.type_annotation() {
                     let site =
@@ -374,39 +374,39 @@ impl<'a> Inferencer<'a> {
                 Ok(())
             }
             ExprKind::If { cond, .. } => {
-                let cond = cond.clone();
                 stack.push(Job::Resume(e, Stage::IfCond));
                 stack.push(Job::Visit(cond));
                 Ok(())
             }
             ExprKind::Match { data, .. } => {
-                let data = data.clone();
                 stack.push(Job::Resume(e, Stage::MatchData));
                 stack.push(Job::Visit(data));
                 Ok(())
             }
             ExprKind::RefCreate(value) => {
-                let value = value.clone();
                 stack.push(Job::Resume(e, Stage::RefCreate));
                 stack.push(Job::Visit(value));
                 Ok(())
             }
             ExprKind::RefRead(r) => {
-                let r = r.clone();
                 stack.push(Job::Resume(e, Stage::RefRead));
                 stack.push(Job::Visit(r));
                 Ok(())
             }
             ExprKind::RefWrite { reference, .. } => {
-                let r = reference.clone();
                 stack.push(Job::Resume(e, Stage::RefWriteRef));
-                stack.push(Job::Visit(r));
+                stack.push(Job::Visit(reference));
                 Ok(())
             }
         }
     }
 
-    fn resume(&mut self, e: Expr, stage: Stage, stack: &mut Vec<Job>) -> Result<(), Fatal> {
+    fn resume<'e>(
+        &mut self,
+        e: &'e Expr,
+        stage: Stage,
+        stack: &mut Vec<Job<'e>>,
+    ) -> Result<(), Fatal> {
         match (e.kind(), stage) {
             (ExprKind::Tuple(fields), Stage::Tuple) => {
                 let ty = Type::tuple(fields.iter().map(|f| self.get(f)).collect());
@@ -454,7 +454,6 @@ impl<'a> Inferencer<'a> {
                 }
                 let let_type = self.unify(&let_type, &vtype, &site, true, true)?;
                 self.var_types.insert(var.id().0, let_type);
-                let body = body.clone();
                 stack.push(Job::Resume(e, Stage::LetBody));
                 stack.push(Job::Visit(body));
                 Ok(())
@@ -480,10 +479,9 @@ impl<'a> Inferencer<'a> {
                     _ => Site::at(cond.span()),
                 };
                 self.unify(&cond_ty, &bool_scalar(), &site, true, true)?;
-                let (t, f) = (then_branch.clone(), else_branch.clone());
                 stack.push(Job::Resume(e, Stage::IfBranches));
-                stack.push(Job::Visit(f));
-                stack.push(Job::Visit(t));
+                stack.push(Job::Visit(else_branch));
+                stack.push(Job::Visit(then_branch));
                 Ok(())
             }
             (
@@ -510,8 +508,8 @@ impl<'a> Inferencer<'a> {
                 let rtype = Type::incomplete();
                 match clauses.first() {
                     Some(first) => {
-                        let rhs = first.rhs.clone();
-                        stack.push(Job::Resume(e.clone(), Stage::MatchRhs(0, rtype)));
+                        let rhs = &first.rhs;
+                        stack.push(Job::Resume(e, Stage::MatchRhs(0, rtype)));
                         stack.push(Job::Visit(rhs));
                         Ok(())
                     }
@@ -523,8 +521,8 @@ impl<'a> Inferencer<'a> {
                 let site = Site::at(e.span()).about(&clauses[i].rhs, "this clause's value");
                 let rtype = self.unify(&rtype, &rhs_ty, &site, true, true)?;
                 if let Some(next) = clauses.get(i + 1) {
-                    let rhs = next.rhs.clone();
-                    stack.push(Job::Resume(e.clone(), Stage::MatchRhs(i + 1, rtype)));
+                    let rhs = &next.rhs;
+                    stack.push(Job::Resume(e, Stage::MatchRhs(i + 1, rtype)));
                     stack.push(Job::Visit(rhs));
                     Ok(())
                 } else {
@@ -547,7 +545,6 @@ impl<'a> Inferencer<'a> {
                 let rt = self.get(reference);
                 let expected = Type::new(TypeKind::Ref(it.clone()));
                 self.unify(&rt, &expected, &Site::at(e.span()), true, true)?;
-                let value = value.clone();
                 stack.push(Job::Resume(e, Stage::RefWriteValue(it)));
                 stack.push(Job::Visit(value));
                 Ok(())

@@ -74,8 +74,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// The resolved type of a node, noting unknown ones.
-    fn resolved(&mut self, e: &Expr, ty: Option<Type>) -> Option<Type> {
-        let ty = self.inf.solver.resolve(&ty?);
+    fn resolved(&mut self, e: &Expr) -> Option<Type> {
+        let ty = self.inf.resolved_type_of(e)?;
         if ty.is_incomplete() {
             self.unresolved.count += 1;
             if self.unresolved.first.is_none() {
@@ -157,11 +157,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// A call: always a new node on first inference (it gets a type), so
     /// built directly rather than through the generic [`rebuild`].
     fn rebuild_call(&mut self, e: &Expr, call: &Call) -> Expr {
-        let ty = self.inf.type_of(e).cloned();
-        let checked_type = match ty {
-            Some(t) => self.resolved(e, Some(t)),
-            None => None,
-        };
+        let checked_type = self.resolved(e);
         let callee = self.lookup(&call.callee);
         let args: Vec<Expr> = call.args.iter().map(|a| self.lookup(a)).collect();
         // Each call is rebuilt once: its recorded type arguments are
@@ -215,8 +211,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 if let Some(done) = self.vars.get(&v.id.0) {
                     return done.clone();
                 }
-                let ty = self.inf.var_type(v.id).cloned();
-                let Some(ty) = self.resolved(e, ty) else {
+                let Some(ty) = self.resolved(e) else {
                     return e.clone();
                 };
                 if let Some(annotation) = v
@@ -248,8 +243,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // shares is printed in the metadata section. Other nodes keep
             // an equal old type; their types are never printed as objects.
             ExprKind::Constant(data) => {
-                let ty = self.inf.type_of(e).cloned();
-                let Some(ty) = self.resolved(e, ty) else {
+                let Some(ty) = self.resolved(e) else {
                     return e.clone();
                 };
                 if e.checked_type().is_some_and(|old| old.ptr_eq(&ty)) {
@@ -269,11 +263,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 None => e.clone(),
             },
             _ => {
-                let ty = self.inf.type_of(e).cloned();
-                let checked_type = match ty {
-                    Some(t) => self.resolved(e, Some(t)),
-                    None => None,
-                };
+                let checked_type = self.resolved(e);
                 let new: Vec<Expr> = children(e).into_iter().map(|c| self.lookup(c)).collect();
                 let type_args = match e.kind() {
                     ExprKind::Call(_) => self.inf.call_type_args(e).cloned().map(|args| {
