@@ -991,6 +991,36 @@ pub fn types_equal(a: &Type, b: &Type) -> bool {
     Comparer::new(false).types_equal(a, b)
 }
 
+/// Whether two call attribute objects are equal as [`structural_equal`]
+/// compares them (with `map_free_vars` for expressions inside).
+pub fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) if x.ptr_eq(y) => true,
+        // Objects of one type list the same fields in declaration order:
+        // compared pairwise, without looking each name up.
+        (Some(x), Some(y))
+            if x.type_key() == y.type_key()
+                && x.fields().len() == y.fields().len()
+                && x.fields().iter().zip(y.fields()).all(|(p, q)| p.0 == q.0) =>
+        {
+            let mut comparer = Comparer::new(true);
+            x.fields()
+                .iter()
+                .zip(y.fields())
+                .all(|(p, q)| comparer.values_equal(&p.1, &q.1))
+        }
+        _ => Comparer::new(true).attrs_difference(a, b).is_none(),
+    }
+}
+
+/// Whether two function attribute dictionaries are equal as
+/// [`structural_equal`] compares them.
+pub fn dict_attrs_equal(a: &DictAttrs, b: &DictAttrs) -> bool {
+    (a.entries().is_empty() && b.entries().is_empty())
+        || Comparer::new(true).dict_difference(a, b).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
