@@ -240,7 +240,7 @@ impl<'a> Inferencer<'a> {
         while let Some(job) = stack.pop() {
             match job {
                 Job::Visit(e) => {
-                    if !self.has_type(&e) {
+                    if !self.has_type(e) {
                         self.begin(e, &mut stack)?;
                     }
                 }
@@ -288,22 +288,22 @@ impl<'a> Inferencer<'a> {
         match e.kind() {
             ExprKind::Var(v) => {
                 let ty = v.type_annotation.clone().unwrap_or_else(Type::incomplete);
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             ExprKind::GlobalVar(g) => {
                 let ty = self.global_type(g.name(), e.span())?;
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             ExprKind::Constant(data) => {
                 let shape = data.shape.iter().map(|&d| Dim::int32(d)).collect();
-                self.record(&e, Type::tensor(shape, data.dtype))
+                self.record(e, Type::tensor(shape, data.dtype))
             }
             ExprKind::Op(op) => {
                 let ty = match self.op_type(op) {
                     Some(t) => t,
                     None => Type::incomplete(),
                 };
-                self.set(&e, ty);
+                self.set(e, ty);
                 Ok(())
             }
             ExprKind::Constructor(c) => {
@@ -322,7 +322,7 @@ impl<'a> Inferencer<'a> {
                     args: td.type_vars.iter().cloned().map(Type::var).collect(),
                 });
                 let ty = Type::func(c.data().inputs.clone(), ret, td.type_vars.clone());
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             ExprKind::Tuple(fields) => {
                 for f in fields.iter().rev() {
@@ -410,7 +410,7 @@ impl<'a> Inferencer<'a> {
         match (e.kind(), stage) {
             (ExprKind::Tuple(fields), Stage::Tuple) => {
                 let ty = Type::tuple(fields.iter().map(|f| self.get(f)).collect());
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             (ExprKind::TupleGetItem { tuple, index }, Stage::TupleGetItem) => {
                 let tuple_ty = self.get(tuple);
@@ -423,11 +423,11 @@ impl<'a> Inferencer<'a> {
                     span: e.span(),
                     site: e.clone(),
                 });
-                self.record(&e, out)
+                self.record(e, out)
             }
             (ExprKind::Call(call), Stage::Call) => {
-                let ty = self.call(&e, call)?;
-                self.record(&e, ty)
+                let ty = self.call(e, call)?;
+                self.record(e, ty)
             }
             (ExprKind::Function(f), Stage::Function) => {
                 let params: Vec<Type> = f.params.iter().map(|p| self.get(p.expr())).collect();
@@ -444,7 +444,7 @@ impl<'a> Inferencer<'a> {
                 }
                 let fn_ty = Type::func(params, rtype, f.type_params.clone());
                 let ty = self.solver.resolve(&fn_ty);
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             (ExprKind::Let { var, value, body }, Stage::LetValue(let_type)) => {
                 let vtype = self.get(value);
@@ -460,7 +460,7 @@ impl<'a> Inferencer<'a> {
             }
             (ExprKind::Let { body, .. }, Stage::LetBody) => {
                 let ty = self.get(body);
-                self.set(&e, ty);
+                self.set(e, ty);
                 Ok(())
             }
             (
@@ -498,7 +498,7 @@ impl<'a> Inferencer<'a> {
                     .about(then_branch, "the `then` branch")
                     .about(else_branch, "the `else` branch");
                 let ty = self.unify(&a, &b, &site, true, true)?;
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             (ExprKind::Match { data, clauses, .. }, Stage::MatchData) => {
                 let dtype = self.get(data);
@@ -513,7 +513,7 @@ impl<'a> Inferencer<'a> {
                         stack.push(Job::Visit(rhs));
                         Ok(())
                     }
-                    None => self.finish_match(&e, rtype),
+                    None => self.finish_match(e, rtype),
                 }
             }
             (ExprKind::Match { clauses, .. }, Stage::MatchRhs(i, rtype)) => {
@@ -526,19 +526,19 @@ impl<'a> Inferencer<'a> {
                     stack.push(Job::Visit(rhs));
                     Ok(())
                 } else {
-                    self.finish_match(&e, rtype)
+                    self.finish_match(e, rtype)
                 }
             }
             (ExprKind::RefCreate(value), Stage::RefCreate) => {
                 let ty = Type::new(TypeKind::Ref(self.get(value)));
-                self.record(&e, ty)
+                self.record(e, ty)
             }
             (ExprKind::RefRead(r), Stage::RefRead) => {
                 let it = Type::incomplete();
                 let rt = self.get(r);
                 let expected = Type::new(TypeKind::Ref(it.clone()));
                 self.unify(&rt, &expected, &Site::at(e.span()), true, true)?;
-                self.record(&e, it)
+                self.record(e, it)
             }
             (ExprKind::RefWrite { reference, value }, Stage::RefWriteRef) => {
                 let it = Type::incomplete();
@@ -552,7 +552,7 @@ impl<'a> Inferencer<'a> {
             (ExprKind::RefWrite { value, .. }, Stage::RefWriteValue(it)) => {
                 let vt = self.get(value);
                 self.unify(&vt, &it, &Site::at(e.span()), true, true)?;
-                self.record(&e, Type::unit())
+                self.record(e, Type::unit())
             }
             _ => Ok(()),
         }
