@@ -153,7 +153,7 @@ struct RelationNode {
     resolved: bool,
     /// For a relation run ahead of its turn (see [`Solver::add_relation`]):
     /// what it saw and concluded, until its turn comes.
-    ahead: Option<Box<Ahead>>,
+    ahead: Option<Ahead>,
 }
 
 /// A relation run when it was added, with its arguments resolved as they
@@ -772,11 +772,11 @@ impl Solver {
         // any other is linked to its arguments' nodes.
         let (ahead, to_link) = match ahead {
             Some((seen, assigns)) => (
-                Some(Box::new(Ahead {
+                Some(Ahead {
                     args: rel.args,
                     seen,
                     assigns,
-                })),
+                }),
                 None,
             ),
             None => (None, Some(rel.args)),
@@ -902,7 +902,7 @@ impl Solver {
     pub fn solve(&mut self) {
         while let Some(id) = self.queue.pop_front() {
             let resolved = match self.rels[id as usize].ahead.take() {
-                Some(ahead) => self.ahead_turn(id, *ahead),
+                Some(ahead) => self.ahead_turn(id, ahead),
                 None => {
                     let (func, num_inputs, attrs) = {
                         let r = &self.rels[id as usize];
