@@ -869,18 +869,7 @@ fn doubles_equal(x: f64, y: f64) -> bool {
 
 fn dims_equal(a: &Dim, b: &Dim) -> bool {
     match (a, b) {
-        (
-            Dim::Int {
-                value: x,
-                dtype: dx,
-                ..
-            },
-            Dim::Int {
-                value: y,
-                dtype: dy,
-                ..
-            },
-        ) => x == y && dx == dy,
+        (Dim::Int { .. }, Dim::Int { .. }) => a.as_int_imm() == b.as_int_imm(),
         (Dim::Any, Dim::Any) => true,
         (Dim::Meta(x), Dim::Meta(y)) => {
             x == y || crate::meta::subgraphs_equal(&x.graph, x.index, &y.graph, y.index)

@@ -328,6 +328,14 @@ impl Dim {
         }
     }
 
+    /// The size and dtype of a known integer (an `IntImm`).
+    pub fn as_int_imm(&self) -> Option<(i64, DataType)> {
+        match self {
+            Dim::Int { value, dtype, .. } => Some((*value, *dtype)),
+            _ => None,
+        }
+    }
+
     /// The identity of an integer dimension.
     pub fn id(&self) -> Option<DimId> {
         match self {

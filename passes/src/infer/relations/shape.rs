@@ -163,22 +163,10 @@ fn floor_div(x: i64, y: i64) -> i64 {
 
 fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
     // Two immediates, the common case: folded without copying either.
-    if let (
-        Dim::Int {
-            value: x,
-            dtype: dx,
-            ..
-        },
-        Dim::Int {
-            value: y,
-            dtype: dy,
-            ..
-        },
-    ) = (a, b)
-    {
-        let dtype = promote(*dx, *dy);
+    if let (Some((x, dx)), Some((y, dy))) = (a.as_int_imm(), b.as_int_imm()) {
+        let dtype = promote(dx, dy);
         let as_dtype = |v: i64, own: DataType| if own == dtype { v } else { wrap(v, dtype) };
-        return fold(op, as_dtype(*x, *dx), as_dtype(*y, *dy), dtype);
+        return fold(op, as_dtype(x, dx), as_dtype(y, dy), dtype);
     }
     let (a, b) = (normalize(a), normalize(b));
     let dtype = promote(dim_dtype(&a), dim_dtype(&b));
