@@ -25,7 +25,19 @@ pub fn children(expr: &Expr) -> Vec<&Expr> {
 /// Calls `f` on each of [`children`]`(expr)` in order, without collecting
 /// them (walks over large graphs visit every node, and most have one to
 /// three children: a vector per node would be most of the cost).
-pub fn for_each_child<'a>(expr: &'a Expr, mut f: impl FnMut(&'a Expr)) {
+pub fn for_each_child<'a>(expr: &'a Expr, f: impl FnMut(&'a Expr)) {
+    visit_children(expr, true, f);
+}
+
+/// [`for_each_child`] without the variables bound by match patterns, which
+/// a match does not use (the printer's dependency graph); a function's
+/// parameters and a `let`'s variable are still visited.
+pub fn for_each_child_except_pattern_vars<'a>(expr: &'a Expr, f: impl FnMut(&'a Expr)) {
+    visit_children(expr, false, f);
+}
+
+#[inline]
+fn visit_children<'a>(expr: &'a Expr, with_pattern_vars: bool, mut f: impl FnMut(&'a Expr)) {
     match expr.kind() {
         ExprKind::Var(_)
         | ExprKind::GlobalVar(_)
@@ -59,7 +71,9 @@ pub fn for_each_child<'a>(expr: &'a Expr, mut f: impl FnMut(&'a Expr)) {
         ExprKind::Match { data, clauses, .. } => {
             f(data);
             for clause in clauses {
-                pattern_vars(&clause.pattern, &mut f);
+                if with_pattern_vars {
+                    pattern_vars(&clause.pattern, &mut f);
+                }
                 f(&clause.rhs);
             }
         }

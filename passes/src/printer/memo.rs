@@ -7,6 +7,7 @@
 //! copies a word rather than a string.
 
 use super::doc::Doc;
+use crate::ir::rewrite::for_each_child_except_pattern_vars;
 use crate::ir::{Expr, ExprKind};
 
 /// The identity of a node for the memo tables: its address, except that a
@@ -138,7 +139,7 @@ impl Nodes {
         let mut stack: Vec<&Expr> = vec![root];
         let mut children: Vec<&Expr> = Vec::new();
         while let Some(e) = stack.pop() {
-            for_each_child(e, |c| children.push(c));
+            for_each_child_except_pattern_vars(e, |c| children.push(c));
             for c in children.drain(..) {
                 // Only nodes the printer may write inline or not ask for
                 // their users: a variable, a constant, … is always inline.
@@ -183,55 +184,6 @@ fn is_leaf(e: &Expr) -> bool {
             | ExprKind::Op(_)
             | ExprKind::Constructor(_)
     )
-}
-
-/// The children of a node in the dependency graph: every sub-expression
-/// but match patterns, a function's parameters included.
-fn for_each_child<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr)) {
-    match e.kind() {
-        ExprKind::Var(_)
-        | ExprKind::GlobalVar(_)
-        | ExprKind::Constant(_)
-        | ExprKind::Op(_)
-        | ExprKind::Constructor(_) => {}
-        ExprKind::Call(call) => {
-            f(&call.callee);
-            call.args.iter().for_each(f);
-        }
-        ExprKind::Tuple(fields) => fields.iter().for_each(f),
-        ExprKind::TupleGetItem { tuple, .. } => f(tuple),
-        ExprKind::RefCreate(v) | ExprKind::RefRead(v) => f(v),
-        ExprKind::RefWrite { reference, value } => {
-            f(reference);
-            f(value);
-        }
-        ExprKind::If {
-            cond,
-            then_branch,
-            else_branch,
-        } => {
-            f(cond);
-            f(then_branch);
-            f(else_branch);
-        }
-        ExprKind::Function(func) => {
-            for param in &func.params {
-                f(param.expr());
-            }
-            f(&func.body);
-        }
-        ExprKind::Let { var, value, body } => {
-            f(var.expr());
-            f(value);
-            f(body);
-        }
-        ExprKind::Match { data, clauses, .. } => {
-            f(data);
-            for clause in clauses {
-                f(&clause.rhs);
-            }
-        }
-    }
 }
 
 pub(crate) use crate::fxhash::FxMap;

@@ -5,7 +5,7 @@ use super::by_name;
 use crate::dtype::DataType;
 use crate::infer::relation::{RelationArgs, RelationOutcome};
 use crate::ir::{AttrValue, Attrs, Dim, Type};
-use crate::op::{self, AttrDefault, AttrType};
+use crate::op::{self, AttrType};
 
 /// `Tensor[(dims…), dtype]` with int32 dims; `&[]` is a scalar.
 pub fn t(dims: &[i64], dtype: &str) -> Type {
@@ -64,50 +64,7 @@ pub fn f(v: f64) -> AttrValue {
 }
 
 /// A field's declared default, as the lowering builds it.
-pub fn default_value(default: &AttrDefault, ty: &AttrType) -> AttrValue {
-    let ty = match ty {
-        AttrType::Optional(inner) => inner,
-        ty => ty,
-    };
-    match default {
-        AttrDefault::Required | AttrDefault::Null | AttrDefault::FullyUnconstrained => {
-            AttrValue::Null
-        }
-        AttrDefault::Int(v) => match ty {
-            AttrType::Int | AttrType::UInt64 => AttrValue::Int(*v),
-            AttrType::Double => AttrValue::Double(*v as f64),
-            AttrType::Bool => AttrValue::Bool(*v != 0),
-            AttrType::FloatImm => AttrValue::FloatImm {
-                value: *v as f32 as f64,
-                dtype: DataType::FLOAT32,
-            },
-            _ => int(*v),
-        },
-        AttrDefault::Double(v) => match ty {
-            AttrType::Double => AttrValue::Double(*v),
-            _ => AttrValue::FloatImm {
-                value: *v as f32 as f64,
-                dtype: DataType::FLOAT32,
-            },
-        },
-        AttrDefault::Bool(b) => match ty {
-            AttrType::Bool => AttrValue::Bool(*b),
-            _ => AttrValue::int_imm(i64::from(*b), DataType::bool()),
-        },
-        AttrDefault::Str(s) => match ty {
-            AttrType::DataType => AttrValue::DataType(DataType::parse(s).unwrap_or_default()),
-            _ => AttrValue::Str(s.clone()),
-        },
-        AttrDefault::DataType(name) => {
-            AttrValue::DataType(DataType::parse(name).unwrap_or_default())
-        }
-        AttrDefault::Array(items) => {
-            let element = ty.element_type().unwrap_or(&AttrType::ObjectRef);
-            AttrValue::Array(items.iter().map(|i| default_value(i, element)).collect())
-        }
-        AttrDefault::EmptyMap => AttrValue::Map(Vec::new()),
-    }
-}
+pub(crate) use crate::lower::default_value;
 
 /// Converts a given value to a field's type as TVM converts a packed
 /// argument (the subset the tests and the corpus reader need).
