@@ -74,10 +74,12 @@ pub(crate) struct Inferencer<'a> {
     order: Option<Vec<Expr>>,
 }
 
-/// An operator's type and the one relation it carries.
+/// An operator's type, the one relation it carries and its number of
+/// inputs.
 struct OpType {
     ty: Type,
     relation: RelFunc,
+    inputs: usize,
 }
 
 fn bool_scalar() -> Type {
@@ -129,11 +131,8 @@ impl<'a> Inferencer<'a> {
         Some(self.solver.resolve(t))
     }
 
-    pub fn call_type_args(&self, e: &Expr) -> Option<&Vec<Type>> {
-        self.type_args.get(&e.addr())
-    }
-
-    /// [`Inferencer::call_type_args`], taken out (for resolution).
+    /// The type arguments recorded for a call, taken out (resolution
+    /// rebuilds each call once).
     pub fn take_call_type_args(&mut self, e: &Expr) -> Option<Vec<Type>> {
         self.type_args.remove(&e.addr())
     }
@@ -263,8 +262,9 @@ impl<'a> Inferencer<'a> {
         if nodes < 64 {
             return;
         }
-        // About half the nodes of a dataflow graph are calls, half of the
-        // rest their operators.
+        // About half the nodes of a dataflow graph are calls (one relation
+        // and one set of type arguments each), most of the rest their
+        // operators.
         self.types.reserve(nodes);
         if let Some(order) = &mut self.order {
             order.reserve(nodes);
@@ -967,8 +967,7 @@ impl<'a> Inferencer<'a> {
     /// The relation of `op`'s type and its number of inputs.
     fn op_relation(&mut self, op: &'static OpDef) -> Option<(RelFunc, usize)> {
         let entry = self.op_entry(op)?;
-        let inputs = entry.ty.as_func().map_or(0, |ft| ft.params.len());
-        Some((entry.relation.clone(), inputs))
+        Some((entry.relation.clone(), entry.inputs))
     }
 
     fn op_entry(&mut self, op: &'static OpDef) -> Option<&OpType> {
@@ -1006,7 +1005,11 @@ impl<'a> Inferencer<'a> {
                     num_inputs: n,
                 }],
             );
-            OpType { ty, relation }
+            OpType {
+                ty,
+                relation,
+                inputs: n,
+            }
         })
     }
 }

@@ -265,14 +265,6 @@ impl<'i, 'a> Resolver<'i, 'a> {
             _ => {
                 let checked_type = self.resolved(e);
                 let new: Vec<Expr> = children(e).into_iter().map(|c| self.lookup(c)).collect();
-                let type_args = match e.kind() {
-                    ExprKind::Call(_) => self.inf.call_type_args(e).cloned().map(|args| {
-                        args.iter()
-                            .map(|t| self.inf.solver.resolve(t))
-                            .collect::<Vec<_>>()
-                    }),
-                    _ => None,
-                };
                 let ret_type = match (e.kind(), checked_type.as_ref().map(Type::kind)) {
                     (ExprKind::Function(f), Some(TypeKind::Func(ft))) if f.ret_type.is_none() => {
                         Some(ft.ret.clone())
@@ -281,7 +273,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 };
                 let update = NodeUpdate {
                     checked_type,
-                    type_args,
+                    type_args: None,
                     ret_type,
                     var_annotation: None,
                 };

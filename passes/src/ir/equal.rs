@@ -681,6 +681,25 @@ impl Comparer {
                 y.type_key().to_string(),
             ));
         }
+        // Objects of one type list the same fields in declaration order:
+        // compared pairwise, without looking each name up.
+        let aligned = x.fields().len() == y.fields().len()
+            && x.fields().iter().zip(y.fields()).all(|(p, q)| p.0 == q.0);
+        if aligned {
+            return x
+                .fields()
+                .iter()
+                .zip(y.fields())
+                .find_map(|((k, vx), (_, vy))| {
+                    (!self.values_equal(vx, vy)).then(|| {
+                        versus(
+                            &format!("attribute {k}"),
+                            value_text(Some(vx)),
+                            value_text(Some(vy)),
+                        )
+                    })
+                });
+        }
         for (kx, vx) in x.fields() {
             match y.get(kx) {
                 Some(vy) if self.values_equal(vx, vy) => {}
@@ -983,24 +1002,7 @@ pub fn types_equal(a: &Type, b: &Type) -> bool {
 /// Whether two call attribute objects are equal as [`structural_equal`]
 /// compares them (with `map_free_vars` for expressions inside).
 pub fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) if x.ptr_eq(y) => true,
-        // Objects of one type list the same fields in declaration order:
-        // compared pairwise, without looking each name up.
-        (Some(x), Some(y))
-            if x.type_key() == y.type_key()
-                && x.fields().len() == y.fields().len()
-                && x.fields().iter().zip(y.fields()).all(|(p, q)| p.0 == q.0) =>
-        {
-            let mut comparer = Comparer::new(true);
-            x.fields()
-                .iter()
-                .zip(y.fields())
-                .all(|(p, q)| comparer.values_equal(&p.1, &q.1))
-        }
-        _ => Comparer::new(true).attrs_difference(a, b).is_none(),
-    }
+    Comparer::new(true).attrs_difference(a, b).is_none()
 }
 
 /// Whether two function attribute dictionaries are equal as
