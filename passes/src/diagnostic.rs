@@ -4,7 +4,7 @@
 //!
 //! A diagnostic says which layer found it ([`Layer`]: syntax errors are kept
 //! apart from name and type errors, as taplo does), how bad it is, where it is
-//! (a [`Span`]: a file of a [`SourceMap`] and a byte range) and what else is
+//! (a [`Span`]: a file of a [`SourceMap`](crate::source::SourceMap) and a byte range) and what else is
 //! related to it (labels with their own spans, notes, a help line).
 
 use crate::source::{FileId, Span};

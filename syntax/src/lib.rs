@@ -7,6 +7,25 @@
 //! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
 //!   every rejection has a message in TVM's words where TVM has one.
 //! * [`ast`] is the typed layer every later stage reads.
+//!
+//! This crate knows nothing about the IR, types or passes (those are in
+//! `relay-passes`).
+//!
+//! ```
+//! use relay_syntax::ast::AstNode;
+//!
+//! let text = "#[version = \"0.0.5\"]\ndef @main(%x: float32) { add(%x, %x) }\n";
+//! let parse = relay_syntax::parse_module(text);
+//! assert!(parse.errors().is_empty());
+//! // Lossless: the tree holds every byte, comments and whitespace included.
+//! assert_eq!(parse.syntax_node().to_string(), text);
+//! let file = parse.source_file().unwrap();
+//! assert_eq!(file.syntax().text_range().len(), (text.len() as u32).into());
+//!
+//! // Errors never stop the parse: the tree still covers the whole input.
+//! let broken = relay_syntax::parse_module("#[version = \"0.0.5\"]\ndef @f(%x) { %x, }");
+//! assert!(!broken.errors().is_empty());
+//! ```
 
 #[cfg(feature = "allocator")]
 pub mod allocator;

@@ -4,60 +4,46 @@
 //! pass shows up in `relay passes`, in pipelines, as a code action and in
 //! `relay.listPasses`.
 
-use relay_passes::ir::{Expr, ExprKind, IRModule};
-use relay_passes::transform::registry::PassKind;
-use relay_passes::transform::ModulePass;
-use relay_passes::transform::{PassContext, PassInfo, PassSpec};
-use std::collections::HashSet;
-use std::sync::Arc;
+use relay_passes::ir::rewrite::post_order_each;
+use relay_passes::ir::{ExprKind, IRModule};
+use relay_passes::transform::registry::register_module_pass;
 
-/// The number of call nodes in a module (each shared node once).
+/// The number of call nodes in a module (each shared node once), counted
+/// with the library's own traversal (iterative, each node visited once).
 fn count_calls(module: &IRModule) -> usize {
-    let mut seen = HashSet::new();
-    let mut stack: Vec<Expr> = module.functions().map(|(_, f)| f.expr().clone()).collect();
     let mut calls = 0;
-    while let Some(expr) = stack.pop() {
-        if !seen.insert(expr.addr()) {
-            continue;
-        }
-        if matches!(expr.kind(), ExprKind::Call(_)) {
-            calls += 1;
-        }
-        relay_server::lsp::analysis::push_children(&expr, &mut stack);
+    for (_, function) in module.functions() {
+        post_order_each(function.expr(), |expr| {
+            if matches!(expr.kind(), ExprKind::Call(_)) {
+                calls += 1;
+            }
+        });
     }
     calls
 }
 
-/// `CountCalls`: logs how many calls the module has and leaves it unchanged.
-fn count_calls_spec() -> PassSpec {
-    PassSpec {
-        name: "CountCalls".into(),
-        info: PassInfo::new("CountCalls", 0, &[]),
-        kind: PassKind::Module,
-        params: Vec::new(),
-        description: "Log the number of calls in the module (an example of a downstream pass)."
-            .into(),
-        factory: Arc::new(|_args| {
-            let pass = ModulePass::new(
-                PassInfo::new("CountCalls", 0, &[]),
-                |module, ctx: &PassContext| {
-                    ctx.log(&format!("CountCalls: {} calls", count_calls(&module)));
-                    Ok(module)
-                },
-            );
-            Ok(Arc::new(pass.with_description("CountCalls")))
-        }),
-    }
+/// Registers `CountCalls`: it logs how many calls the module has and leaves
+/// it unchanged. One line makes it a pass of the CLI, of pipelines and of
+/// the language server.
+fn register_count_calls() {
+    register_module_pass(
+        "CountCalls",
+        0,
+        &[],
+        "Log the number of calls in the module (an example of a downstream pass).",
+        |module, ctx| {
+            ctx.log(&format!("CountCalls: {} calls", count_calls(&module)));
+            Ok(module)
+        },
+    );
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    register_count_calls();
     let status = if args.get(1).map(String::as_str) == Some("lsp") {
-        relay_server::lsp::Builder::new()
-            .register_pass(count_calls_spec())
-            .run_stdio()
+        relay_server::lsp::Builder::new().run_stdio()
     } else {
-        relay_passes::transform::registry::register(count_calls_spec());
         relay_server::cli::run(args)
     };
     std::process::exit(status);

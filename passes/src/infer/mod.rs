@@ -3,13 +3,13 @@
 //!
 //! Each function is inferred on its own, in three phases:
 //!
-//! 1. **Constraints** ([`generate`]): expressions are visited children
+//! 1. **Constraints** (`generate`): expressions are visited children
 //!    first, each node once; every node gets a type, made of known parts and
 //!    unknown (incomplete) types. Operator calls add relation instances;
 //!    other calls, `if`, `let`, `match` and annotations unify types.
-//! 2. **Solving** ([`solver`]): union-find unification and a FIFO queue of
+//! 2. **Solving** (`solver`): union-find unification and a FIFO queue of
 //!    relations, re-run when a type they mention is refined.
-//! 3. **Resolution** ([`resolve`]): every expression is rebuilt with its
+//! 3. **Resolution** (`resolve`): every expression is rebuilt with its
 //!    checked type; unannotated variables and functions get the inferred
 //!    annotations; calls get their type arguments.
 //!

@@ -5,7 +5,7 @@
 //! syntax crate decides what the text *says*, lowering decides what it
 //! *means*. The semantics are TVM's, quirks included, but where TVM aborts at
 //! the first problem lowering reports a [`Diagnostic`] (layer
-//! [`Layer::Name`](crate::diagnostic::Layer::Name)), recovers and goes on, so
+//! [`Layer::Name`]), recovers and goes on, so
 //! one run reports every name error of a file.
 //!
 //! * [`lower_module`] / [`parse_and_lower`]: `tvm.relay.parse` (without the
@@ -14,7 +14,7 @@
 //! * [`lower_expr`] / [`parse_and_lower_expr`]: `tvm.relay.parse_expr` (one
 //!   expression, no module: globals and ADT names are not checked).
 //!
-//! Every IR node carries the [`Span`](crate::source::Span) of the syntax node
+//! Every IR node carries the [`Span`] of the syntax node
 //! it came from. What lowering resolves, and how:
 //!
 //! * **Locals.** Scopes as TVM pushes them: a function's parameters and body,

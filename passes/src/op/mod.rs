@@ -4,7 +4,7 @@
 //! documentation.
 //!
 //! The data lives in `ops.def`, a table in our own text format that is
-//! compiled into the crate and parsed once on first use (see [`table`] for the
+//! compiled into the crate and parsed once on first use (see `table` for the
 //! loader and the top of `ops.def` for the format). Attribute schemas are
 //! shared: many operators use the same attrs type (e.g. all reductions use
 //! `relay.attrs.ReduceAttrs`).

@@ -7,8 +7,10 @@
 //! are resolved here, as TVM's `GetPass` does: `transform.X` and
 //! `relay._transform.X` are accepted as spellings of `X`.
 
+use crate::diagnostic::Diagnostic;
+use crate::ir::{Function, IRModule};
 use crate::transform::pipeline::PipelineValue;
-use crate::transform::{Pass, PassInfo};
+use crate::transform::{FunctionPass, ModulePass, Pass, PassContext, PassInfo};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// The type of a pass parameter.
@@ -160,6 +162,97 @@ impl PassSpec {
     pub fn describe(&self, args: &PassArgs) -> String {
         describe_args(&self.name, &self.params, args)
     }
+
+    /// The registry entry of a function pass without parameters, registered
+    /// under its `PassInfo` name: each pipeline that names it gets a
+    /// [`FunctionPass`] running `transform` on every optimisable function.
+    pub fn function(
+        info: PassInfo,
+        description: &str,
+        transform: impl Fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>
+            + Send
+            + Sync
+            + 'static,
+    ) -> PassSpec {
+        let transform = Arc::new(transform);
+        let factory_info = info.clone();
+        PassSpec {
+            name: info.name.clone(),
+            info,
+            kind: PassKind::Function,
+            params: Vec::new(),
+            description: description.into(),
+            factory: Arc::new(move |_args| {
+                let transform = Arc::clone(&transform);
+                let pass =
+                    FunctionPass::new(factory_info.clone(), move |f, m, ctx| transform(f, m, ctx));
+                Ok(Arc::new(pass) as Arc<dyn Pass>)
+            }),
+        }
+    }
+
+    /// The registry entry of a module pass without parameters, registered
+    /// under its `PassInfo` name.
+    pub fn module(
+        info: PassInfo,
+        description: &str,
+        transform: impl Fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>
+            + Send
+            + Sync
+            + 'static,
+    ) -> PassSpec {
+        let transform = Arc::new(transform);
+        let factory_info = info.clone();
+        PassSpec {
+            name: info.name.clone(),
+            info,
+            kind: PassKind::Module,
+            params: Vec::new(),
+            description: description.into(),
+            factory: Arc::new(move |_args| {
+                let transform = Arc::clone(&transform);
+                let pass = ModulePass::new(factory_info.clone(), move |m, ctx| transform(m, ctx));
+                Ok(Arc::new(pass) as Arc<dyn Pass>)
+            }),
+        }
+    }
+}
+
+/// Registers a function pass without parameters in one line, so that it can
+/// be named in pipelines (`-p "MyPass, FoldConstant"`), is listed by
+/// `relay passes` and is offered by the editor:
+/// `register_function_pass("ReluToClip", 1, &["InferType"], "…", |f, _m, _ctx| Ok(f))`.
+pub fn register_function_pass(
+    name: &str,
+    opt_level: u32,
+    required: &[&str],
+    description: &str,
+    transform: impl Fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>
+        + Send
+        + Sync
+        + 'static,
+) {
+    register(PassSpec::function(
+        PassInfo::new(name, opt_level, required),
+        description,
+        transform,
+    ));
+}
+
+/// Registers a module pass without parameters in one line (see
+/// [`register_function_pass`]).
+pub fn register_module_pass(
+    name: &str,
+    opt_level: u32,
+    required: &[&str],
+    description: &str,
+    transform: impl Fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic> + Send + Sync + 'static,
+) {
+    register(PassSpec::module(
+        PassInfo::new(name, opt_level, required),
+        description,
+        transform,
+    ));
 }
 
 /// The pipeline text for pass `name` made with `args`: the name, and the

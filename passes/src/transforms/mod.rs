@@ -36,9 +36,7 @@ pub use infer_type::pass as infer_type;
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Function, IRModule};
-use crate::transform::registry::PassKind;
-use crate::transform::{FunctionPass, ModulePass, PassContext, PassInfo, PassSpec};
-use std::sync::Arc;
+use crate::transform::{PassContext, PassInfo, PassSpec};
 
 /// Every built-in pass, for the registry.
 pub(crate) fn builtin_passes() -> Vec<PassSpec> {
@@ -75,44 +73,22 @@ pub(crate) fn builtin_passes() -> Vec<PassSpec> {
     specs
 }
 
-/// The registry entry of a function pass without parameters, registered
-/// under its own name.
+/// The registry entry of a built-in function pass without parameters
+/// ([`PassSpec::function`]).
 fn function_pass_spec(
     info: PassInfo,
     description: &str,
     transform: fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>,
 ) -> PassSpec {
-    let factory_info = info.clone();
-    PassSpec {
-        name: info.name.clone(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: description.into(),
-        factory: Arc::new(move |_args| {
-            let pass = FunctionPass::new(factory_info.clone(), transform);
-            Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
-        }),
-    }
+    PassSpec::function(info, description, transform)
 }
 
-/// The registry entry of a module pass without parameters, registered
-/// under its own name.
+/// The registry entry of a built-in module pass without parameters
+/// ([`PassSpec::module`]).
 fn module_pass_spec(
     info: PassInfo,
     description: &str,
     transform: fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>,
 ) -> PassSpec {
-    let factory_info = info.clone();
-    PassSpec {
-        name: info.name.clone(),
-        info,
-        kind: PassKind::Module,
-        params: Vec::new(),
-        description: description.into(),
-        factory: Arc::new(move |_args| {
-            let pass = ModulePass::new(factory_info.clone(), transform);
-            Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
-        }),
-    }
+    PassSpec::module(info, description, transform)
 }

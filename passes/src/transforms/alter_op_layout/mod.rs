@@ -9,7 +9,7 @@
 //! inserts the `layout_transform`s the new call's layouts ask for.
 //!
 //! The rules dispatch on the `--target` scope. Only the `cpu` rules of a
-//! plain `llvm` target are built in ([`x86`]); with no target TVM's generic
+//! plain `llvm` target are built in (`x86`); with no target TVM's generic
 //! rules return None, so the rewrite runs but alters nothing. A function
 //! pass at opt_level 3 that requires `InferType`.
 

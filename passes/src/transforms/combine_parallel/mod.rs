@@ -17,7 +17,7 @@
 //!    first group of this root whose first branch they can be combined
 //!    with, or into a new group.
 //! 3. **Combining.** Every group with at least `min_num_branches` branches
-//!    gets one combined call ([`ParallelOpCombiner::make_combined_op`]).
+//!    gets one combined call (`ParallelOpCombiner::make_combined_op`).
 //!    Then, level by level, the ops that follow in every branch are merged
 //!    too while they agree (same operator and attrs, fed by the previous
 //!    level at the same argument position, compatible other arguments),

@@ -9,12 +9,12 @@
 //! allows, and the first one that cannot (or the function's result) gets a
 //! `layout_transform` back to the original layout.
 //!
-//! * [`rewrite`] is the driver (TVM's `ForwardRewrite` + `LayoutRewriter`),
-//! * [`infer`] (with [`infer_nn`], [`infer_tensor`], [`infer_qnn`]) holds each
+//! * `rewrite` is the driver (TVM's `ForwardRewrite` + `LayoutRewriter`),
+//! * `infer` (with `infer_nn`, `infer_tensor`, `infer_qnn`) holds each
 //!   operator's `FInferCorrectLayout`,
-//! * [`convert`] holds the `FTVMConvertOpLayout` conversions to the desired
+//! * `convert` holds the `FTVMConvertOpLayout` conversions to the desired
 //!   layouts,
-//! * [`layout`] the layout operations they share.
+//! * `layout` the layout operations they share.
 //!
 //! AlterOpLayout (`super::alter_op_layout`) runs the same driver with its
 //! own rebuild step.

@@ -8,7 +8,7 @@
 //! absorbs everything, as one consumer that cannot take a scale forbids it.
 //!
 //! Every helper reports the situations TVM would abort on as
-//! [`Unhandled`]; the passes then leave the function as it was.
+//! `Unhandled`; the passes then leave the function as it was.
 
 use crate::dtype::{DataType, TypeCode};
 use crate::ir::build::{op_call_with, reshape};

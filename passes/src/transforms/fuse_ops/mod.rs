@@ -3,13 +3,13 @@
 //!
 //! Four steps, one module each:
 //!
-//! 1. [`graph`]: number the function's dataflow nodes in post-order and
+//! 1. `graph`: number the function's dataflow nodes in post-order and
 //!    record, for each, its consumers and the fusion pattern of each use;
-//! 2. [`dominator`]: build the post-dominator tree of that graph;
-//! 3. [`partition`]: merge nodes into groups, each node only into the group
+//! 2. `dominator`: build the post-dominator tree of that graph;
+//! 3. `partition`: merge nodes into groups, each node only into the group
 //!    of its post-dominator and only when the patterns on the way allow it
 //!    (nothing is merged at fuse level 0);
-//! 4. [`rewrite`]: rebuild the function, turning every group of operator
+//! 4. `rewrite`: rebuild the function, turning every group of operator
 //!    calls into a `Primitive=1` function called on the group's inputs.
 //!
 //! `fuse_opt_level=-1` means the PassContext's opt_level. The PassContext

@@ -16,7 +16,7 @@
 //! Where TVM would abort inside a rewrite (a failed internal check, an
 //! untyped node), the rewrite here leaves the match as it is instead.
 //!
-//! The engine (matching, grouping, fixpoint) is in [`engine`]; each family
+//! The engine (matching, grouping, fixpoint) is in `engine`; each family
 //! of rewrites has its own module.
 
 mod arith;
