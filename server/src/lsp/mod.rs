@@ -16,6 +16,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod applicable;
 pub mod features;
 mod server;
 pub mod text;
