@@ -49,10 +49,13 @@ pub struct Applicability {
 pub struct ApplicabilityCache(Mutex<HashMap<Option<String>, Arc<Applicability>>>);
 
 /// The passes that would change `function` (or the module), computed once
-/// per analysis and function. `excluded` are never run here: the external
-/// passes of `relay.toml`, which start programs.
+/// per analysis and function. The external passes of `relay.toml` are never
+/// run here (they start programs). When the budget runs out, the answer has
+/// `unchecked` passes and a background thread finishes the check (while the
+/// document has not changed), so the next request at that place gets the
+/// whole answer.
 pub fn applicable_passes(
-    analysis: &Analysis,
+    analysis: &Arc<Analysis>,
     function: Option<&str>,
     project: Option<&Project>,
     budget: Duration,
@@ -68,9 +71,82 @@ pub fn applicable_passes(
     if let Some(found) = cache.get(&key) {
         return found.clone();
     }
-    let answer = Arc::new(check(analysis, function, project, budget));
-    cache.insert(key, answer.clone());
+    let candidates = candidates(project);
+    let answer = match Checker::new(analysis, function, project) {
+        Some(checker) => Arc::new(checker.run(candidates, budget)),
+        None => Arc::new(Applicability {
+            changing: Vec::new(),
+            unchecked: candidates.into_iter().map(|(name, _)| name).collect(),
+        }),
+    };
+    cache.insert(key.clone(), answer.clone());
+    drop(cache);
+    if !answer.unchecked.is_empty() && !budget.is_zero() {
+        finish_in_background(analysis, key, project.cloned(), answer.clone());
+    }
     answer
+}
+
+/// Checks the passes `partial` left unchecked on a thread of its own and
+/// replaces the cached answer with the complete one. Stops as soon as this
+/// thread is the analysis's only holder (the document changed).
+fn finish_in_background(
+    analysis: &Arc<Analysis>,
+    function: Option<String>,
+    project: Option<Project>,
+    partial: Arc<Applicability>,
+) {
+    let weak = Arc::downgrade(analysis);
+    let spawned = std::thread::Builder::new()
+        .name("relay-applicable".into())
+        // Passes recurse on the nesting of the IR, as on the server's pool.
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let still_current = || {
+                weak.upgrade()
+                    .is_some_and(|analysis| Arc::strong_count(&analysis) > 1)
+            };
+            let checker = {
+                let Some(analysis) = weak.upgrade() else {
+                    return;
+                };
+                match Checker::new(&analysis, function.as_deref(), project.as_ref()) {
+                    Some(checker) => checker,
+                    None => return,
+                }
+            };
+            let candidates = candidates(project.as_ref());
+            let mut changing = Vec::new();
+            for (name, kind) in &candidates {
+                if partial.changing.contains(name) {
+                    changing.push(name.clone());
+                } else if partial.unchecked.contains(name) {
+                    if !still_current() {
+                        return;
+                    }
+                    if checker.changes(name, *kind) {
+                        changing.push(name.clone());
+                    }
+                }
+            }
+            if let Some(analysis) = weak.upgrade() {
+                analysis
+                    .applicable
+                    .0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(
+                        function,
+                        Arc::new(Applicability {
+                            changing,
+                            unchecked: Vec::new(),
+                        }),
+                    );
+            }
+        });
+    if let Err(error) = spawned {
+        eprintln!("relay lsp: cannot start the applicable-passes thread: {error}");
+    }
 }
 
 /// The candidates: every registered pass but PrintIR (it only logs),
@@ -87,54 +163,66 @@ fn candidates(project: Option<&Project>) -> Vec<(String, PassKind)> {
         .collect()
 }
 
-fn check(
-    analysis: &Analysis,
-    function: Option<&str>,
-    project: Option<&Project>,
-    budget: Duration,
-) -> Applicability {
-    let candidates = candidates(project);
-    let all_unchecked = |candidates: Vec<(String, PassKind)>| Applicability {
-        changing: Vec::new(),
-        unchecked: candidates.into_iter().map(|(name, _)| name).collect(),
-    };
-    // Passes run on a type-checked module; with errors "Apply X" fails too.
-    // Without errors the analysis's types are InferType's (the same
-    // inference), so the module is what InferType would give.
-    let typed = match &analysis.typed {
-        Some(typed) if !analysis.has_errors() => {
-            let mut typed = typed.clone();
-            typed.set_property(ModuleProperty::TypeChecked);
-            typed
+/// What a check runs passes on: the type-checked module, the focused
+/// module for function passes, and the pass context "Apply X" would use.
+struct Checker {
+    typed: IRModule,
+    focused: Option<IRModule>,
+    function: Option<String>,
+    ctx: Arc<PassContext>,
+}
+
+impl Checker {
+    /// `None` when passes cannot run: the module has errors ("Apply X"
+    /// fails too) or the project's context options are invalid.
+    fn new(
+        analysis: &Analysis,
+        function: Option<&str>,
+        project: Option<&Project>,
+    ) -> Option<Checker> {
+        // Without errors the analysis's types are InferType's (the same
+        // inference), so the module is what InferType would give.
+        let mut typed = match &analysis.typed {
+            Some(typed) if !analysis.has_errors() => typed.clone(),
+            _ => return None,
+        };
+        typed.set_property(ModuleProperty::TypeChecked);
+        let options = project.map(Project::context_options).unwrap_or_default();
+        let ctx = PassContext::new(options).ok()?;
+        let focused = function
+            .filter(|f| typed.function(f).is_some())
+            .map(|f| reachable_from(&typed, f));
+        Some(Checker {
+            typed,
+            focused,
+            function: function.map(str::to_string),
+            ctx,
+        })
+    }
+
+    /// Checks `candidates` in order until `budget` is spent.
+    fn run(&self, candidates: Vec<(String, PassKind)>, budget: Duration) -> Applicability {
+        let start = Instant::now();
+        let mut result = Applicability::default();
+        for (name, kind) in candidates {
+            if start.elapsed() >= budget {
+                result.unchecked.push(name);
+            } else if self.changes(&name, kind) {
+                result.changing.push(name);
+            }
         }
-        _ => return all_unchecked(candidates),
-    };
-    let typed = &typed;
-    let options = project.map(Project::context_options).unwrap_or_default();
-    let Ok(ctx) = PassContext::new(options) else {
-        return all_unchecked(candidates);
-    };
-    let focused = function
-        .filter(|f| typed.function(f).is_some())
-        .map(|f| reachable_from(typed, f));
-    let start = Instant::now();
-    let mut result = Applicability::default();
-    for (name, kind) in candidates {
-        if start.elapsed() >= budget {
-            result.unchecked.push(name);
-            continue;
-        }
+        result
+    }
+
+    fn changes(&self, name: &str, kind: PassKind) -> bool {
         // A function pass changes each function on its own: running it on
         // the focused function alone says the same, for less.
-        let input = match (&focused, kind) {
+        let input = match (&self.focused, kind) {
             (Some(focused), PassKind::Function) => focused,
-            _ => typed,
+            _ => &self.typed,
         };
-        if changes(&name, input, function, &ctx) {
-            result.changing.push(name);
-        }
+        changes(name, input, self.function.as_deref(), &self.ctx)
     }
-    result
 }
 
 /// Whether running `name` on `input` changes `function` (or the module).
@@ -199,8 +287,10 @@ mod tests {
     use crate::lsp::analysis::analyze;
     use crate::lsp::text::Encoding;
 
-    fn analysis(text: &str) -> Analysis {
-        analyze("t.relay", Arc::from(text), 1, Encoding::Utf16, &|| false).expect("analysed")
+    fn analysis(text: &str) -> Arc<Analysis> {
+        Arc::new(
+            analyze("t.relay", Arc::from(text), 1, Encoding::Utf16, &|| false).expect("analysed"),
+        )
     }
 
     const TWO_FUNCTIONS: &str = "#[version = \"0.0.5\"]
@@ -269,6 +359,25 @@ def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
         let none = applicable_passes(&a, Some("main"), None, Duration::ZERO);
         assert!(none.changing.is_empty());
         assert_eq!(none.unchecked.len(), candidates(None).len());
+    }
+
+    #[test]
+    fn a_check_cut_short_is_finished_in_the_background() {
+        let a = analysis(TWO_FUNCTIONS);
+        // A budget that ends after the first candidate.
+        let partial = applicable_passes(&a, Some("main"), None, Duration::from_nanos(1));
+        assert!(!partial.unchecked.is_empty(), "{partial:?}");
+        let complete = applicable_passes(&a, Some("main"), None, Duration::from_secs(60));
+        let full = Checker::new(&a, Some("main"), None)
+            .unwrap()
+            .run(candidates(None), Duration::from_secs(60));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut latest = complete;
+        while !latest.unchecked.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            latest = applicable_passes(&a, Some("main"), None, Duration::from_secs(60));
+        }
+        assert_eq!(*latest, full);
     }
 
     #[test]

@@ -224,6 +224,17 @@ impl Backend {
         T: Send + 'static,
         F: FnOnce(&Analysis) -> T + Send + 'static,
     {
+        self.with_shared_analysis(uri, what, move |a: &Arc<Analysis>| f(a))
+            .await
+    }
+
+    /// [`Backend::with_analysis`] for work that keeps the analysis beyond
+    /// the request (a check finished in the background).
+    async fn with_shared_analysis<T, F>(&self, uri: &Uri, what: &str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Arc<Analysis>) -> T + Send + 'static,
+    {
         let analysis = self.analysis(uri).await?;
         let job = tokio::task::spawn_blocking(move || guarded(|| f(&analysis)));
         match job.await {
@@ -968,7 +979,7 @@ impl LanguageServer for Backend {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .client_picks_pass;
-        self.with_analysis(&uri, "codeAction", move |a| {
+        self.with_shared_analysis(&uri, "codeAction", move |a| {
             let wants = |kind: &CodeActionKind| only.as_ref().is_none_or_has(kind);
             let range = text_range_of(a, range);
             let mut out: Vec<CodeActionOrCommand> = Vec::new();
