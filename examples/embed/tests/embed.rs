@@ -125,14 +125,16 @@ fn the_language_server_offers_the_custom_pass() {
             "context": {"diagnostics": []}}}),
     );
     let actions = answer(&mut reader, 3);
-    assert!(
-        actions
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a["title"] == "Apply CountCalls"),
-        "{actions}"
-    );
+    // Code actions offer the passes that change the code there; CountCalls
+    // only logs, so it is left to the pass list above.
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["title"].as_str())
+        .collect();
+    assert!(!titles.contains(&"Apply CountCalls"), "{actions}");
+    assert!(titles.iter().any(|t| t.starts_with("Apply ")), "{actions}");
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}),

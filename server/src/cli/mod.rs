@@ -45,7 +45,16 @@ enum Command {
     /// Rewrite a file in canonical printed form (`--check`: only report).
     Fmt(fmt::FmtArgs),
     /// Start the language server (LSP over stdin/stdout).
-    Lsp,
+    Lsp(LspArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct LspArgs {
+    /// Talk LSP over stdin/stdout. That is the only transport and the
+    /// default; the flag is accepted because clients such as
+    /// vscode-languageclient add it to the command line.
+    #[arg(long)]
+    stdio: bool,
 }
 
 /// Runs the command line `args` (program name first) and returns the exit
@@ -73,6 +82,6 @@ where
         Command::Passes(args) => passes::run(&args),
         Command::Print(args) => print::run(&args),
         Command::Fmt(args) => fmt::run(&args),
-        Command::Lsp => crate::lsp::run_stdio(),
+        Command::Lsp(LspArgs { stdio: _ }) => crate::lsp::run_stdio(),
     }
 }

@@ -579,12 +579,3 @@ fn declare_parameter(
         },
     ))
 }
-
-/// Passes offered as code actions, and whether each is a function pass.
-pub fn offered_passes() -> Vec<(String, bool, String)> {
-    registry::all()
-        .into_iter()
-        .filter(|spec| spec.name != "PrintIR")
-        .map(|spec| (spec.name, spec.kind == PassKind::Function, spec.description))
-        .collect()
-}

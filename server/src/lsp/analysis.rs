@@ -11,6 +11,7 @@
 //! `catch_unwind`, so a panic in one stage leaves the others' results and
 //! becomes an "internal error" diagnostic instead of taking the server down.
 
+use super::applicable::ApplicabilityCache;
 use super::text::{Encoding, LineIndex};
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
@@ -41,6 +42,8 @@ pub struct Analysis {
     pub names: NameIndex,
     /// IR nodes by source range (built on first use).
     index: OnceLock<SpanIndex>,
+    /// Which passes change which function (computed on first use).
+    pub applicable: ApplicabilityCache,
 }
 
 impl std::fmt::Debug for Analysis {
@@ -204,6 +207,7 @@ pub fn analyze_incrementally(
         diagnostics,
         names,
         index: OnceLock::new(),
+        applicable: ApplicabilityCache::default(),
     })
 }
 

@@ -16,6 +16,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod applicable;
 pub mod features;
 mod server;
 pub mod text;
@@ -39,8 +40,9 @@ impl Builder {
     }
 
     /// Registers a pass (through `relay_passes::transform::registry::register`)
-    /// before the server starts: it is offered as a code action, accepted in
-    /// pipelines and listed by `relay.listPasses`.
+    /// before the server starts: it is accepted in pipelines, listed by
+    /// `relay.listPasses` and offered as a code action where it changes the
+    /// code.
     pub fn register_pass(mut self, spec: PassSpec) -> Builder {
         self.passes.push(spec);
         self

@@ -14,11 +14,13 @@ use super::actions::{
     self, ApplyPipelineArgs, PassOutput, PassOutputParams, APPLY_PIPELINE, LIST_PASSES,
 };
 use super::analysis::{analyze_incrementally, guarded, Analysis};
+use super::applicable;
 use super::features;
 use super::text::{Document, Encoding};
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::project::Project;
+use relay_passes::transform::registry;
 use relay_syntax::{TextRange, TextSize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -42,6 +44,9 @@ const PROGRESS_AFTER: Duration = Duration::from_millis(300);
 struct Settings {
     debounce: Duration,
     work_done_progress: bool,
+    /// The client implements `relay.applyPass` itself (a pass picker), so
+    /// the full pass list can be one "Apply pass…" code action.
+    client_picks_pass: bool,
 }
 
 struct DocState {
@@ -115,6 +120,7 @@ impl Backend {
                 settings: RwLock::new(Settings {
                     debounce: Duration::from_millis(DEFAULT_DEBOUNCE_MS),
                     work_done_progress: false,
+                    client_picks_pass: false,
                 }),
                 shut_down: AtomicBool::new(false),
                 progress_tokens: AtomicU64::new(1),
@@ -217,6 +223,17 @@ impl Backend {
     where
         T: Send + 'static,
         F: FnOnce(&Analysis) -> T + Send + 'static,
+    {
+        self.with_shared_analysis(uri, what, move |a: &Arc<Analysis>| f(a))
+            .await
+    }
+
+    /// [`Backend::with_analysis`] for work that keeps the analysis beyond
+    /// the request (a check finished in the background).
+    async fn with_shared_analysis<T, F>(&self, uri: &Uri, what: &str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Arc<Analysis>) -> T + Send + 'static,
     {
         let analysis = self.analysis(uri).await?;
         let job = tokio::task::spawn_blocking(move || guarded(|| f(&analysis)));
@@ -623,6 +640,16 @@ impl LanguageServer for Backend {
             {
                 settings.debounce = Duration::from_millis(ms);
             }
+            settings.client_picks_pass = params
+                .initialization_options
+                .as_ref()
+                .and_then(|o| o.get("clientCommands"))
+                .and_then(Value::as_array)
+                .is_some_and(|commands| {
+                    commands
+                        .iter()
+                        .any(|c| c.as_str() == Some(applicable::PICK_PASS))
+                });
         }
         let position_encoding = Some(match encoding {
             Encoding::Utf8 => PositionEncodingKind::UTF8,
@@ -946,7 +973,13 @@ impl LanguageServer for Backend {
         let only = params.context.only.clone();
         let path = uri_path(&uri);
         let uri2 = uri.clone();
-        self.with_analysis(&uri, "codeAction", move |a| {
+        let picker = self
+            .state
+            .settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .client_picks_pass;
+        self.with_shared_analysis(&uri, "codeAction", move |a| {
             let wants = |kind: &CodeActionKind| only.as_ref().is_none_or_has(kind);
             let range = text_range_of(a, range);
             let mut out: Vec<CodeActionOrCommand> = Vec::new();
@@ -991,7 +1024,8 @@ impl LanguageServer for Backend {
             };
             let function = actions::enclosing_def(a, range);
             let uri_text = uri2.as_str().to_string();
-            if let Ok(Some(project)) = actions::project_for(path.as_deref()) {
+            let project = actions::project_for(path.as_deref()).ok().flatten();
+            if let Some(project) = &project {
                 for name in project.pipelines.keys() {
                     out.push(command(
                         &format!("Run the relay.toml pipeline `{name}`"),
@@ -1003,7 +1037,16 @@ impl LanguageServer for Backend {
                     ));
                 }
             }
-            for (name, is_function_pass, _) in actions::offered_passes() {
+            // Only the passes that change this function (or the module);
+            // the others are behind "Apply pass…".
+            let applicable = applicable::applicable_passes(
+                a,
+                function.as_deref(),
+                project.as_ref(),
+                applicable::CHECK_BUDGET,
+            );
+            let several_functions = a.lowered.function_count() > 1;
+            for name in &applicable.changing {
                 out.push(command(
                     &format!("Apply {name}"),
                     ApplyPipelineArgs {
@@ -1012,7 +1055,9 @@ impl LanguageServer for Backend {
                         function: None,
                     },
                 ));
-                if let (true, Some(f)) = (is_function_pass, &function) {
+                let is_function_pass = registry::lookup(name)
+                    .is_some_and(|spec| spec.kind == registry::PassKind::Function);
+                if let (true, true, Some(f)) = (is_function_pass, several_functions, &function) {
                     out.push(command(
                         &format!("Apply {name} to @{f} only"),
                         ApplyPipelineArgs {
@@ -1022,6 +1067,22 @@ impl LanguageServer for Backend {
                         },
                     ));
                 }
+            }
+            if picker {
+                let title = "Apply pass…";
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: title.to_string(),
+                    kind: Some(CodeActionKind::REFACTOR_REWRITE),
+                    command: Some(Command {
+                        title: title.to_string(),
+                        command: applicable::PICK_PASS.to_string(),
+                        arguments: Some(vec![serde_json::json!({
+                            "uri": uri_text,
+                            "applicable": applicable.changing,
+                        })]),
+                    }),
+                    ..Default::default()
+                }));
             }
             Some(out)
         })

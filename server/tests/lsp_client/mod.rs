@@ -74,8 +74,13 @@ impl LspClient {
     /// Starts `binary lsp` without initializing it (to test what the server
     /// does with requests that come too early).
     pub fn spawn(binary: &Path, envs: &[(&str, &str)]) -> LspClient {
+        Self::spawn_args(binary, &["lsp"], envs)
+    }
+
+    /// Starts `binary args…` without initializing it.
+    pub fn spawn_args(binary: &Path, args: &[&str], envs: &[(&str, &str)]) -> LspClient {
         let mut child = Command::new(binary)
-            .arg("lsp")
+            .args(args)
             .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -34,6 +34,8 @@ M.config = vim.deepcopy(M.defaults)
 M._did_setup = false
 
 local SERVER_APPLY_PIPELINE = 'relay.applyPipeline'
+-- The command of the server's "Apply pass…" code action, implemented here (M.pick_pass).
+local CLIENT_APPLY_PASS = 'relay.applyPass'
 local SERVER_LIST_PASSES = 'relay.listPasses'
 local PASS_OUTPUT = 'relay/passOutput'
 
@@ -123,6 +125,8 @@ end
 function M.lsp_config()
   local init_options = vim.tbl_extend('keep', M.config.init_options or {}, {
     defaultPipeline = M.config.default_pipeline,
+    -- The server then offers one "Apply pass…" code action instead of every pass.
+    clientCommands = { CLIENT_APPLY_PASS },
   })
   return {
     name = 'relay',
@@ -366,6 +370,55 @@ function M.apply_pipeline(pipeline, bufnr, on_done)
   end, bufnr)
 end
 
+--- Lets the user pick a pass with vim.ui.select and runs it on `bufnr`. `applicable` (pass
+--- names that change the code at the cursor, as the server's "Apply pass…" code action
+--- sends them) are listed first.
+function M.pick_pass(bufnr, applicable)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local passes = M.list_passes(bufnr)
+  if #passes == 0 then
+    notify('no pass list available; give the pass name: :RelayApplyPass FoldConstant', vim.log.levels.WARN)
+    return
+  end
+  local changing = {}
+  for _, name in ipairs(type(applicable) == 'table' and applicable or {}) do
+    changing[name] = true
+  end
+  local ordered = {}
+  for _, p in ipairs(passes) do
+    if changing[p.name] then
+      table.insert(ordered, p)
+    end
+  end
+  for _, p in ipairs(passes) do
+    if not changing[p.name] then
+      table.insert(ordered, p)
+    end
+  end
+  vim.ui.select(ordered, {
+    prompt = 'Relay pass',
+    kind = 'relay_pass',
+    format_item = function(p)
+      local text = changing[p.name] and (p.name .. ' (changes the code here)') or p.name
+      return p.description and (text .. ' — ' .. p.description) or text
+    end,
+  }, function(choice)
+    if choice then
+      M.apply_pipeline(choice.name, bufnr)
+    end
+  end)
+end
+
+-- The client side of the server's "Apply pass…" code action.
+vim.lsp.commands[CLIENT_APPLY_PASS] = function(command, ctx)
+  local arg = command.arguments and command.arguments[1] or {}
+  local bufnr = ctx and ctx.bufnr
+  if type(arg) == 'table' and type(arg.uri) == 'string' then
+    bufnr = vim.uri_to_bufnr(arg.uri)
+  end
+  M.pick_pass(bufnr, type(arg) == 'table' and arg.applicable or nil)
+end
+
 local output_count = 0
 
 local function format_ms(t)
@@ -444,21 +497,7 @@ local function create_commands()
       M.apply_pipeline(name, 0)
       return
     end
-    local passes = M.list_passes(0)
-    if #passes == 0 then
-      notify('no pass list available; give the pass name: :RelayApplyPass FoldConstant', vim.log.levels.WARN)
-      return
-    end
-    vim.ui.select(passes, {
-      prompt = 'Relay pass',
-      format_item = function(p)
-        return p.description and (p.name .. ' — ' .. p.description) or p.name
-      end,
-    }, function(choice)
-      if choice then
-        M.apply_pipeline(choice.name, 0)
-      end
-    end)
+    M.pick_pass(0)
   end, { nargs = '?', complete = complete_passes, desc = 'Run one Relay pass on this buffer' })
 
   vim.api.nvim_create_user_command('RelayApplyPipeline', function(opts)

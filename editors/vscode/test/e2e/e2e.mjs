@@ -1,0 +1,451 @@
+// End-to-end test of the built extension (.vsix) in a real VS Code: code-server (VS Code in
+// the browser) with the extension installed, driven headless through Debian's chromium with
+// puppeteer-core, against the real `relay` binary. Started by run.sh, which installs what it
+// needs; see run.sh for the environment.
+//
+//   node e2e.mjs --code-server ENTRY.js --vsix relay.vsix --relay /path/to/relay --artifacts DIR
+//
+// A scenario is a workspace (files, settings), code-server options and a list of steps; each
+// scenario gets its own code-server and browser page. Every step is one test: it prints
+// "ok   NAME" or "FAIL NAME" and leaves a screenshot NN-NAME.png in the artifacts directory.
+// After a failed step the rest of its scenario cannot run and counts as failed. The last line
+// is "vscode-e2e: N passed, M failed".
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import puppeteer from 'puppeteer-core';
+
+const { values: opts } = parseArgs({
+  options: {
+    'code-server': { type: 'string' },
+    vsix: { type: 'string' },
+    relay: { type: 'string' },
+    artifacts: { type: 'string' },
+    browser: { type: 'string', default: process.env.RELAY_E2E_BROWSER || '/usr/bin/chromium' },
+    only: { type: 'string' },
+  },
+});
+for (const key of ['code-server', 'vsix', 'relay', 'artifacts']) {
+  if (!opts[key]) {
+    console.error(`e2e.mjs: --${key} is required`);
+    process.exit(2);
+  }
+}
+const RELAY = path.resolve(opts.relay);
+const STEP_TIMEOUT_MS = Number(process.env.RELAY_E2E_TIMEOUT_MS || 60_000);
+fs.mkdirSync(opts.artifacts, { recursive: true });
+
+// Test inputs -------------------------------------------------------------------------------
+
+// `add(1f, 2f)` is constant: FoldConstant turns it into `3f`.
+const FOLD_SRC = `#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  %0 = add(1f, 2f);
+  multiply(%x, %0)
+}
+`;
+
+// (2, 2) and (3) do not broadcast: a type error.
+const TYPE_ERROR_SRC = `#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2), float32], %y: Tensor[(3), float32]) {
+  add(%x, %y)
+}
+`;
+
+// Helpers -----------------------------------------------------------------------------------
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` (async, returns a truthy value when done) until it succeeds or time runs out. */
+async function until(what, probe, timeout = STEP_TIMEOUT_MS) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await probe();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The process table: pid, parent pid, command line. */
+function processes() {
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter(Boolean)
+    .map(([, pid, ppid, args]) => ({ pid: Number(pid), ppid: Number(ppid), args }));
+}
+
+function isDescendant(table, pid, ancestor) {
+  const parent = new Map(table.map((p) => [p.pid, p.ppid]));
+  for (let p = pid; p && p !== 1; p = parent.get(p)) {
+    if (p === ancestor) return true;
+  }
+  return false;
+}
+
+/** Text of the visible lines of the active text editor (Monaco renders spaces as U+00A0). */
+async function editorText(page) {
+  return page.evaluate(() => {
+    const lines = document.querySelector('.part.editor .editor-group-container.active .monaco-editor .view-lines');
+    return lines ? lines.innerText.replace(/\u00a0/g, ' ') : '';
+  });
+}
+
+async function quickInputVisible(page) {
+  return page.evaluate(() => {
+    const w = document.querySelector('.quick-input-widget');
+    return !!w && w.style.display !== 'none' && w.offsetParent !== null;
+  });
+}
+
+/**
+ * Types into the quick input (command palette, quick open, quick pick) and picks the first row,
+ * which must match `rowMatches`. `beforeEnter` runs with the list shown (e.g. a screenshot).
+ */
+async function pickInQuickInput(page, text, rowMatches, beforeEnter) {
+  await until('the quick input', () => quickInputVisible(page));
+  await page.keyboard.type(text, { delay: 10 });
+  await until(`a quick input row for "${text}"`, () =>
+    page.evaluate((source) => {
+      const re = new RegExp(source);
+      const rows = [...document.querySelectorAll('.quick-input-widget .monaco-list-row')];
+      return rows.length > 0 && re.test(rows[0].getAttribute('aria-label') || rows[0].innerText);
+    }, rowMatches.source),
+  );
+  if (beforeEnter) await beforeEnter();
+  await page.keyboard.press('Enter');
+}
+
+/** Runs a command from the command palette by its title. */
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  await pickInQuickInput(page, title, new RegExp(title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+}
+
+/** Opens a workspace file with Quick Open (Ctrl+P) and waits for its editor. */
+async function openFile(page, name) {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await pickInQuickInput(page, name, new RegExp(name.replace(/\./g, '\\.')));
+  await until(`the editor of ${name}`, () =>
+    page.evaluate(
+      (n) => {
+        const tab = document.querySelector('.part.editor .tab.active');
+        return !!tab && (tab.getAttribute('aria-label') || '').startsWith(n);
+      },
+      name,
+    ),
+  );
+}
+
+/** Moves the cursor with Go to Line (Ctrl+G) to LINE:COLUMN (1-based). */
+async function goTo(page, line, column) {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await until('the Go to Line input', () => quickInputVisible(page));
+  await page.keyboard.type(`${line}:${column}`, { delay: 10 });
+  await page.keyboard.press('Enter');
+  await until('the quick input to close', async () => !(await quickInputVisible(page)));
+}
+
+// Scenarios ---------------------------------------------------------------------------------
+
+/**
+ * The steps of a scenario get `ctx`: {page, workspace, codeServer (its ChildProcess), log(line),
+ * screenshot(what) for one more screenshot within a step} and may keep state in `ctx.state`.
+ * Another scenario (e.g. an untrusted workspace) is one more entry: its own files, settings,
+ * code-server arguments and steps.
+ */
+const scenarios = [
+  {
+    name: 'basic',
+    files: { 'fold.relay': FOLD_SRC, 'type_error.relay': TYPE_ERROR_SRC },
+    // Workspace settings: the relay binary under test, as a user would configure it.
+    settings: { 'relay.server.path': RELAY },
+    codeServerArgs: ['--disable-workspace-trust'],
+    steps: [
+      {
+        name: 'the extension starts the server as `relay lsp --stdio`',
+        async run(ctx) {
+          await openFile(ctx.page, 'fold.relay');
+          const wanted = `${RELAY} lsp --stdio`;
+          const server = await until(`a process \`${wanted}\``, () => {
+            const table = processes();
+            return table.find((p) => p.args === wanted && isDescendant(table, p.pid, ctx.codeServer.pid));
+          });
+          ctx.log(`server process ${server.pid}: ${server.args}`);
+          // The extension's output channel shows the server's greeting.
+          await runCommand(ctx.page, 'Output: Show Output Channels');
+          await pickInQuickInput(ctx.page, 'Relay Language Server', /^Relay Language Server(?! Trace)/);
+          await until('"relay language server started" in the Relay Language Server output', () =>
+            ctx.page.evaluate(() =>
+              [...document.querySelectorAll('.part.panel .monaco-editor .view-lines')].some((e) =>
+                e.innerText.replace(/\u00a0/g, ' ').includes('relay language server started'),
+              ),
+            ),
+          );
+        },
+      },
+      {
+        name: 'a type error appears in the Problems panel',
+        async run(ctx) {
+          await openFile(ctx.page, 'type_error.relay');
+          await runCommand(ctx.page, 'Problems: Focus on Problems View');
+          const row = await until('the type error in the Problems panel', () =>
+            ctx.page.evaluate(() => {
+              const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')];
+              const hit = rows.find((r) => /Incompatible broadcast type/.test(r.innerText));
+              return hit ? hit.innerText.replace(/\s+/g, ' ') : null;
+            }),
+          );
+          ctx.log(`problem: ${row}`);
+        },
+      },
+      {
+        name: 'hover shows Tensor[(…), float32]',
+        async run(ctx) {
+          await openFile(ctx.page, 'fold.relay');
+          // `%x` in `multiply(%x, %0)`.
+          await goTo(ctx.page, 4, 13);
+          await runCommand(ctx.page, 'Show or Focus Hover');
+          const text = await until('a hover with a tensor type', () =>
+            ctx.page.evaluate(() => {
+              const hovers = [...document.querySelectorAll('.monaco-hover')].filter((h) => h.offsetParent !== null);
+              const hit = hovers.find((h) => /Tensor\[\(.*\), float32\]/.test(h.innerText));
+              return hit ? hit.innerText : null;
+            }),
+          );
+          ctx.log(`hover: ${text.replace(/\s+/g, ' ').slice(0, 120)}`);
+          await ctx.page.keyboard.press('Escape');
+        },
+      },
+      {
+        name: 'code actions at the cursor: a few passes and "Apply pass…"',
+        async run(ctx) {
+          // On `add` of `add(1f, 2f)`.
+          await goTo(ctx.page, 3, 8);
+          await ctx.page.keyboard.down('Control');
+          await ctx.page.keyboard.press('Period');
+          await ctx.page.keyboard.up('Control');
+          const titles = await until('the code action menu', () =>
+            ctx.page.evaluate(() => {
+              const rows = [...document.querySelectorAll('.action-widget .monaco-list-row.action')];
+              return rows.length > 0 ? rows.map((r) => r.getAttribute('aria-label') || r.innerText) : null;
+            }),
+          );
+          ctx.log(`code actions: ${titles.join(' | ')}`);
+          ctx.state.codeActions = titles;
+          if (!titles.includes('Apply FoldConstant')) throw new Error('no "Apply FoldConstant" action');
+          if (!titles.includes('Apply pass…')) throw new Error('no "Apply pass…" action');
+          if (titles.length > 12) throw new Error(`${titles.length} code actions offered`);
+        },
+      },
+      {
+        name: '"Apply pass…" → FoldConstant rewrites the document',
+        async run(ctx) {
+          // Pick "Apply pass…" in the open code action menu.
+          const index = ctx.state.codeActions.indexOf('Apply pass…');
+          for (let i = 0; i < index; i++) await ctx.page.keyboard.press('ArrowDown');
+          await ctx.page.keyboard.press('Enter');
+          // The extension's quick pick: FoldConstant changes this code, so it comes first.
+          await pickInQuickInput(ctx.page, 'FoldConstant', /^FoldConstant/, () => ctx.screenshot('the pass quick pick'));
+          const text = await until('the folded document', async () => {
+            const t = await editorText(ctx.page);
+            return !t.includes('add(1f, 2f)') && t.includes('3f') && t.includes('multiply(') ? t : null;
+          });
+          ctx.log(`after FoldConstant: ${text.replace(/\s+/g, ' ')}`);
+        },
+      },
+    ],
+  },
+];
+
+// Running -----------------------------------------------------------------------------------
+
+let passed = 0;
+let failed = 0;
+let shot = 0;
+
+function out(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+async function screenshot(page, name) {
+  shot += 1;
+  const file = path.join(
+    opts.artifacts,
+    `${String(shot).padStart(2, '0')}-${name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60)}.png`,
+  );
+  try {
+    await page.screenshot({ path: file });
+  } catch (e) {
+    out(`       (no screenshot: ${e.message})`);
+  }
+}
+
+async function startCodeServer(scenario, root) {
+  const userData = path.join(root, 'user-data');
+  const extensions = path.join(root, 'extensions');
+  const workspace = path.join(root, 'workspace');
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+  for (const [name, text] of Object.entries(scenario.files)) {
+    fs.writeFileSync(path.join(workspace, name), text);
+  }
+  fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify(scenario.settings, null, 2));
+  // User settings: no welcome page, tips, update checks or telemetry in the way.
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.enableExperiments': false,
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'telemetry.telemetryLevel': 'off',
+        'editor.hover.delay': 100,
+        ...(scenario.userSettings || {}),
+      },
+      null,
+      2,
+    ),
+  );
+  const entry = opts['code-server'];
+  const common = ['--user-data-dir', userData, '--extensions-dir', extensions];
+  const install = execFileSync('node', [entry, ...common, '--install-extension', path.resolve(opts.vsix)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (!/successfully installed/i.test(install)) {
+    throw new Error(`installing ${opts.vsix} failed:\n${install}`);
+  }
+  const port = await freePort();
+  const logFile = path.join(opts.artifacts, `code-server-${scenario.name}.log`);
+  const logFd = fs.openSync(logFile, 'w');
+  const child = spawn(
+    'node',
+    [
+      entry,
+      ...common,
+      '--auth', 'none',
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-getting-started-override',
+      ...(scenario.codeServerArgs || []),
+      workspace,
+    ],
+    { stdio: ['ignore', logFd, logFd], detached: true },
+  );
+  await until('code-server to listen', async () => /HTTP server listening/.test(fs.readFileSync(logFile, 'utf8')), 60_000);
+  return { child, port, workspace, logFile };
+}
+
+function stopProcessGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+async function runScenario(scenario, browser) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `relay-vscode-e2e-${scenario.name}-`));
+  let server;
+  let page;
+  const t0 = Date.now();
+  try {
+    server = await startCodeServer(scenario, root);
+    page = await browser.newPage();
+    await page.setViewport({ width: 1400, height: 900 });
+    await page.goto(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(server.workspace)}`);
+    await until('the workbench', () => page.$('.monaco-workbench .part.statusbar'));
+    await sleep(1000);
+    await page.mouse.click(700, 450);
+    out(`       ${scenario.name}: code-server and the workbench ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  } catch (e) {
+    failed += scenario.steps.length;
+    out(`FAIL ${scenario.name}: setting up code-server and the browser: ${e.message}`);
+    if (server) out(`       code-server log: ${server.logFile}`);
+    if (server) stopProcessGroup(server.child);
+    return;
+  }
+  const ctx = {
+    page,
+    workspace: server.workspace,
+    codeServer: server.child,
+    state: {},
+    log: (line) => out(`       ${line}`),
+    screenshot: (what) => screenshot(page, `${scenario.name}: ${what}`),
+  };
+  let broken = null;
+  for (const step of scenario.steps) {
+    const name = `${scenario.name}: ${step.name}`;
+    if (broken) {
+      failed += 1;
+      out(`FAIL ${name} (not run: "${broken}" failed)`);
+      continue;
+    }
+    const s0 = Date.now();
+    try {
+      await step.run(ctx);
+      await screenshot(page, name);
+      passed += 1;
+      out(`ok   ${name} (${((Date.now() - s0) / 1000).toFixed(1)}s)`);
+    } catch (e) {
+      await screenshot(page, `${name}-FAILED`);
+      failed += 1;
+      broken = step.name;
+      out(`FAIL ${name}`);
+      for (const line of String(e.stack || e).split('\n')) out(`       ${line}`);
+    }
+  }
+  await page.close().catch(() => {});
+  stopProcessGroup(server.child);
+  if (!broken) fs.rmSync(root, { recursive: true, force: true });
+  else out(`       workspace and code-server data kept in ${root}`);
+}
+
+const started = Date.now();
+const browser = await puppeteer.launch({
+  executablePath: opts.browser,
+  headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1400,900'],
+});
+try {
+  for (const scenario of scenarios) {
+    if (opts.only && scenario.name !== opts.only) continue;
+    await runScenario(scenario, browser);
+  }
+} finally {
+  await browser.close().catch(() => {});
+}
+out(`screenshots and code-server logs: ${opts.artifacts}`);
+out(`vscode-e2e took ${((Date.now() - started) / 1000).toFixed(0)}s`);
+out(`vscode-e2e: ${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;
