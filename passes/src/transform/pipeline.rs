@@ -6,11 +6,22 @@
 //! `false`, JSON strings, `[lists]` and `{"maps": …}`. Errors carry the byte
 //! range of the bad spot, and [`PipelineError::render`] draws a caret under
 //! it. Printing a parsed pipeline gives it back in canonical form.
+//!
+//! Nesting (`Sequential(` inside `Sequential(`, lists inside lists) is
+//! bounded by [`MAX_PIPELINE_DEPTH`]: reading, building, describing and
+//! running a pipeline all recurse once per level, so a deeper pipeline gets
+//! an error at the opening delimiter instead of overflowing the stack.
 
 use crate::transform::{registry, Pass, PassInfo, Sequential};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+
+/// How deeply passes and argument values may nest. Real pipelines nest a
+/// few levels; 64 keeps the recursion of reading, building and running a
+/// pipeline far inside the smallest thread stack we run on (the language
+/// server's 2 MiB workers).
+pub const MAX_PIPELINE_DEPTH: usize = 64;
 
 /// A value of a keyword argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +112,7 @@ pub struct PipelineError {
 }
 
 impl PipelineError {
-    fn new(message: impl Into<String>, range: Range<usize>) -> PipelineError {
+    pub fn new(message: impl Into<String>, range: Range<usize>) -> PipelineError {
         PipelineError {
             message: message.into(),
             range,
@@ -127,6 +138,25 @@ impl PipelineError {
             " ".repeat(column),
             "^".repeat(width)
         )
+    }
+}
+
+impl PipelineItem {
+    /// How many parentheses of passes nest in this item (`A` is 0,
+    /// `Sequential(A)` 1).
+    pub fn depth(&self) -> usize {
+        if self.passes.is_empty() && self.args.is_empty() {
+            0
+        } else {
+            1 + self.passes.iter().map(PipelineItem::depth).max().unwrap_or(0)
+        }
+    }
+}
+
+impl Pipeline {
+    /// The deepest nesting of its items.
+    pub fn depth(&self) -> usize {
+        self.items.iter().map(PipelineItem::depth).max().unwrap_or(0)
     }
 }
 
@@ -193,6 +223,8 @@ struct Reader<'a> {
     tok_range: Range<usize>,
     /// Where the last consumed token ended.
     last_end: usize,
+    /// How many `(`, `[` and `{` are open.
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -203,6 +235,7 @@ impl<'a> Reader<'a> {
             tok: Tok::End,
             tok_range: 0..0,
             last_end: 0,
+            depth: 0,
         };
         r.advance()?;
         Ok(r)
@@ -310,6 +343,19 @@ impl<'a> Reader<'a> {
         )
     }
 
+    /// Enters one more level of nesting at the current token (an opening
+    /// delimiter), or refuses past [`MAX_PIPELINE_DEPTH`].
+    fn open(&mut self) -> Result<(), PipelineError> {
+        self.depth += 1;
+        if self.depth > MAX_PIPELINE_DEPTH {
+            return Err(PipelineError::new(
+                format!("the pipeline nests deeper than {MAX_PIPELINE_DEPTH} levels here"),
+                self.tok_range.clone(),
+            ));
+        }
+        Ok(())
+    }
+
     fn eat(&mut self, c: char) -> Result<bool, PipelineError> {
         if self.tok == Tok::Punct(c) {
             self.advance()?;
@@ -332,7 +378,9 @@ impl<'a> Reader<'a> {
             range: start..self.last_end,
             arg_ranges: Vec::new(),
         };
-        if self.eat('(')? {
+        if self.tok == Tok::Punct('(') {
+            self.open()?;
+            self.advance()?;
             if !self.eat(')')? {
                 loop {
                     self.argument(&mut item)?;
@@ -348,6 +396,7 @@ impl<'a> Reader<'a> {
                 }
             }
             item.range = start..self.last_end;
+            self.depth -= 1;
         }
         Ok(item)
     }
@@ -408,6 +457,7 @@ impl<'a> Reader<'a> {
                 }
             },
             Tok::Punct('[') => {
+                self.open()?;
                 self.advance()?;
                 let mut items = Vec::new();
                 if !self.eat(']')? {
@@ -421,9 +471,11 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
+                self.depth -= 1;
                 return Ok(PipelineValue::List(items));
             }
             Tok::Punct('{') => {
+                self.open()?;
                 self.advance()?;
                 let mut entries = Vec::new();
                 if !self.eat('}')? {
@@ -444,6 +496,7 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
+                self.depth -= 1;
                 return Ok(PipelineValue::Map(entries));
             }
             _ => return Err(self.expected("a value")),

@@ -21,6 +21,10 @@
 //! description = "Annotates call counts"
 //! ```
 
+mod pipelines;
+
+pub use pipelines::read_pipeline;
+
 use crate::transform::external::ExternalPass;
 use crate::transform::registry::{register, PassKind, PassSpec};
 use crate::transform::{ConfigType, ConfigValue, PassContextOptions, PassInfo};
