@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 /// How deeply passes and argument values may nest. Real pipelines nest a
 /// few levels; 64 keeps the recursion of reading, building and running a
-/// pipeline far inside the smallest thread stack we run on (the language
-/// server's 2 MiB workers).
+/// pipeline far inside the smallest thread stack it runs on (the CLI's
+/// main thread, 8 MiB by default; an embedder's 2 MiB threads too).
 pub const MAX_PIPELINE_DEPTH: usize = 64;
 
 /// A value of a keyword argument.
@@ -120,22 +120,38 @@ impl PipelineError {
     }
 
     /// The message, the pipeline text and a caret line under the bad spot.
+    /// A long line is cut to a window around the spot (`…` marks the cuts),
+    /// so that a 100,000-character pipeline gives a readable error.
     pub fn render(&self, text: &str) -> String {
         // Pipelines are one line; show the line that holds the error.
         let start = self.range.start.min(text.len());
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        let line = &text[line_start..line_end];
+        let chars: Vec<char> = text[line_start..line_end].chars().collect();
         let column = text[line_start..start].chars().count();
         let width = text[start..self.range.end.clamp(start, line_end)]
             .chars()
             .count()
             .max(1);
+        // Up to CONTEXT characters either side of the spot (and all of a
+        // spot that is longer).
+        const CONTEXT: usize = 60;
+        let from = column.saturating_sub(CONTEXT);
+        let to = (column + width + CONTEXT).min(chars.len());
+        let mut shown: String = chars[from..to].iter().collect();
+        let mut caret_column = column - from;
+        if from > 0 {
+            shown.insert(0, '…');
+            caret_column += 1;
+        }
+        if to < chars.len() {
+            shown.push('…');
+        }
         format!(
             "error: {}\n  | {}\n  | {}{}\n",
             self.message,
-            line,
-            " ".repeat(column),
+            shown,
+            " ".repeat(caret_column),
             "^".repeat(width)
         )
     }
@@ -555,7 +571,10 @@ fn build_item(item: &PipelineItem) -> Result<Arc<dyn Pass>, PipelineError> {
         let mut info = PassInfo::new("sequential", 0, &[]);
         for ((key, value), range) in item.args.iter().zip(&item.arg_ranges) {
             match (key.as_str(), value) {
-                ("opt_level", PipelineValue::Int(level)) if *level >= 0 => info.opt_level = *level as u32,
+                ("opt_level", PipelineValue::Int(level)) => {
+                    info.opt_level = crate::transform::target::check_opt_level(*level)
+                        .map_err(|e| PipelineError::new(e, range.clone()))?;
+                }
                 ("name", PipelineValue::Str(name)) => info.name = name.clone(),
                 ("required", PipelineValue::List(names)) => {
                     info.required = names

@@ -18,10 +18,18 @@ pub const EXIT_ERRORS: i32 = 1;
 /// Exit status for a bad command line or an unreadable file.
 pub const EXIT_USAGE: i32 = 2;
 
+/// `relay --version`: the crate version and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("RELAY_BUILD_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "relay",
-    version,
+    version = VERSION,
     about = "Tools for the TVM Relay IR text format"
 )]
 struct Cli {
@@ -46,6 +54,12 @@ enum Command {
     Fmt(fmt::FmtArgs),
     /// Start the language server (LSP over stdin/stdout).
     Lsp,
+    /// Print a shell completion script: `relay completions bash >
+    /// ~/.local/share/bash-completion/completions/relay`.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Runs the command line `args` (program name first) and returns the exit
@@ -74,5 +88,10 @@ where
         Command::Print(args) => print::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => crate::lsp::run_stdio(),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "relay", &mut std::io::stdout());
+            EXIT_OK
+        }
     }
 }
