@@ -31,7 +31,10 @@ fn main() {
     // branch's ref (a new commit). Worktrees keep HEAD in their own git
     // directory and refs in the common one.
     if let Some(git_dir) = git(&["rev-parse", "--absolute-git-dir"]) {
-        println!("cargo:rerun-if-changed={}", Path::new(&git_dir).join("HEAD").display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            Path::new(&git_dir).join("HEAD").display()
+        );
     }
     if let (Some(common), Some(branch)) = (
         git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]),
@@ -39,7 +42,10 @@ fn main() {
     ) {
         let common = Path::new(&common);
         println!("cargo:rerun-if-changed={}", common.join(&branch).display());
-        println!("cargo:rerun-if-changed={}", common.join("packed-refs").display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            common.join("packed-refs").display()
+        );
     }
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -93,7 +93,9 @@ fn a_dash_reads_standard_input() {
     assert_eq!(diffed.stdout.trim(), "equal");
     let both = relay_with_stdin(&["diff", "-", "-"], MODULE);
     assert_eq!(both.code, Some(2), "{}", both.stderr);
-    assert!(both.stderr.contains("only one of the two inputs can be `-`"));
+    assert!(both
+        .stderr
+        .contains("only one of the two inputs can be `-`"));
 }
 
 #[test]
@@ -130,7 +132,10 @@ fn version_names_the_commit() {
     match head {
         Ok(head) if head.status.success() => {
             let commit = String::from_utf8_lossy(&head.stdout).trim().to_string();
-            assert_eq!(line, format!("relay {} (commit {commit})", env!("CARGO_PKG_VERSION")));
+            assert_eq!(
+                line,
+                format!("relay {} (commit {commit})", env!("CARGO_PKG_VERSION"))
+            );
         }
         _ => assert!(line.contains("commit unknown"), "{line}"),
     }
@@ -149,7 +154,13 @@ fn time_passes_lists_skipped_passes_and_speaks_json() {
         "{}",
         text.stderr
     );
-    let json = relay(&["opt", path, "-p", "FoldConstant, InferType", "--time-passes=json"]);
+    let json = relay(&[
+        "opt",
+        path,
+        "-p",
+        "FoldConstant, InferType",
+        "--time-passes=json",
+    ]);
     assert_eq!(json.code, Some(0), "{}", json.stderr);
     let report: serde_json::Value = serde_json::from_str(json.stderr.trim())
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", json.stderr));
@@ -157,7 +168,10 @@ fn time_passes_lists_skipped_passes_and_speaks_json() {
     assert_eq!(top["pass"], "sequential");
     assert!(top["total_us"].as_f64().is_some(), "{report}");
     let children = top["children"].as_array().unwrap();
-    let names: Vec<&str> = children.iter().map(|c| c["pass"].as_str().unwrap()).collect();
+    let names: Vec<&str> = children
+        .iter()
+        .map(|c| c["pass"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["FoldConstant", "InferType"], "{report}");
     assert!(
         children[1]["skipped"].as_str().is_some(),
@@ -185,7 +199,10 @@ fn print_ir_headers_show_nesting_and_skips() {
         headers.contains(&"// IR after SimplifyInference > InferType"),
         "{headers:?}"
     );
-    assert!(headers.contains(&"// IR after SimplifyInference"), "{headers:?}");
+    assert!(
+        headers.contains(&"// IR after SimplifyInference"),
+        "{headers:?}"
+    );
     let skipped = relay(&[
         "opt",
         input.to_str().unwrap(),

@@ -68,7 +68,11 @@ fn redact_timing(report: &str) -> String {
     let mut out = String::new();
     for line in report.lines() {
         // Skipped passes have no numbers: `\tInferType: skipped: <why>`.
-        if line.trim_start().split_once(": ").is_some_and(|(_, rest)| rest.starts_with("skipped: ")) {
+        if line
+            .trim_start()
+            .split_once(": ")
+            .is_some_and(|(_, rest)| rest.starts_with("skipped: "))
+        {
             out.push_str(line);
             out.push('\n');
             continue;

@@ -87,10 +87,7 @@ fn external_passes_run_in_the_project_directory_with_the_context() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let env = std::fs::read_to_string(dir.join("env.txt")).expect("the pass ran in the project");
-    assert_eq!(
-        env,
-        r#"Record|3|llvm|{"relay.FuseOps.max_depth":16}"#
-    );
+    assert_eq!(env, r#"Record|3|llvm|{"relay.FuseOps.max_depth":16}"#);
 }
 
 #[test]
@@ -105,7 +102,14 @@ fn opt_level_of_relay_toml_holds_unless_the_flag_is_given() {
     assert!(env.starts_with("Record|0|"), "{env}");
     let run = relay_in(
         &dir,
-        &["opt", file, "-p", "Record, FoldConstant", "--opt-level", "2"],
+        &[
+            "opt",
+            file,
+            "-p",
+            "Record, FoldConstant",
+            "--opt-level",
+            "2",
+        ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("3f"), "{}", run.stdout);
@@ -136,9 +140,9 @@ fn errors_in_an_external_pass_output_point_into_that_output_once() {
     // Writes a module whose second line uses an undeclared `%y`.
     let dir = project(
         "bad_output",
-        r#"[passes.Garble]
+        r##"[passes.Garble]
 command = ['sh', '-c', 'cat > /dev/null; printf "#[version = \"0.0.5\"]\ndef @main() { %%y }\n"']
-"#,
+"##,
     );
     let run = relay_in(&dir, &["opt", "sub/model.relay", "-p", "Garble"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -220,7 +224,8 @@ fn no_external_skips_the_commands_with_a_warning() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!dir.join("env.txt").exists(), "the command ran");
     assert!(
-        run.stderr.contains("external pass Record was not run (--no-external)"),
+        run.stderr
+            .contains("external pass Record was not run (--no-external)"),
         "{}",
         run.stderr
     );

@@ -49,22 +49,31 @@ fn runs(dir: &Path) -> usize {
 /// Saves and waits for the diagnostics published after the on-save
 /// pipelines (they follow the on-save run).
 fn save(client: &mut LspClient, uri: &str) {
-    client.notify("textDocument/didSave", json!({ "textDocument": { "uri": uri } }));
+    client.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": { "uri": uri } }),
+    );
     client
-        .wait_for("textDocument/publishDiagnostics", TIMEOUT, |p| p["uri"] == uri)
+        .wait_for("textDocument/publishDiagnostics", TIMEOUT, |p| {
+            p["uri"] == uri
+        })
         .expect("diagnostics after the save");
     client
-        .wait_for("textDocument/publishDiagnostics", TIMEOUT, |p| p["uri"] == uri)
+        .wait_for("textDocument/publishDiagnostics", TIMEOUT, |p| {
+            p["uri"] == uri
+        })
         .expect("diagnostics after the on-save pipelines");
 }
 
 fn untrusted_messages(client: &mut LspClient) -> Vec<String> {
     let mut found = Vec::new();
-    while let Some(params) = client.wait_for("window/showMessage", Duration::from_millis(300), |p| {
-        p["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("not trusted"))
-    }) {
+    while let Some(params) =
+        client.wait_for("window/showMessage", Duration::from_millis(300), |p| {
+            p["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("not trusted"))
+        })
+    {
         found.push(params["message"].as_str().unwrap_or_default().to_string());
     }
     found
@@ -93,7 +102,11 @@ fn an_untrusted_workspace_runs_no_command_until_trusted() {
         "workspace/executeCommand",
         json!({ "command": "relay.applyPipeline", "arguments": [{ "uri": uri, "pipeline": "mark" }] }),
     );
-    assert_eq!(runs(&dir), 0, "an external command ran in an untrusted workspace");
+    assert_eq!(
+        runs(&dir),
+        0,
+        "an external command ran in an untrusted workspace"
+    );
     let told = untrusted_messages(&mut client);
     assert_eq!(told.len(), 1, "told once: {told:?}");
     assert!(
@@ -108,7 +121,11 @@ fn an_untrusted_workspace_runs_no_command_until_trusted() {
         json!({ "settings": { "trusted": true } }),
     );
     save(&mut client, &uri);
-    assert_eq!(runs(&dir), 1, "the on-save pipeline did not run once trusted");
+    assert_eq!(
+        runs(&dir),
+        1,
+        "the on-save pipeline did not run once trusted"
+    );
     assert!(untrusted_messages(&mut client).is_empty());
     client.shutdown();
 }
@@ -154,6 +171,10 @@ fn a_deeply_nested_pipeline_does_not_kill_the_server() {
         json!({ "textDocument": { "uri": uri }, "pipeline": "FoldConstant" }),
     );
     assert!(answer["error"].is_null(), "{answer}");
-    assert_eq!(answer["stages"].as_array().map(Vec::len), Some(1), "{answer}");
+    assert_eq!(
+        answer["stages"].as_array().map(Vec::len),
+        Some(1),
+        "{answer}"
+    );
     client.shutdown();
 }

@@ -117,10 +117,7 @@ impl Project {
         // `Command::current_dir` cannot enter), whatever form `path` has.
         let absolute = std::path::absolute(path)
             .map_err(|e| format!("cannot locate {}: {e}", path.display()))?;
-        let root = absolute
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let root = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
         Project::parse(&text, root).map_err(|e| format!("{}: {e}", path.display()))
     }
 

@@ -144,7 +144,9 @@ mod tests {
         assert_eq!(&text[cycle.range], "a");
         let text = "FoldConstant, bad";
         let bad = read_pipeline(Some(&p), text).unwrap_err();
-        assert!(bad.message.starts_with("pipeline `bad` of relay.toml: expected"));
+        assert!(bad
+            .message
+            .starts_with("pipeline `bad` of relay.toml: expected"));
         assert_eq!(&text[bad.range], "bad");
     }
 }

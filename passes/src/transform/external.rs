@@ -82,9 +82,9 @@ fn config_json(value: &ConfigValue) -> serde_json::Value {
         ConfigValue::Int(i) => serde_json::Value::from(*i),
         ConfigValue::Float(x) => serde_json::Value::from(*x),
         ConfigValue::String(s) => serde_json::Value::String(s.clone()),
-        ConfigValue::Map(m) => serde_json::Value::Object(
-            m.iter().map(|(k, v)| (k.clone(), config_json(v))).collect(),
-        ),
+        ConfigValue::Map(m) => {
+            serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), config_json(v))).collect())
+        }
     }
 }
 
@@ -99,7 +99,10 @@ impl Pass for ExternalPass {
             let command = self.command_line();
             ctx.report(Diagnostic::warning(
                 Layer::Pass,
-                format!("external pass {name} was not run ({why}); it would have run `{command}` in {}", self.dir.display()),
+                format!(
+                    "external pass {name} was not run ({why}); it would have run `{command}` in {}",
+                    self.dir.display()
+                ),
             ));
             ctx.record_blocked_command(command);
             return Ok(module);

@@ -164,7 +164,12 @@ impl PipelineItem {
         if self.passes.is_empty() && self.args.is_empty() {
             0
         } else {
-            1 + self.passes.iter().map(PipelineItem::depth).max().unwrap_or(0)
+            1 + self
+                .passes
+                .iter()
+                .map(PipelineItem::depth)
+                .max()
+                .unwrap_or(0)
         }
     }
 }
@@ -172,7 +177,11 @@ impl PipelineItem {
 impl Pipeline {
     /// The deepest nesting of its items.
     pub fn depth(&self) -> usize {
-        self.items.iter().map(PipelineItem::depth).max().unwrap_or(0)
+        self.items
+            .iter()
+            .map(PipelineItem::depth)
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -18,18 +18,8 @@ pub const KNOWN_TARGETS: &[(&str, &str)] = &[(
 /// TVM target kinds we have no rules for, so that refusing one can say so
 /// rather than call it unknown.
 const TVM_ONLY_TARGETS: &[&str] = &[
-    "c",
-    "cuda",
-    "rocm",
-    "opencl",
-    "vulkan",
-    "metal",
-    "webgpu",
-    "hexagon",
-    "nvptx",
-    "ext_dev",
-    "hybrid",
-    "stackvm",
+    "c", "cuda", "rocm", "opencl", "vulkan", "metal", "webgpu", "hexagon", "nvptx", "ext_dev",
+    "hybrid", "stackvm",
 ];
 
 /// Checks an opt_level given as text or a number.
@@ -97,10 +87,20 @@ mod tests {
         assert_eq!(check_target("llvm"), Ok(()));
         assert_eq!(check_target("llvm -mcpu=skylake-avx512"), Ok(()));
         let cuda = check_target("cuda").unwrap_err();
-        assert!(cuda.starts_with("target `cuda` has no rules here"), "{cuda}");
-        assert!(cuda.contains("`llvm` (AlterOpLayout and Legalize"), "{cuda}");
-        assert!(check_target("nope").unwrap_err().starts_with("unknown target `nope`"));
-        assert!(check_target("").unwrap_err().starts_with("the target is empty"));
+        assert!(
+            cuda.starts_with("target `cuda` has no rules here"),
+            "{cuda}"
+        );
+        assert!(
+            cuda.contains("`llvm` (AlterOpLayout and Legalize"),
+            "{cuda}"
+        );
+        assert!(check_target("nope")
+            .unwrap_err()
+            .starts_with("unknown target `nope`"));
+        assert!(check_target("")
+            .unwrap_err()
+            .starts_with("the target is empty"));
         assert!(check_target("llvm mcpu").is_err());
     }
 }

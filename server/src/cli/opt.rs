@@ -10,12 +10,12 @@ use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
 use relay_passes::project::{read_pipeline, ExternalCommands, Project};
-use relay_passes::transform::target::{check_opt_level, check_target};
-use relay_passes::transform::PipelineError;
 use relay_passes::transform::config::{config_type, ConfigValue};
 use relay_passes::transform::instruments::{
     ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
 };
+use relay_passes::transform::target::{check_opt_level, check_target};
+use relay_passes::transform::PipelineError;
 use relay_passes::transform::{
     pipeline::build_pipeline, registry, run_pass, LogSink, PassContext, PassContextOptions,
     PassInstrument,
@@ -155,7 +155,11 @@ pub fn run(args: &OptArgs) -> i32 {
         Err(message) => {
             eprint!(
                 "{}",
-                flag_error("--opt-level", &args.opt_level.unwrap_or_default().to_string(), &message)
+                flag_error(
+                    "--opt-level",
+                    &args.opt_level.unwrap_or_default().to_string(),
+                    &message
+                )
             );
             return EXIT_USAGE;
         }

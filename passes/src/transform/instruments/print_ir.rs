@@ -86,10 +86,7 @@ impl PassInstrument for PrintIr {
     }
 
     fn run_after_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
-        self.running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop();
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if self.after.matches(info) {
             (self.sink)(&format!(
                 "// IR after {}\n{}",
