@@ -127,6 +127,30 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// The diagnostic without locations, each place (`<output of X>:3:5`)
+    /// and line written into its message instead: for showing diagnostics
+    /// whose text the reader does not have open (an external pass's
+    /// output, in the editor of the input file).
+    pub fn detached(&self, sources: &crate::source::SourceMap) -> Diagnostic {
+        let place = |span: &Span| {
+            let Some(file) = sources.get(span.file) else {
+                return String::new();
+            };
+            let (line, column) = file.line_col(span.range.start());
+            let text = file.text.lines().nth(line).unwrap_or_default().trim();
+            format!("{}:{}:{}: `{text}`", file.name, line + 1, column + 1)
+        };
+        let mut out = self.clone();
+        if let Some(span) = out.span.take() {
+            out.message = format!("{}: {}", place(&span), out.message);
+        }
+        for label in std::mem::take(&mut out.labels) {
+            out.notes
+                .push(format!("{}: {}", place(&label.span), label.message));
+        }
+        out
+    }
+
     /// A syntax error of `file` as a diagnostic.
     pub fn from_syntax_error(file: FileId, error: &SyntaxError) -> Diagnostic {
         Diagnostic::error(Layer::Syntax, error.message()).with_span(Span::new(file, error.range()))

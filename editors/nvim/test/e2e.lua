@@ -51,8 +51,11 @@ local function test(name, fn)
   end
 end
 
--- Route messages (vim.notify, print from LSP handlers) to indented stdout lines.
+-- Route messages (vim.notify, print from LSP handlers) to indented stdout lines, and keep
+-- them for tests that look for one.
+local notified = {}
 vim.notify = function(msg, level)
+  table.insert(notified, tostring(msg))
   for line in tostring(msg):gmatch('[^\n]+') do
     out('       ' .. (level == vim.log.levels.ERROR and 'error: ' or level == vim.log.levels.WARN and 'warning: ' or '')
       .. line)
@@ -558,6 +561,43 @@ server_test(':RelayPassOutput shows the final stage in a split', function()
   expect(buf_text(buf) == before, 'the source buffer was modified')
   expect(#vim.lsp.get_clients({ bufnr = out_buf }) == 0, 'the language server attached to the scratch buffer')
   vim.cmd('close')
+end)
+
+server_test('trust: relay.toml commands run only once :RelayTrust trusts the project', function()
+  if RELAY_BIN:match('fake%-relay$') then
+    return -- the stand-in server has no relay.toml support
+  end
+  local dir = tmpdir .. '/trust-project'
+  vim.fn.mkdir(dir, 'p')
+  local toml = dir .. '/relay.toml'
+  local f = assert(io.open(toml, 'w'))
+  f:write('on_save = ["mark"]\n[pipelines]\nmark = "Mark"\n[passes.Mark]\n'
+    .. 'command = ["sh", "-c", "echo ran >> ran.txt; cat"]\n')
+  f:close()
+  local ran = dir .. '/ran.txt'
+  local function told_untrusted()
+    return vim.tbl_filter(function(m)
+      return m:find('not trusted', 1, true) ~= nil
+    end, notified)
+  end
+  local before = #told_untrusted()
+  local buf = open_and_attach(write_file('trust-project/model.relay', FOLD_SRC))
+  expect(not require('relay').is_trusted(toml), 'relay.toml is trusted before :RelayTrust')
+  vim.cmd('write')
+  wait_for('the server to say it skipped the command', function()
+    return #told_untrusted() > before
+  end)
+  local message = told_untrusted()[#told_untrusted()]
+  expect(message:find('sh -c echo ran >> ran.txt; cat', 1, true), 'the message names no command: %s', message)
+  expect(vim.fn.filereadable(ran) == 0, 'the external command ran in an untrusted project')
+  vim.cmd('RelayTrust')
+  expect(require('relay').is_trusted(toml), ':RelayTrust did not trust relay.toml')
+  vim.cmd('write')
+  wait_for('the on-save pipeline to run the command', function()
+    return vim.fn.filereadable(ran) == 1
+  end)
+  expect(#told_untrusted() == before + 1, 'told more than once: %s', vim.inspect(told_untrusted()))
+  expect(vim.api.nvim_buf_is_valid(buf), 'the buffer went away')
 end)
 
 if not E2E then

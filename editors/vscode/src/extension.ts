@@ -11,6 +11,7 @@ import {
 import { APPLY_PASS_COMMAND, defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverSettings } from './config';
 import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOutput';
 import { applyPipeline, listPasses } from './passes';
+import { forwardTrustGrants, trustOptions } from './trust';
 
 let client: LanguageClient | undefined;
 let outputChannel: vscode.OutputChannel;
@@ -57,6 +58,7 @@ function createClient(): LanguageClient {
       // The server then offers one "Apply pass…" code action (this extension's quick pick)
       // instead of every pass at every position.
       clientCommands: [APPLY_PASS_COMMAND],
+      ...trustOptions(),
     },
   };
   const c = new LanguageClient('relay', 'Relay Language Server', serverOptions, clientOptions);
@@ -261,6 +263,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('relay.applyPipeline', applyPipelineCommand),
     vscode.commands.registerCommand('relay.showPassOutput', (arg?: unknown) => showPassOutputCommand(provider, arg)),
     vscode.commands.registerCommand('relay.restartServer', restartServer),
+    forwardTrustGrants(() => (client?.isRunning() ? client : undefined)),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('relay.server')) {
         const choice = await vscode.window.showInformationMessage(

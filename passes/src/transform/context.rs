@@ -6,7 +6,7 @@
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::transform::config::{self, ConfigValue};
 use crate::transform::instrument::PassInstrument;
-use crate::transform::{PassError, PassInfo};
+use crate::transform::{target, PassError, PassInfo};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -74,6 +74,8 @@ pub struct PassContext {
     explanations: Mutex<Vec<Explanation>>,
     depth: Mutex<usize>,
     log: Option<LogSink>,
+    /// External commands that were not allowed to run, in order met.
+    blocked_commands: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for PassContext {
@@ -94,9 +96,14 @@ thread_local! {
 
 impl PassContext {
     /// Makes a context, validating the config against the registered keys
-    /// (an unknown key or a wrong type is an error listing the valid keys).
+    /// (an unknown key or a wrong type is an error listing the valid keys),
+    /// the opt_level and the target (see [`crate::transform::target`]).
     pub fn new(options: PassContextOptions) -> Result<Arc<PassContext>, String> {
         config::validate(&options.config)?;
+        target::check_opt_level(i64::from(options.opt_level))?;
+        if let Some(name) = &options.target {
+            target::check_target(name)?;
+        }
         Ok(Arc::new(PassContext::from_valid(options)))
     }
 
@@ -114,6 +121,7 @@ impl PassContext {
             explanations: Mutex::new(Vec::new()),
             depth: Mutex::new(0),
             log: options.log,
+            blocked_commands: Mutex::new(Vec::new()),
         }
     }
 
@@ -274,6 +282,26 @@ impl PassContext {
     pub fn take_diagnostics(&self) -> Diagnostics {
         let mut frames = self.diagnostics.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut frames[0])
+    }
+
+    /// Notes that an external pass did not run `command` because commands
+    /// are not allowed (an untrusted workspace, `--no-external`).
+    pub fn record_blocked_command(&self, command: String) {
+        let mut blocked = self
+            .blocked_commands
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !blocked.contains(&command) {
+            blocked.push(command);
+        }
+    }
+
+    /// The external commands that were not allowed to run.
+    pub fn blocked_commands(&self) -> Vec<String> {
+        self.blocked_commands
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     // ---- logging and explanations ----

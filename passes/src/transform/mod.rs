@@ -19,6 +19,7 @@ pub mod instruments;
 pub mod pass;
 pub mod pipeline;
 pub mod registry;
+pub mod target;
 
 pub use config::{ConfigType, ConfigValue};
 pub use context::{ContextGuard, Explanation, LogSink, PassContext, PassContextOptions};
@@ -30,3 +31,4 @@ pub use pass::{
 };
 pub use pipeline::{parse_pipeline, pipeline_from_text, Pipeline, PipelineError, PipelineValue};
 pub use registry::{ParamSpec, ParamType, PassArgs, PassKind, PassSpec};
+pub use target::MAX_OPT_LEVEL;

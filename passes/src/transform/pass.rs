@@ -19,6 +19,9 @@ pub struct PassError {
     pub diagnostics: Vec<Diagnostic>,
     /// Where a reproducer of the failure was written, if one was.
     pub reproducer: Option<std::path::PathBuf>,
+    /// The texts the diagnostics' spans point into when that is not the
+    /// module the pipeline ran on (the output of an external pass).
+    pub sources: Option<crate::source::SourceMap>,
 }
 
 impl PassError {
@@ -28,6 +31,7 @@ impl PassError {
             message: message.into(),
             diagnostics: Vec::new(),
             reproducer: None,
+            sources: None,
         }
     }
 
@@ -42,6 +46,7 @@ impl PassError {
             ),
             diagnostics: diagnostics.into_vec(),
             reproducer: None,
+            sources: None,
         }
     }
 
@@ -52,6 +57,7 @@ impl PassError {
             message: format!("instrument {name} failed in {hook}: {message}"),
             diagnostics: Vec::new(),
             reproducer: None,
+            sources: None,
         }
     }
 }
@@ -167,7 +173,7 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
             if let (Some(dir), Some(before), None) =
                 (&ctx.reproducer_dir, kept_for_reproducer, &error.reproducer)
             {
-                match write_reproducer(dir, pass, &before) {
+                match write_reproducer(dir, pass, &before, ctx) {
                     Ok(()) => error.reproducer = Some(dir.clone()),
                     Err(e) => error.diagnostics.push(Diagnostic::warning(
                         Layer::Pass,
@@ -187,17 +193,59 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
 }
 
 /// Writes `before.relay` (the module the pass failed on) and `pipeline.txt`
-/// (the pass as a one-pass pipeline) into `dir`, so that
-/// `relay opt before.relay -p "$(cat pipeline.txt)"` fails the same way.
+/// (the arguments of `relay opt` that run the pass alone under the same
+/// context: `-p PASS --opt-level N`, and the target, config, required and
+/// disabled passes when set) into `dir`, so that
+/// `eval "relay opt DIR/before.relay $(cat DIR/pipeline.txt)"` fails the
+/// same way.
 fn write_reproducer(
     dir: &std::path::Path,
     pass: &dyn Pass,
     before: &IRModule,
+    ctx: &PassContext,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let text = crate::printer::print_module(before, &crate::printer::PrintOptions::default());
     std::fs::write(dir.join("before.relay"), text)?;
-    std::fs::write(dir.join("pipeline.txt"), format!("{}\n", pass.describe()))
+    std::fs::write(
+        dir.join("pipeline.txt"),
+        format!("{}\n", reproducer_arguments(pass, ctx)),
+    )
+}
+
+/// The `relay opt` arguments for `pass` under `ctx`, quoted for a POSIX
+/// shell. Map-valued config entries (only `relay.toml` can set them) have
+/// no command-line form and are left out.
+pub fn reproducer_arguments(pass: &dyn Pass, ctx: &PassContext) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut args = vec![
+        "-p".to_string(),
+        quote(&pass.describe()),
+        "--opt-level".to_string(),
+        ctx.opt_level.to_string(),
+    ];
+    if let Some(target) = &ctx.target {
+        args.push("--target".into());
+        args.push(quote(target));
+    }
+    for (key, value) in &ctx.config {
+        if !matches!(value, crate::transform::ConfigValue::Map(_)) {
+            args.push("--config".into());
+            args.push(quote(&format!("{key}={value}")));
+        }
+    }
+    for name in &ctx.required_pass {
+        args.push("--required-pass".into());
+        args.push(quote(name));
+    }
+    for name in &ctx.disabled_pass {
+        args.push("--disabled-pass".into());
+        args.push(quote(name));
+    }
+    if ctx.tvm_exact {
+        args.push("--tvm-exact".into());
+    }
+    args.join(" ")
 }
 
 /// Runs `body` in a fresh diagnostics frame of `ctx`: errors reported in it

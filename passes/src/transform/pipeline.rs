@@ -6,11 +6,22 @@
 //! `false`, JSON strings, `[lists]` and `{"maps": …}`. Errors carry the byte
 //! range of the bad spot, and [`PipelineError::render`] draws a caret under
 //! it. Printing a parsed pipeline gives it back in canonical form.
+//!
+//! Nesting (`Sequential(` inside `Sequential(`, lists inside lists) is
+//! bounded by [`MAX_PIPELINE_DEPTH`]: reading, building, describing and
+//! running a pipeline all recurse once per level, so a deeper pipeline gets
+//! an error at the opening delimiter instead of overflowing the stack.
 
 use crate::transform::{registry, Pass, PassInfo, Sequential};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+
+/// How deeply passes and argument values may nest. Real pipelines nest a
+/// few levels; 64 keeps the recursion of reading, building and running a
+/// pipeline far inside the smallest thread stack it runs on (the CLI's
+/// main thread, 8 MiB by default; an embedder's 2 MiB threads too).
+pub const MAX_PIPELINE_DEPTH: usize = 64;
 
 /// A value of a keyword argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +112,7 @@ pub struct PipelineError {
 }
 
 impl PipelineError {
-    fn new(message: impl Into<String>, range: Range<usize>) -> PipelineError {
+    pub fn new(message: impl Into<String>, range: Range<usize>) -> PipelineError {
         PipelineError {
             message: message.into(),
             range,
@@ -109,24 +120,68 @@ impl PipelineError {
     }
 
     /// The message, the pipeline text and a caret line under the bad spot.
+    /// A long line is cut to a window around the spot (`…` marks the cuts),
+    /// so that a 100,000-character pipeline gives a readable error.
     pub fn render(&self, text: &str) -> String {
         // Pipelines are one line; show the line that holds the error.
         let start = self.range.start.min(text.len());
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        let line = &text[line_start..line_end];
+        let chars: Vec<char> = text[line_start..line_end].chars().collect();
         let column = text[line_start..start].chars().count();
         let width = text[start..self.range.end.clamp(start, line_end)]
             .chars()
             .count()
             .max(1);
+        // Up to CONTEXT characters either side of the spot (and all of a
+        // spot that is longer).
+        const CONTEXT: usize = 60;
+        let from = column.saturating_sub(CONTEXT);
+        let to = (column + width + CONTEXT).min(chars.len());
+        let mut shown: String = chars[from..to].iter().collect();
+        let mut caret_column = column - from;
+        if from > 0 {
+            shown.insert(0, '…');
+            caret_column += 1;
+        }
+        if to < chars.len() {
+            shown.push('…');
+        }
         format!(
             "error: {}\n  | {}\n  | {}{}\n",
             self.message,
-            line,
-            " ".repeat(column),
+            shown,
+            " ".repeat(caret_column),
             "^".repeat(width)
         )
+    }
+}
+
+impl PipelineItem {
+    /// How many parentheses of passes nest in this item (`A` is 0,
+    /// `Sequential(A)` 1).
+    pub fn depth(&self) -> usize {
+        if self.passes.is_empty() && self.args.is_empty() {
+            0
+        } else {
+            1 + self
+                .passes
+                .iter()
+                .map(PipelineItem::depth)
+                .max()
+                .unwrap_or(0)
+        }
+    }
+}
+
+impl Pipeline {
+    /// The deepest nesting of its items.
+    pub fn depth(&self) -> usize {
+        self.items
+            .iter()
+            .map(PipelineItem::depth)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -193,6 +248,8 @@ struct Reader<'a> {
     tok_range: Range<usize>,
     /// Where the last consumed token ended.
     last_end: usize,
+    /// How many `(`, `[` and `{` are open.
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -203,6 +260,7 @@ impl<'a> Reader<'a> {
             tok: Tok::End,
             tok_range: 0..0,
             last_end: 0,
+            depth: 0,
         };
         r.advance()?;
         Ok(r)
@@ -310,6 +368,19 @@ impl<'a> Reader<'a> {
         )
     }
 
+    /// Enters one more level of nesting at the current token (an opening
+    /// delimiter), or refuses past [`MAX_PIPELINE_DEPTH`].
+    fn open(&mut self) -> Result<(), PipelineError> {
+        self.depth += 1;
+        if self.depth > MAX_PIPELINE_DEPTH {
+            return Err(PipelineError::new(
+                format!("the pipeline nests deeper than {MAX_PIPELINE_DEPTH} levels here"),
+                self.tok_range.clone(),
+            ));
+        }
+        Ok(())
+    }
+
     fn eat(&mut self, c: char) -> Result<bool, PipelineError> {
         if self.tok == Tok::Punct(c) {
             self.advance()?;
@@ -332,7 +403,9 @@ impl<'a> Reader<'a> {
             range: start..self.last_end,
             arg_ranges: Vec::new(),
         };
-        if self.eat('(')? {
+        if self.tok == Tok::Punct('(') {
+            self.open()?;
+            self.advance()?;
             if !self.eat(')')? {
                 loop {
                     self.argument(&mut item)?;
@@ -348,6 +421,7 @@ impl<'a> Reader<'a> {
                 }
             }
             item.range = start..self.last_end;
+            self.depth -= 1;
         }
         Ok(item)
     }
@@ -408,6 +482,7 @@ impl<'a> Reader<'a> {
                 }
             },
             Tok::Punct('[') => {
+                self.open()?;
                 self.advance()?;
                 let mut items = Vec::new();
                 if !self.eat(']')? {
@@ -421,9 +496,11 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
+                self.depth -= 1;
                 return Ok(PipelineValue::List(items));
             }
             Tok::Punct('{') => {
+                self.open()?;
                 self.advance()?;
                 let mut entries = Vec::new();
                 if !self.eat('}')? {
@@ -444,6 +521,7 @@ impl<'a> Reader<'a> {
                         }
                     }
                 }
+                self.depth -= 1;
                 return Ok(PipelineValue::Map(entries));
             }
             _ => return Err(self.expected("a value")),
@@ -502,7 +580,10 @@ fn build_item(item: &PipelineItem) -> Result<Arc<dyn Pass>, PipelineError> {
         let mut info = PassInfo::new("sequential", 0, &[]);
         for ((key, value), range) in item.args.iter().zip(&item.arg_ranges) {
             match (key.as_str(), value) {
-                ("opt_level", PipelineValue::Int(level)) if *level >= 0 => info.opt_level = *level as u32,
+                ("opt_level", PipelineValue::Int(level)) => {
+                    info.opt_level = crate::transform::target::check_opt_level(*level)
+                        .map_err(|e| PipelineError::new(e, range.clone()))?;
+                }
                 ("name", PipelineValue::Str(name)) => info.name = name.clone(),
                 ("required", PipelineValue::List(names)) => {
                     info.required = names

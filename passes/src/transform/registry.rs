@@ -59,6 +59,9 @@ pub struct ParamSpec {
     pub ty: ParamType,
     pub default: PipelineValue,
     pub doc: String,
+    /// The values an integer parameter accepts (both ends included), as
+    /// TVM's attribute bounds; `None` accepts any 64-bit integer.
+    pub range: Option<(i64, i64)>,
 }
 
 impl ParamSpec {
@@ -68,7 +71,37 @@ impl ParamSpec {
             ty,
             default,
             doc: doc.into(),
+            range: None,
         }
+    }
+
+    /// Bounds an integer parameter to `low..=high`.
+    pub fn with_range(mut self, low: i64, high: i64) -> ParamSpec {
+        self.range = Some((low, high));
+        self
+    }
+
+    /// The accepted values in words (`-1..=4`, `0..`), if bounded.
+    pub fn range_text(&self) -> Option<String> {
+        let (low, high) = self.range?;
+        Some(match (low, high) {
+            (low, i64::MAX) => format!("{low}.."),
+            (i64::MIN, high) => format!("..={high}"),
+            (low, high) => format!("{low}..={high}"),
+        })
+    }
+
+    /// Why `value` is outside the parameter's range, if it is.
+    fn out_of_range(&self, value: &PipelineValue) -> Option<String> {
+        let (PipelineValue::Int(v), Some((low, high))) = (value, self.range) else {
+            return None;
+        };
+        (*v < low || *v > high).then(|| {
+            format!(
+                "must be in {}, not {v}",
+                self.range_text().unwrap_or_default()
+            )
+        })
     }
 }
 
@@ -344,6 +377,12 @@ pub fn create(name: &str, args: &[(String, PipelineValue)]) -> Result<Arc<dyn Pa
                     param.ty.name(),
                     value.type_name()
                 ),
+                argument: Some(index),
+            });
+        }
+        if let Some(why) = param.out_of_range(value) {
+            return Err(CreateError {
+                message: format!("`{key}` of {name} {why}"),
                 argument: Some(index),
             });
         }

@@ -33,7 +33,9 @@ pub(crate) fn spec() -> PassSpec {
             ParamType::Int,
             PipelineValue::Int(-1),
             "the most arguments a generated kernel may take; negative for no limit",
-        )],
+        )
+        // TVM's `int`.
+        .with_range(i32::MIN as i64, i32::MAX as i64)],
         description: "Split concatenates with too many inputs".into(),
         factory: Arc::new(|_| Err(String::new())),
     };

@@ -5,6 +5,7 @@
 //! then type-checked, as TVM's parser runs `InferType` (`--expr` reads one
 //! expression, which `parse_expr` does not type-check).
 
+use super::input::{display_name, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Diagnostic, Diagnostics};
@@ -23,7 +24,11 @@ pub struct CheckArgs {
     /// each module that checks clean; what it reports counts as errors.
     #[arg(long, value_name = "NAME")]
     pipeline: Option<String>,
-    /// The files to check.
+    /// Do not run the commands of relay.toml's external passes (they are
+    /// skipped with a warning).
+    #[arg(long)]
+    no_external: bool,
+    /// The files to check (`-` reads standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -38,26 +43,15 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut diagnostics = Diagnostics::new();
     let mut unreadable = false;
     for path in &args.files {
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(error) => {
-                    let valid = error.utf8_error().valid_up_to();
-                    eprintln!(
-                        "error: {}: the file is not valid UTF-8 (first bad byte at offset {valid})",
-                        path.display()
-                    );
-                    unreadable = true;
-                    continue;
-                }
-            },
-            Err(error) => {
-                eprintln!("error: cannot read {}: {error}", path.display());
+        let text = match read_text(path) {
+            Ok(text) => text,
+            Err(message) => {
+                eprintln!("error: {message}");
                 unreadable = true;
                 continue;
             }
         };
-        let file = sources.add(path.display().to_string(), text.as_str());
+        let file = sources.add(display_name(path), text.as_str());
         let parse = parse(&text, entry);
         let mut found: Diagnostics = parse
             .errors()
@@ -76,7 +70,7 @@ pub fn run(args: &CheckArgs) -> i32 {
                 let (module, typed) = infer_module(&lowered.module);
                 found.extend(typed);
                 if let (Some(pipeline), false) = (&args.pipeline, found.has_errors()) {
-                    found.extend(run_pipeline(path, module, pipeline));
+                    found.extend(run_pipeline(path, module, pipeline, args.no_external));
                 }
             }
         }
@@ -99,28 +93,25 @@ fn run_pipeline(
     path: &std::path::Path,
     module: relay_passes::ir::IRModule,
     pipeline: &str,
+    no_external: bool,
 ) -> Vec<Diagnostic> {
     use relay_passes::diagnostic::Layer;
-    use relay_passes::project::Project;
-    use relay_passes::transform::{pipeline_from_text, run_pass, PassContext};
+    use relay_passes::project::{read_pipeline, Project};
+    use relay_passes::transform::pipeline::build_pipeline;
+    use relay_passes::transform::{run_pass, PassContext};
     let project = match Project::find(path).map(|p| Project::load(&p)).transpose() {
         Ok(project) => project,
         Err(message) => return vec![Diagnostic::error(Layer::Pass, message)],
     };
     if let Some(project) = &project {
-        project.register_passes();
+        project.register_passes(&super::opt::external_commands(no_external));
     }
-    let text = project
-        .as_ref()
-        .and_then(|p| p.pipelines.get(pipeline))
-        .cloned()
-        .unwrap_or_else(|| pipeline.to_string());
-    let pass = match pipeline_from_text(&text) {
+    let pass = match read_pipeline(project.as_ref(), pipeline).and_then(|p| build_pipeline(&p)) {
         Ok(pass) => pass,
         Err(error) => {
             return vec![Diagnostic::error(
                 Layer::Pass,
-                error.render(&text).trim_end().to_string(),
+                error.render(pipeline).trim_end().to_string(),
             )]
         }
     };
@@ -138,7 +129,12 @@ fn run_pipeline(
     });
     let mut out: Vec<Diagnostic> = ctx.take_diagnostics().into_iter().collect();
     if let Err(error) = result.and_then(|r| r) {
-        out.extend(error.diagnostics.iter().cloned());
+        match &error.sources {
+            // Spans into a text this report does not show (an external
+            // pass's output): say where in words.
+            Some(sources) => out.extend(error.diagnostics.iter().map(|d| d.detached(sources))),
+            None => out.extend(error.diagnostics.iter().cloned()),
+        }
         out.push(Diagnostic::error(
             Layer::Pass,
             format!("pipeline `{pipeline}` failed: {}", error.message),

@@ -10,14 +10,14 @@
 //! are the same variable, or with `--free-vars-by-name` when their names are
 //! equal, as TVM's `StructuralEqual(map_free_vars=…)` decides.
 
-use super::input::read_text;
+use super::input::{display_name, is_stdin, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Diagnostic, Layer, Severity};
 use relay_passes::ir::equal::{first_difference, module_first_difference, Difference};
 use relay_passes::lower::{parse_and_lower, parse_and_lower_expr_in};
 use relay_passes::source::{SourceMap, Span};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
@@ -28,9 +28,9 @@ pub struct DiffArgs {
     /// it a free variable equals only itself, so two reads never match.
     #[arg(long)]
     free_vars_by_name: bool,
-    /// The first file (A).
+    /// The first file (A; `-` reads standard input).
     a: PathBuf,
-    /// The second file (B).
+    /// The second file (B; `-` reads standard input).
     b: PathBuf,
 }
 
@@ -76,11 +76,12 @@ pub fn run(args: &DiffArgs) -> i32 {
     }
 }
 
-fn display_name(path: &Path) -> String {
-    path.display().to_string()
-}
-
 fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
+    if is_stdin(&args.a) && is_stdin(&args.b) {
+        return Err(InputError::Unreadable(
+            "only one of the two inputs can be `-` (standard input)".to_string(),
+        ));
+    }
     let text_a = read_text(&args.a).map_err(InputError::Unreadable)?;
     let text_b = read_text(&args.b).map_err(InputError::Unreadable)?;
     let (name_a, name_b) = (display_name(&args.a), display_name(&args.b));

@@ -18,10 +18,18 @@ pub const EXIT_ERRORS: i32 = 1;
 /// Exit status for a bad command line or an unreadable file.
 pub const EXIT_USAGE: i32 = 2;
 
+/// `relay --version`: the crate version and the commit it was built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("RELAY_BUILD_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "relay",
-    version,
+    version = VERSION,
     about = "Tools for the TVM Relay IR text format"
 )]
 struct Cli {
@@ -29,6 +37,9 @@ struct Cli {
     command: Command,
 }
 
+// One command line is parsed per run: the size of the largest variant costs
+// nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Check Relay files for errors; exit 1 if any is found.
@@ -46,6 +57,12 @@ enum Command {
     Fmt(fmt::FmtArgs),
     /// Start the language server (LSP over stdin/stdout).
     Lsp(LspArgs),
+    /// Print a shell completion script: `relay completions bash >
+    /// ~/.local/share/bash-completion/completions/relay`.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,5 +100,10 @@ where
         Command::Print(args) => print::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp(LspArgs { stdio: _ }) => crate::lsp::run_stdio(),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "relay", &mut std::io::stdout());
+            EXIT_OK
+        }
     }
 }

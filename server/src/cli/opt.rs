@@ -2,21 +2,23 @@
 //! parser does, runs the pipeline under a PassContext built from the flags,
 //! and prints the result as `relay print` does.
 
-use super::input::read_text;
+use super::input::{display_name, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::project::Project;
+use relay_passes::project::{read_pipeline, ExternalCommands, Project};
 use relay_passes::transform::config::{config_type, ConfigValue};
 use relay_passes::transform::instruments::{
     ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
 };
+use relay_passes::transform::target::{check_opt_level, check_target};
+use relay_passes::transform::PipelineError;
 use relay_passes::transform::{
-    parse_pipeline, pipeline::build_pipeline, registry, run_pass, LogSink, PassContext,
-    PassContextOptions, PassInstrument,
+    pipeline::build_pipeline, registry, run_pass, LogSink, PassContext, PassContextOptions,
+    PassInstrument,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,15 +26,17 @@ use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct OptArgs {
-    /// The module to optimise.
+    /// The module to optimise (`-` reads standard input).
     file: PathBuf,
     /// The passes: `InferType, FoldConstant, FuseOps(fuse_opt_level=2)`; a
-    /// comma list is a Sequential. The name of a pipeline in relay.toml works too.
+    /// comma list is a Sequential. Names of relay.toml's pipelines may stand
+    /// anywhere a pass may.
     #[arg(short = 'p', long = "pipeline")]
     pipeline: String,
-    /// The PassContext's opt_level.
-    #[arg(long, default_value_t = 2)]
-    opt_level: u32,
+    /// The PassContext's opt_level, 0..=4 [default: relay.toml's
+    /// `opt_level`, else 2].
+    #[arg(long, allow_negative_numbers = true)]
+    opt_level: Option<i64>,
     /// A pass forced on (repeatable).
     #[arg(long = "required-pass", value_name = "PASS")]
     required_pass: Vec<String>,
@@ -42,7 +46,9 @@ pub struct OptArgs {
     /// A config entry `KEY=VALUE` (repeatable).
     #[arg(long = "config", value_name = "KEY=VALUE")]
     config: Vec<String>,
-    /// Run inside a target scope (`llvm`).
+    /// Run inside a target scope. Only `llvm` has rules: AlterOpLayout and
+    /// Legalize then use TVM's x86 rules (without a target, the generic
+    /// ones); no other pass reads the target.
     #[arg(long)]
     target: Option<String>,
     /// Print the IR before this pass (repeatable).
@@ -57,9 +63,11 @@ pub struct OptArgs {
     /// After every pass that changes the module, print a unified diff.
     #[arg(long)]
     print_ir_after_change: bool,
-    /// Print how long every pass took, nested.
-    #[arg(long)]
-    time_passes: bool,
+    /// Print how long every pass took, nested, and which were skipped
+    /// (`--time-passes=json`: as JSON).
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "text")]
+    time_passes: Option<ReportFormat>,
     /// Say for every pass why it ran or was skipped.
     #[arg(long)]
     explain: bool,
@@ -77,9 +85,36 @@ pub struct OptArgs {
     /// Write the result here instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Do not run the commands of relay.toml's external passes (they are
+    /// skipped with a warning).
+    #[arg(long)]
+    no_external: bool,
     /// Write the metadata section (`--show-meta-data=false` leaves it out).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     show_meta_data: bool,
+}
+
+/// How a report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+/// What the CLI lets relay.toml's external passes do.
+pub fn external_commands(no_external: bool) -> ExternalCommands {
+    if no_external {
+        ExternalCommands::Blocked("--no-external".to_string())
+    } else {
+        ExternalCommands::Allowed
+    }
+}
+
+/// A bad flag value, shown as the flag with a caret under the value.
+fn flag_error(flag: &str, value: &str, message: &str) -> String {
+    let text = format!("{flag} {value}");
+    let start = flag.len() + 1;
+    PipelineError::new(message, start..text.len().max(start + 1)).render(&text)
 }
 
 fn stderr_sink() -> LogSink {
@@ -115,6 +150,26 @@ fn read_config(entries: &[String]) -> Result<BTreeMap<String, ConfigValue>, Stri
 }
 
 pub fn run(args: &OptArgs) -> i32 {
+    let opt_level = match args.opt_level.map(check_opt_level).transpose() {
+        Ok(level) => level,
+        Err(message) => {
+            eprint!(
+                "{}",
+                flag_error(
+                    "--opt-level",
+                    &args.opt_level.unwrap_or_default().to_string(),
+                    &message
+                )
+            );
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(target) = &args.target {
+        if let Err(message) = check_target(target) {
+            eprint!("{}", flag_error("--target", target, &message));
+            return EXIT_USAGE;
+        }
+    }
     let text = match read_text(&args.file) {
         Ok(text) => text,
         Err(message) => {
@@ -125,7 +180,7 @@ pub fn run(args: &OptArgs) -> i32 {
     let project = Project::find(&args.file).map(|path| Project::load(&path));
     let project = match project {
         Some(Ok(project)) => {
-            project.register_passes();
+            project.register_passes(&external_commands(args.no_external));
             Some(project)
         }
         Some(Err(message)) => {
@@ -134,19 +189,15 @@ pub fn run(args: &OptArgs) -> i32 {
         }
         None => None,
     };
-    let pipeline_text = project
-        .as_ref()
-        .and_then(|p| p.pipelines.get(&args.pipeline))
-        .filter(|_| registry::lookup(&args.pipeline).is_none())
-        .cloned()
-        .unwrap_or_else(|| args.pipeline.clone());
-    let pipeline = match parse_pipeline(&pipeline_text).and_then(|p| build_pipeline(&p)) {
-        Ok(pass) => pass,
-        Err(error) => {
-            eprint!("{}", error.render(&pipeline_text));
-            return EXIT_USAGE;
-        }
-    };
+    let pipeline_text = &args.pipeline;
+    let pipeline =
+        match read_pipeline(project.as_ref(), pipeline_text).and_then(|p| build_pipeline(&p)) {
+            Ok(pass) => pass,
+            Err(error) => {
+                eprint!("{}", error.render(pipeline_text));
+                return EXIT_USAGE;
+            }
+        };
     let config = match read_config(&args.config) {
         Ok(config) => config,
         Err(message) => {
@@ -156,7 +207,7 @@ pub fn run(args: &OptArgs) -> i32 {
     };
 
     // Parse, lower and type-check, as TVM's parser does.
-    let name = args.file.display().to_string();
+    let name = display_name(&args.file);
     let (module, diagnostics) = parse_and_lower(&name, &text);
     if diagnostics.has_errors() {
         let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
@@ -177,7 +228,7 @@ pub fn run(args: &OptArgs) -> i32 {
 
     let timing = Arc::new(PassTiming::new());
     let mut instruments: Vec<Arc<dyn PassInstrument>> = Vec::new();
-    if args.time_passes {
+    if args.time_passes.is_some() {
         instruments.push(timing.clone());
     }
     let counts = Arc::new(PassCounts::new());
@@ -207,7 +258,10 @@ pub fn run(args: &OptArgs) -> i32 {
         .as_ref()
         .map(Project::context_options)
         .unwrap_or_default();
-    options.opt_level = args.opt_level;
+    // The flag only when given: relay.toml's opt_level otherwise.
+    if let Some(level) = opt_level {
+        options.opt_level = level;
+    }
     options
         .required_pass
         .extend(args.required_pass.iter().cloned());
@@ -239,8 +293,10 @@ pub fn run(args: &OptArgs) -> i32 {
             eprintln!("{}{}: {}", "  ".repeat(e.depth), e.pass, e.reason);
         }
     }
-    if args.time_passes {
-        eprint!("{}", timing.render());
+    match args.time_passes {
+        Some(ReportFormat::Text) => eprint!("{}", timing.render()),
+        Some(ReportFormat::Json) => eprintln!("{}", timing.render_json()),
+        None => {}
     }
     if args.count_passes {
         eprint!("{}", counts.render());
@@ -253,15 +309,16 @@ pub fn run(args: &OptArgs) -> i32 {
         Ok(module) => module,
         Err(error) => {
             if !error.diagnostics.is_empty() {
-                eprint!("{}", render(&error.diagnostics, &sources));
+                // An external pass's output errors point into its output.
+                let sources = error.sources.as_ref().unwrap_or(&sources);
+                eprint!("{}", render(&error.diagnostics, sources));
             }
             eprintln!("error: {}", error.message);
             if let Some(dir) = &error.reproducer {
+                let dir = dir.display();
                 eprintln!(
-                    "note: a reproducer was written to {}: relay opt {}/before.relay -p \"$(cat {}/pipeline.txt)\"",
-                    dir.display(),
-                    dir.display(),
-                    dir.display()
+                    "note: a reproducer was written to {dir}: \
+                     eval \"relay opt {dir}/before.relay $(cat {dir}/pipeline.txt)\""
                 );
             }
             return EXIT_ERRORS;

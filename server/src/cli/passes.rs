@@ -36,6 +36,7 @@ pub fn run(args: &PassesArgs) -> i32 {
                         "name": p.name,
                         "type": p.ty.name(),
                         "default": p.default.to_string(),
+                        "range": p.range_text(),
                         "doc": p.doc,
                     })).collect::<Vec<_>>(),
                 })
@@ -63,8 +64,12 @@ pub fn run(args: &PassesArgs) -> i32 {
         println!("{line}");
         println!("    {}", spec.description);
         for param in &spec.params {
+            let range = param
+                .range_text()
+                .map(|r| format!(" in {r}"))
+                .unwrap_or_default();
             println!(
-                "    {}={}  ({}) {}",
+                "    {}={}  ({}{range}) {}",
                 param.name,
                 param.default,
                 param.ty.name(),

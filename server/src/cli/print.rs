@@ -2,7 +2,7 @@
 //! with `--expr` one expression), and prints it as TVM's `astext()` would.
 //! No type inference runs, so only types written in the text appear.
 
-use super::input::read_text;
+use super::input::{display_name, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
@@ -20,7 +20,7 @@ pub struct PrintArgs {
     /// TVM's comment saying it was left out instead).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     show_meta_data: bool,
-    /// The file to print.
+    /// The file to print (`-` reads standard input).
     file: PathBuf,
 }
 
@@ -71,7 +71,7 @@ pub fn run(args: &PrintArgs) -> i32 {
         show_meta_data: args.show_meta_data,
         ..PrintOptions::default()
     };
-    match reprint(&args.file.display().to_string(), &text, args.expr, &options) {
+    match reprint(&display_name(&args.file), &text, args.expr, &options) {
         Ok(out) => {
             if out.ends_with('\n') {
                 print!("{out}");

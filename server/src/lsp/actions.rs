@@ -12,13 +12,11 @@ use super::features::shows_types;
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::ir::IRModule;
 use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::project::Project;
+use relay_passes::project::{read_pipeline, ExternalCommands, Project};
 use relay_passes::transform::instruments::PassTiming;
 use relay_passes::transform::pipeline::{build_pipeline, Pipeline};
 use relay_passes::transform::registry::{self, PassKind};
-use relay_passes::transform::{
-    parse_pipeline, run_pass, LogSink, PassContext, PassContextOptions, PassInstrument,
-};
+use relay_passes::transform::{run_pass, LogSink, PassContext, PassContextOptions, PassInstrument};
 use relay_syntax::{SyntaxKind, TextRange, TextSize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,26 +71,19 @@ pub struct PassOutput {
 }
 
 /// The project of a file: `relay.toml` found upward from it (its external
-/// passes are registered), or why it could not be read.
-pub fn project_for(path: Option<&Path>) -> Result<Option<Project>, String> {
+/// passes are registered, allowed to run their commands or not), or why it
+/// could not be read.
+pub fn project_for(
+    path: Option<&Path>,
+    commands: &ExternalCommands,
+) -> Result<Option<Project>, String> {
     let Some(path) = path else { return Ok(None) };
     let Some(file) = Project::find(path) else {
         return Ok(None);
     };
     let project = Project::load(&file)?;
-    project.register_passes();
+    project.register_passes(commands);
     Ok(Some(project))
-}
-
-/// The pipeline text a name stands for: a pipeline of `relay.toml` (unless
-/// a pass has that name), else the text itself.
-pub fn resolve_pipeline(project: Option<&Project>, pipeline: &str) -> String {
-    let pipeline = pipeline.trim();
-    project
-        .and_then(|p| p.pipelines.get(pipeline))
-        .filter(|_| registry::lookup(pipeline).is_none())
-        .cloned()
-        .unwrap_or_else(|| pipeline.to_string())
 }
 
 /// What running a pipeline gave.
@@ -108,6 +99,8 @@ pub struct RunResult {
     pub diagnostics: Vec<Diagnostic>,
     /// Text the passes logged (PrintIR), and the timing report.
     pub log: Vec<String>,
+    /// External commands that were not run (the workspace is not trusted).
+    pub blocked: Vec<String>,
 }
 
 fn print(module: &IRModule, show_types: bool) -> String {
@@ -136,8 +129,9 @@ pub fn run_pipeline(
         error: None,
         diagnostics: Vec::new(),
         log: Vec::new(),
+        blocked: Vec::new(),
     };
-    let pipeline = match parse_pipeline(pipeline_text) {
+    let pipeline = match read_pipeline(project, pipeline_text) {
         Ok(p) => p,
         Err(e) => {
             result.error = Some(e.render(pipeline_text));
@@ -215,11 +209,19 @@ pub fn run_pipeline(
     match outcome.and_then(|r| r) {
         Ok(module) => result.output = Some(module),
         Err(e) => {
-            result.diagnostics.extend(e.diagnostics.iter().cloned());
+            match &e.sources {
+                // Spans into an external pass's output, not the document:
+                // place them in words.
+                Some(sources) => result
+                    .diagnostics
+                    .extend(e.diagnostics.iter().map(|d| d.detached(sources))),
+                None => result.diagnostics.extend(e.diagnostics.iter().cloned()),
+            }
             result.error = Some(e.message.clone());
         }
     }
     result.diagnostics.extend(ctx.take_diagnostics());
+    result.blocked = ctx.blocked_commands();
     let mut lines = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     let report = timing.render();
     if !report.trim().is_empty() {
@@ -409,8 +411,7 @@ pub fn apply_pipeline(
     pipeline: &str,
     only: Option<&str>,
 ) -> (Result<Vec<Replacement>, String>, RunResult) {
-    let text = resolve_pipeline(project, pipeline);
-    let result = run_pipeline(analysis, project, &text, false);
+    let result = run_pipeline(analysis, project, pipeline.trim(), false);
     let edits = match (&result.input, &result.output, &result.error) {
         (Some(input), Some(output), None) => {
             guarded(|| definition_edits(analysis, input, output, only))
@@ -428,8 +429,7 @@ pub fn pass_output(
     project: Option<&Project>,
     pipeline: &str,
 ) -> (PassOutput, RunResult) {
-    let text = resolve_pipeline(project, pipeline);
-    let mut result = run_pipeline(analysis, project, &text, true);
+    let mut result = run_pipeline(analysis, project, pipeline.trim(), true);
     let output = PassOutput {
         stages: std::mem::take(&mut result.stages),
         error: result.error.clone(),

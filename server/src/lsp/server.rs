@@ -19,11 +19,11 @@ use super::features;
 use super::text::{Document, Encoding};
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
-use relay_passes::project::Project;
+use relay_passes::project::{ExternalCommands, Project};
 use relay_passes::transform::registry;
 use relay_syntax::{TextRange, TextSize};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -47,6 +47,32 @@ struct Settings {
     /// The client implements `relay.applyPass` itself (a pass picker), so
     /// the full pass list can be one "Apply pass…" code action.
     client_picks_pass: bool,
+    /// Whether the editor says the workspace is trusted
+    /// (`initializationOptions.trusted`, later `workspace/
+    /// didChangeConfiguration` with `settings.trusted`). Until it is, the
+    /// commands of relay.toml's external passes do not run: opening and
+    /// saving a file of a cloned folder must not execute what its
+    /// relay.toml says.
+    trusted: bool,
+}
+
+impl Settings {
+    fn external_commands(&self) -> ExternalCommands {
+        if self.trusted {
+            ExternalCommands::Allowed
+        } else {
+            ExternalCommands::Blocked("the workspace is not trusted".to_string())
+        }
+    }
+}
+
+/// The `trusted` flag of initialization options or configuration settings
+/// (`{"trusted": true}` or `{"relay": {"trusted": true}}`).
+fn trusted_flag(settings: &Value) -> Option<bool> {
+    settings
+        .get("trusted")
+        .or_else(|| settings.get("relay").and_then(|r| r.get("trusted")))
+        .and_then(Value::as_bool)
 }
 
 struct DocState {
@@ -70,6 +96,8 @@ pub struct State {
     settings: RwLock<Settings>,
     shut_down: AtomicBool,
     progress_tokens: AtomicU64,
+    /// External commands the user was already told were not run.
+    told_blocked: Mutex<HashSet<String>>,
 }
 
 /// The server, as tower-lsp-server drives it.
@@ -121,9 +149,11 @@ impl Backend {
                     debounce: Duration::from_millis(DEFAULT_DEBOUNCE_MS),
                     work_done_progress: false,
                     client_picks_pass: false,
+                    trusted: false,
                 }),
                 shut_down: AtomicBool::new(false),
                 progress_tokens: AtomicU64::new(1),
+                told_blocked: Mutex::new(HashSet::new()),
             }),
         }
     }
@@ -371,6 +401,30 @@ impl Backend {
         }
     }
 
+    /// Tells the user, once per command, that an external pass's command was
+    /// not run because the workspace is not trusted.
+    async fn tell_blocked(&self, commands: &[String]) {
+        for command in commands {
+            let first_time = self
+                .state
+                .told_blocked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(command.clone());
+            if first_time {
+                self.client
+                    .show_message(
+                        MessageType::WARNING,
+                        format!(
+                            "relay: the workspace is not trusted, so the external pass command \
+                             `{command}` from relay.toml was not run (trust the workspace to run it)"
+                        ),
+                    )
+                    .await;
+            }
+        }
+    }
+
     async fn send_log(&self, lines: &[String]) {
         for line in lines {
             self.client.log_message(MessageType::LOG, line).await;
@@ -399,9 +453,10 @@ impl Backend {
         let a = analysis.clone();
         let pipeline = args.pipeline.clone();
         let only = args.function.clone();
+        let commands = self.settings().external_commands();
         let (edits, result) = self
             .with_progress(format!("Running {}", args.pipeline), move || {
-                let project = actions::project_for(path.as_deref());
+                let project = actions::project_for(path.as_deref(), &commands);
                 let project = match project {
                     Ok(p) => p,
                     Err(e) => return (Err(e), None),
@@ -413,6 +468,7 @@ impl Backend {
             .await?;
         if let Some(result) = &result {
             self.send_log(&result.log).await;
+            self.tell_blocked(&result.blocked).await;
         }
         let edits = match edits {
             Ok(edits) => edits,
@@ -469,13 +525,14 @@ impl Backend {
         let analysis = self.analysis(&uri).await?;
         let path = uri_path(&uri);
         let pipeline = params.pipeline.clone();
-        let (output, log) = self
+        let commands = self.settings().external_commands();
+        let (output, log, blocked) = self
             .with_progress(format!("Running {}", params.pipeline), move || {
-                match actions::project_for(path.as_deref()) {
+                match actions::project_for(path.as_deref(), &commands) {
                     Ok(project) => {
                         let (output, result) =
                             actions::pass_output(&analysis, project.as_ref(), &pipeline);
-                        (output, result.log)
+                        (output, result.log, result.blocked)
                     }
                     Err(e) => (
                         PassOutput {
@@ -483,11 +540,13 @@ impl Backend {
                             error: Some(e),
                         },
                         Vec::new(),
+                        Vec::new(),
                     ),
                 }
             })
             .await?;
         self.send_log(&log).await;
+        self.tell_blocked(&blocked).await;
         Ok(output)
     }
 
@@ -499,14 +558,16 @@ impl Backend {
         };
         let path = uri_path(uri);
         let a = analysis.clone();
+        let commands = self.settings().external_commands();
         let job = self
             .with_progress("Running the on-save pipelines".to_string(), move || {
-                let project = match actions::project_for(path.as_deref()) {
+                let project = match actions::project_for(path.as_deref(), &commands) {
                     Ok(Some(p)) => p,
                     Ok(None) => return None,
                     Err(e) => {
                         return Some((
                             vec![Diagnostic::error(Layer::Pass, format!("relay.toml: {e}"))],
+                            Vec::new(),
                             Vec::new(),
                         ))
                     }
@@ -517,18 +578,20 @@ impl Backend {
                 Some(run_on_save(&a, &project))
             })
             .await;
-        let (diagnostics, log) = match job {
+        let (diagnostics, log, blocked) = match job {
             Ok(Some(found)) => found,
-            Ok(None) => (Vec::new(), Vec::new()),
+            Ok(None) => (Vec::new(), Vec::new(), Vec::new()),
             Err(e) => (
                 vec![Diagnostic::error(
                     Layer::Pass,
                     format!("on-save pipelines: {}", e.message),
                 )],
                 Vec::new(),
+                Vec::new(),
             ),
         };
         self.send_log(&log).await;
+        self.tell_blocked(&blocked).await;
         {
             let mut docs = self.docs();
             match docs.get_mut(uri) {
@@ -542,14 +605,24 @@ impl Backend {
     }
 }
 
-fn run_on_save(analysis: &Analysis, project: &Project) -> (Vec<Diagnostic>, Vec<String>) {
+/// The diagnostics, log lines and blocked external commands of the
+/// project's on-save pipelines.
+type OnSaveReport = (Vec<Diagnostic>, Vec<String>, Vec<String>);
+
+fn run_on_save(analysis: &Analysis, project: &Project) -> OnSaveReport {
     let mut diagnostics = Vec::new();
     let mut log = Vec::new();
+    let mut blocked = Vec::new();
     for name in &project.on_save {
-        let text = actions::resolve_pipeline(Some(project), name);
-        let result = actions::run_pipeline(analysis, Some(project), &text, false);
+        let text = project.pipelines.get(name).cloned().unwrap_or_default();
+        let result = actions::run_pipeline(analysis, Some(project), name, false);
         log.push(format!("on-save pipeline `{name}` ({text}):"));
         log.extend(result.log);
+        for command in result.blocked {
+            if !blocked.contains(&command) {
+                blocked.push(command);
+            }
+        }
         for mut d in result.diagnostics {
             d.message = format!("{} [on-save pipeline `{name}`]", d.message);
             diagnostics.push(d);
@@ -582,7 +655,7 @@ fn run_on_save(analysis: &Analysis, project: &Project) -> (Vec<Diagnostic>, Vec<
             diagnostics.push(d);
         }
     }
-    (diagnostics, log)
+    (diagnostics, log, blocked)
 }
 
 /// Drops an analysis that no longer describes the document on the blocking
@@ -650,6 +723,11 @@ impl LanguageServer for Backend {
                         .iter()
                         .any(|c| c.as_str() == Some(applicable::PICK_PASS))
                 });
+            settings.trusted = params
+                .initialization_options
+                .as_ref()
+                .and_then(trusted_flag)
+                .unwrap_or(false);
         }
         let position_encoding = Some(match encoding {
             Encoding::Utf8 => PositionEncodingKind::UTF8,
@@ -729,6 +807,25 @@ impl LanguageServer for Backend {
         self.client
             .log_message(MessageType::INFO, "relay language server started")
             .await;
+    }
+
+    /// The editor's trust decision can change while the server runs (VS
+    /// Code's "Trust" button, Neovim's `:trust`): it comes as
+    /// `settings.trusted`.
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if let Some(trusted) = trusted_flag(&params.settings) {
+            self.state
+                .settings
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .trusted = trusted;
+            self.client
+                .log_message(
+                    MessageType::INFO,
+                    format!("relay: workspace trusted: {trusted}"),
+                )
+                .await;
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -979,6 +1076,7 @@ impl LanguageServer for Backend {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .client_picks_pass;
+        let commands = self.settings().external_commands();
         self.with_shared_analysis(&uri, "codeAction", move |a| {
             let wants = |kind: &CodeActionKind| only.as_ref().is_none_or_has(kind);
             let range = text_range_of(a, range);
@@ -1024,7 +1122,7 @@ impl LanguageServer for Backend {
             };
             let function = actions::enclosing_def(a, range);
             let uri_text = uri2.as_str().to_string();
-            let project = actions::project_for(path.as_deref()).ok().flatten();
+            let project = actions::project_for(path.as_deref(), &commands).ok().flatten();
             if let Some(project) = &project {
                 for name in project.pipelines.keys() {
                     out.push(command(

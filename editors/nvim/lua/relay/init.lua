@@ -25,6 +25,10 @@ M.defaults = {
   on_attach = nil,
   -- Start the server automatically for relay buffers.
   autostart = true,
+  -- Whether the server may run the commands of relay.toml's external passes (also on save).
+  -- nil: only when relay.toml is trusted through vim.secure (`:trust`, or :RelayTrust);
+  -- true/false: always/never.
+  trust = nil,
   -- Use the Neovim 0.8-0.10 code path (vim.lsp.start from a FileType autocommand) even on
   -- 0.11+; for testing that path.
   _legacy_start = false,
@@ -121,6 +125,120 @@ local function root_dir(bufnr)
   return found and vim.fs.dirname(found) or nil
 end
 
+-- Workspace trust ------------------------------------------------------------------------
+-- relay.toml can declare external passes (commands) and on-save pipelines; the server runs
+-- none of them until told the workspace is trusted. A relay.toml is trusted when Neovim's
+-- trust database (vim.secure, `:trust`) holds it with its current contents, as for .nvim.lua.
+
+--- The relay.toml governing `path` (a file or directory), found upward, or nil.
+function M.project_file(path)
+  if not path or path == '' then
+    return nil
+  end
+  local dir = vim.fn.isdirectory(path) == 1 and path or vim.fs.dirname(path)
+  return vim.fs.find('relay.toml', { upward = true, path = dir })[1]
+end
+
+--- Whether `toml` is trusted in vim.secure's database with its current contents. Reads the
+--- database directly: vim.secure.read would prompt.
+function M.is_trusted(toml)
+  if not toml then
+    return false
+  end
+  local real = vim.loop.fs_realpath(toml)
+  local db = io.open(vim.fn.stdpath('state') .. '/trust', 'r')
+  if not real or not db then
+    if db then
+      db:close()
+    end
+    return false
+  end
+  local hash_in_db
+  for line in db:lines() do
+    local hash, file = line:match('^(%S+) (.+)$')
+    if file == real then
+      hash_in_db = hash
+    end
+  end
+  db:close()
+  local f = io.open(real, 'rb')
+  if not hash_in_db or not f then
+    if f then
+      f:close()
+    end
+    return false
+  end
+  local contents = f:read('*a')
+  f:close()
+  return hash_in_db == vim.fn.sha256(contents)
+end
+
+--- Whether the server for files under `path` may run external commands.
+function M.trusted_for(path)
+  if M.config.trust ~= nil then
+    return M.config.trust == true
+  end
+  return M.is_trusted(M.project_file(path))
+end
+
+-- The trust each client's server was last told, by client id (and by root while starting).
+local told_trust = {}
+local starting_trust = {}
+
+local function client_notify(client, method, params)
+  if has('0.11') then
+    return client:notify(method, params)
+  end
+  return client.notify(method, params)
+end
+
+--- Tells the server of `bufnr` when the trust of its relay.toml changed (`:trust` since it
+--- started); called before each write, so that an on-save pipeline sees the new decision.
+function M.sync_trust(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = M.client(bufnr)
+  if not client then
+    return
+  end
+  local trusted = M.trusted_for(vim.api.nvim_buf_get_name(bufnr))
+  local told = told_trust[client.id]
+  if told == nil then
+    told = starting_trust[client.config.root_dir or '']
+  end
+  if told ~= trusted then
+    told_trust[client.id] = trusted
+    client_notify(client, 'workspace/didChangeConfiguration', { settings = { trusted = trusted } })
+  end
+end
+
+--- :RelayTrust — marks the buffer's relay.toml as trusted (vim.secure, as `:trust` does) and
+--- tells the server.
+function M.trust(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local toml = M.project_file(vim.api.nvim_buf_get_name(bufnr))
+  if not toml then
+    notify('no relay.toml above this file', vim.log.levels.WARN)
+    return
+  end
+  if not (vim.secure and vim.secure.trust) then
+    notify('this Neovim has no vim.secure; set trust = true in setup() instead', vim.log.levels.ERROR)
+    return
+  end
+  -- vim.secure trusts what a buffer shows (the user is to have read it), not a path.
+  local toml_buf = vim.fn.bufadd(toml)
+  local was_loaded = vim.api.nvim_buf_is_loaded(toml_buf)
+  vim.fn.bufload(toml_buf)
+  local ok, err = vim.secure.trust({ action = 'allow', bufnr = toml_buf })
+  if not was_loaded then
+    pcall(vim.api.nvim_buf_delete, toml_buf, {})
+  end
+  if not ok then
+    notify('could not trust ' .. toml .. ': ' .. tostring(err), vim.log.levels.ERROR)
+    return
+  end
+  M.sync_trust(bufnr)
+end
+
 --- The server configuration, in the shape vim.lsp.config() and vim.lsp.start() take.
 function M.lsp_config()
   local init_options = vim.tbl_extend('keep', M.config.init_options or {}, {
@@ -137,6 +255,13 @@ function M.lsp_config()
     init_options = init_options,
     capabilities = M.config.capabilities,
     on_attach = M.config.on_attach,
+    before_init = function(params, config)
+      local trusted = M.trusted_for(config.root_dir)
+      starting_trust[config.root_dir or ''] = trusted
+      params.initializationOptions = vim.tbl_extend('force', params.initializationOptions or {}, {
+        trusted = trusted,
+      })
+    end,
   }
 end
 
@@ -518,6 +643,10 @@ local function create_commands()
     M.pass_output(pipeline ~= '' and pipeline or M.config.default_pipeline, 0)
   end, { nargs = '*', complete = complete_passes, desc = 'Show a Relay pipeline’s output in a split' })
 
+  vim.api.nvim_create_user_command('RelayTrust', function()
+    M.trust(0)
+  end, { nargs = 0, desc = 'Trust this project’s relay.toml (lets the server run its external passes)' })
+
   vim.api.nvim_create_user_command('RelayRestart', function()
     M.restart()
   end, { nargs = 0, desc = 'Restart the Relay language server' })
@@ -539,6 +668,14 @@ function M.setup(opts)
   M._did_setup = true
   M.register_filetype()
   create_commands()
+  vim.api.nvim_create_autocmd('BufWritePre', {
+    group = vim.api.nvim_create_augroup('relay_trust', { clear = true }),
+    callback = function(args)
+      if vim.tbl_contains(M.config.filetypes, vim.bo[args.buf].filetype) then
+        M.sync_trust(args.buf)
+      end
+    end,
+  })
   enable_lsp()
 end
 

@@ -1,8 +1,14 @@
-//! Printing the IR before or after chosen passes, or all of them.
+//! Printing the IR before or after chosen passes, or all of them. Each
+//! header names the pass with the passes it runs inside
+//! (`// IR after SimplifyInference > InferType`: the InferType a function
+//! pass runs after itself, not a top-level one); unnamed `Sequential`s are
+//! left out of the path. A pass that was skipped gets a header saying so
+//! and why, instead of a module.
 
 use super::ModulePrinter;
 use crate::ir::IRModule;
 use crate::transform::{HookResult, LogSink, PassInfo, PassInstrument};
+use std::sync::Mutex;
 
 /// Which passes an instrument applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +32,8 @@ pub struct PrintIr {
     after: PassFilter,
     printer: ModulePrinter,
     sink: LogSink,
+    /// The passes running now, outermost first.
+    running: Mutex<Vec<String>>,
 }
 
 impl PrintIr {
@@ -40,7 +48,20 @@ impl PrintIr {
             after,
             printer,
             sink,
+            running: Mutex::new(Vec::new()),
         }
+    }
+
+    /// `Outer > Inner > name`: the named passes running around `name`.
+    fn path(&self, name: &str) -> String {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut parts: Vec<&str> = running
+            .iter()
+            .map(String::as_str)
+            .filter(|n| *n != "sequential")
+            .collect();
+        parts.push(name);
+        parts.join(" > ")
     }
 }
 
@@ -53,21 +74,36 @@ impl PassInstrument for PrintIr {
         if self.before.matches(info) {
             (self.sink)(&format!(
                 "// IR before {}\n{}",
-                info.name,
+                self.path(&info.name),
+                (self.printer)(module)
+            ));
+        }
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(info.name.clone());
+        Ok(())
+    }
+
+    fn run_after_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        if self.after.matches(info) {
+            (self.sink)(&format!(
+                "// IR after {}\n{}",
+                self.path(&info.name),
                 (self.printer)(module)
             ));
         }
         Ok(())
     }
 
-    fn run_after_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
-        if self.after.matches(info) {
+    fn pass_skipped(&self, _module: &IRModule, info: &PassInfo, reason: &str) {
+        if self.after.matches(info) || self.before.matches(info) {
+            let reason = reason.strip_prefix("skipped: ").unwrap_or(reason);
             (self.sink)(&format!(
-                "// IR after {}\n{}",
-                info.name,
-                (self.printer)(module)
+                "// {} was skipped ({reason}); the IR is unchanged\n",
+                self.path(&info.name)
             ));
         }
-        Ok(())
     }
 }

@@ -1,5 +1,8 @@
 //! Pass timing: a tree of nested pass runs with total and self times,
-//! rendered as TVM's `PassTimingInstrument.render()` does.
+//! rendered as TVM's `PassTimingInstrument.render()` does, or as JSON.
+//! Passes that were skipped are listed too (`InferType: skipped (…)`):
+//! TVM cannot see skips, but a report that leaves out a pass the user named
+//! reads as if it had not been asked for.
 
 use crate::ir::IRModule;
 use crate::transform::{HookResult, PassInfo, PassInstrument};
@@ -12,6 +15,8 @@ struct Profile {
     start: Instant,
     duration: Duration,
     children: Vec<Profile>,
+    /// Why the pass did not run, when it was skipped.
+    skipped: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -63,6 +68,11 @@ impl PassTiming {
         let mut stack: Vec<(usize, f64, &Profile)> =
             roots.iter().rev().map(|p| (0, total, p)).collect();
         while let Some((depth, parent, profile)) = stack.pop() {
+            out.push_str(&"\t".repeat(depth));
+            if let Some(reason) = &profile.skipped {
+                out.push_str(&format!("{}: {reason}\n", profile.name));
+                continue;
+            }
             let duration = micros(profile.duration);
             let mut self_time = duration;
             for child in profile.children.iter().rev() {
@@ -76,7 +86,6 @@ impl PassTiming {
                     0.0
                 }
             };
-            out.push_str(&"\t".repeat(depth));
             out.push_str(&format!(
                 "{}: {:.0}us [{:.0}us] ({:.2}%; {:.2}%)\n",
                 profile.name,
@@ -88,6 +97,37 @@ impl PassTiming {
         }
         out
     }
+
+    /// The same report as JSON: an array of `{"pass", "total_us",
+    /// "self_us", "children"}` objects, and `{"pass", "skipped": reason}`
+    /// for passes that did not run.
+    pub fn render_json(&self) -> serde_json::Value {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        let roots: &[Profile] = if state.roots.is_empty() {
+            &finished
+        } else {
+            &state.roots
+        };
+        serde_json::Value::Array(roots.iter().map(profile_json).collect())
+    }
+}
+
+/// One profile as JSON. Recursion follows the nesting of passes, which
+/// pipelines bound (`MAX_PIPELINE_DEPTH`).
+fn profile_json(profile: &Profile) -> serde_json::Value {
+    if let Some(reason) = &profile.skipped {
+        let reason = reason.strip_prefix("skipped: ").unwrap_or(reason);
+        return serde_json::json!({ "pass": profile.name, "skipped": reason });
+    }
+    let total = micros(profile.duration);
+    let children: f64 = profile.children.iter().map(|c| micros(c.duration)).sum();
+    serde_json::json!({
+        "pass": profile.name,
+        "total_us": total,
+        "self_us": total - children,
+        "children": profile.children.iter().map(profile_json).collect::<Vec<_>>(),
+    })
 }
 
 fn micros(d: Duration) -> f64 {
@@ -119,6 +159,7 @@ impl PassInstrument for PassTiming {
             start: Instant::now(),
             duration: Duration::ZERO,
             children: Vec::new(),
+            skipped: None,
         });
         let index = list.len() - 1;
         state.open.push(index);
@@ -134,5 +175,16 @@ impl PassInstrument for PassTiming {
         let profile = &mut list[index];
         profile.duration = profile.start.elapsed();
         Ok(())
+    }
+
+    fn pass_skipped(&self, _module: &IRModule, info: &PassInfo, reason: &str) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.children_of_current().push(Profile {
+            name: info.name.clone(),
+            start: Instant::now(),
+            duration: Duration::ZERO,
+            children: Vec::new(),
+            skipped: Some(reason.to_string()),
+        });
     }
 }

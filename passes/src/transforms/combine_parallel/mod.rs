@@ -446,13 +446,15 @@ fn min_num_branches_param() -> ParamSpec {
         PipelineValue::Int(3),
         "the least number of parallel branches worth combining",
     )
+    // TVM takes it as an unsigned 64-bit integer.
+    .with_range(0, i64::MAX)
 }
 
-/// The value of `min_num_branches`: TVM takes it as an unsigned 64-bit
-/// integer, so a negative value wraps to a huge one.
+/// The value of `min_num_branches` (never negative: the registry checks
+/// the parameter's range).
 fn min_num_branches(args: &PassArgs) -> u64 {
     match args.get("min_num_branches") {
-        Some(PipelineValue::Int(value)) => *value as u64,
+        Some(PipelineValue::Int(value)) => u64::try_from(*value).unwrap_or(3),
         _ => 3,
     }
 }

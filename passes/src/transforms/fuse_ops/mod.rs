@@ -41,7 +41,8 @@ pub(crate) fn spec() -> PassSpec {
         PipelineValue::Int(-1),
         "fusion level (0: every operator alone, 1: no injective fusion into \
          tuples, 2+: full); -1 uses the PassContext opt_level",
-    )];
+    )
+    .with_range(-1, crate::transform::MAX_OPT_LEVEL as i64)];
     let mut spec = PassSpec {
         name: "FuseOps".into(),
         info,

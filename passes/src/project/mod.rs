@@ -21,8 +21,13 @@
 //! description = "Annotates call counts"
 //! ```
 
+mod pipelines;
+
+pub use pipelines::read_pipeline;
+
 use crate::transform::external::ExternalPass;
 use crate::transform::registry::{register, PassKind, PassSpec};
+use crate::transform::target::check_opt_level;
 use crate::transform::{ConfigType, ConfigValue, PassContextOptions, PassInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -82,12 +87,16 @@ pub struct Project {
 }
 
 impl Project {
-    /// `relay.toml` in `start` or the nearest directory above it.
+    /// `relay.toml` in `start`'s directory (or `start`, a directory) or the
+    /// nearest directory above it. A relative `start` is taken from the
+    /// current directory first, so that `sub/model.relay` finds the
+    /// project above `sub` and the result is always an absolute path.
     pub fn find(start: &Path) -> Option<PathBuf> {
-        let mut dir = if start.is_file() {
-            start.parent()?.to_path_buf()
+        let start = std::path::absolute(start).ok()?;
+        let mut dir = if start.is_dir() {
+            start
         } else {
-            start.to_path_buf()
+            start.parent()?.to_path_buf()
         };
         loop {
             let candidate = dir.join(PROJECT_FILE);
@@ -104,7 +113,11 @@ impl Project {
     pub fn load(path: &Path) -> Result<Project, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        // Commands run in the project's directory: never in "" (which
+        // `Command::current_dir` cannot enter), whatever form `path` has.
+        let absolute = std::path::absolute(path)
+            .map_err(|e| format!("cannot locate {}: {e}", path.display()))?;
+        let root = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
         Project::parse(&text, root).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -136,6 +149,11 @@ impl Project {
             if pass.command.is_empty() {
                 return Err(format!("[passes.{name}]: `command` must name a program"));
             }
+            check_opt_level(i64::from(pass.opt_level))
+                .map_err(|e| format!("[passes.{name}]: {e}"))?;
+        }
+        if let Some(level) = raw.opt_level {
+            check_opt_level(i64::from(level))?;
         }
         Ok(Project {
             root,
@@ -160,12 +178,19 @@ impl Project {
         }
     }
 
-    /// Adds the project's external passes to the registry.
-    pub fn register_passes(&self) {
+    /// Adds the project's external passes to the registry. With
+    /// `commands` [`ExternalCommands::Blocked`], they are registered so that
+    /// running one leaves the module alone and warns with the command it
+    /// would have run.
+    pub fn register_passes(&self, commands: &ExternalCommands) {
         for (name, pass) in &self.passes {
             let required: Vec<&str> = pass.required.iter().map(String::as_str).collect();
             let info = PassInfo::new(name.clone(), pass.opt_level, &required);
-            let external = ExternalPass::new(info.clone(), pass.command.clone(), self.root.clone());
+            let mut external =
+                ExternalPass::new(info.clone(), pass.command.clone(), self.root.clone());
+            if let ExternalCommands::Blocked(why) = commands {
+                external = external.blocked(why.clone());
+            }
             let external = Arc::new(external);
             register(PassSpec {
                 name: name.clone(),
@@ -181,6 +206,18 @@ impl Project {
             });
         }
     }
+}
+
+/// Whether the external passes of `relay.toml` may run their commands:
+/// the CLI runs them (the user typed the command) unless `--no-external`
+/// is given; the language server only once the editor says the workspace
+/// is trusted, since opening a cloned folder must not run what its
+/// `relay.toml` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExternalCommands {
+    Allowed,
+    /// Not allowed, with the reason shown to the user.
+    Blocked(String),
 }
 
 fn toml_config_value(
