@@ -95,7 +95,10 @@ fn shared_inputs(root: &Path) -> Vec<Input> {
             entry: Entry::Module,
         });
     }
-    for case in parser_cases(root).into_iter().filter(|c| c.category == "ok") {
+    for case in parser_cases(root)
+        .into_iter()
+        .filter(|c| c.category == "ok")
+    {
         inputs.push(Input {
             name: format!("parser/{}", case.name()),
             text: case.source(),
@@ -132,7 +135,12 @@ fn comments(text: &str, entry: Entry) -> Vec<String> {
         .syntax_node()
         .descendants_with_tokens()
         .filter_map(|e| e.into_token())
-        .filter(|t| matches!(t.kind(), SyntaxKind::LINE_COMMENT | SyntaxKind::BLOCK_COMMENT))
+        .filter(|t| {
+            matches!(
+                t.kind(),
+                SyntaxKind::LINE_COMMENT | SyntaxKind::BLOCK_COMMENT
+            )
+        })
         .map(|t| t.text().to_string())
         .collect()
 }
@@ -270,12 +278,32 @@ fn report(what: &str, counts: &Counts) {
 }
 
 fn assert_clean(counts: &Counts) {
-    assert!(counts.refused_other.is_empty(), "refused: {:#?}", counts.refused_other);
-    assert!(counts.comments_lost.is_empty(), "comments changed: {:#?}", counts.comments_lost);
+    assert!(
+        counts.refused_other.is_empty(),
+        "refused: {:#?}",
+        counts.refused_other
+    );
+    assert!(
+        counts.comments_lost.is_empty(),
+        "comments changed: {:#?}",
+        counts.comments_lost
+    );
     assert_eq!(counts.comments_before, counts.comments_after);
-    assert!(counts.not_idempotent.is_empty(), "not idempotent: {:#?}", counts.not_idempotent);
-    assert!(counts.different.is_empty(), "meaning changed: {:#?}", counts.different);
-    assert!(counts.long_other.is_empty(), "lines over the width: {:#?}", counts.long_other);
+    assert!(
+        counts.not_idempotent.is_empty(),
+        "not idempotent: {:#?}",
+        counts.not_idempotent
+    );
+    assert!(
+        counts.different.is_empty(),
+        "meaning changed: {:#?}",
+        counts.different
+    );
+    assert!(
+        counts.long_other.is_empty(),
+        "lines over the width: {:#?}",
+        counts.long_other
+    );
 }
 
 #[test]

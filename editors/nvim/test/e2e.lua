@@ -275,8 +275,9 @@ end)
 -- Tests that need the server ---------------------------------------------------------------
 
 local server_tests = {}
-local function server_test(name, fn)
-  table.insert(server_tests, { name = name, fn = fn })
+-- `opts.real_only`: the test needs the real server (the fake one does not simulate it).
+local function server_test(name, fn, opts)
+  table.insert(server_tests, { name = name, fn = fn, real_only = opts and opts.real_only })
 end
 
 server_test('diagnostics: an undeclared local is reported', function()
@@ -360,6 +361,28 @@ server_test('rename: vim.lsp.buf.rename renames a local everywhere', function()
   expect(uses >= 2, 'expected %%inp at the parameter and its use:\n%s', text)
   expect(not text:find('%%x%f[^%w_/]'), '%%x is still there:\n%s', text)
 end)
+
+server_test('formatting: vim.lsp.buf.format keeps comments', function()
+  local src = table.concat({
+    '#[version = "0.0.5"]',
+    '// The model.',
+    'def @main(%x: float32, /* second */ %y: float32) { %0 = add(%x,%y) /* ty=float32 */; // sum',
+    '  /* result */ %0 }',
+  }, '\n') .. '\n'
+  local buf = open_and_attach(write_file('format.relay', src))
+  vim.lsp.buf.format({ bufnr = buf, timeout_ms = TIMEOUT })
+  local want = table.concat({
+    '#[version = "0.0.5"]',
+    '// The model.',
+    'def @main(%x: float32, /* second */ %y: float32) {',
+    '  %0 = add(%x, %y) /* ty=float32 */; // sum',
+    '  /* result */',
+    '  %0',
+    '}',
+  }, '\n')
+  local got = buf_text(buf)
+  expect(got == want, 'formatted buffer:\n%s\nexpected:\n%s', got, want)
+end, { real_only = true })
 
 server_test(':RelayApplyPass completes pass names', function()
   open_and_attach(write_file('complete.relay', FOLD_SRC))
@@ -457,9 +480,14 @@ elseif vim.fn.executable(RELAY_BIN) ~= 1 then
   end
 else
   out('server: ' .. vim.fn.exepath(RELAY_BIN) .. ' lsp')
+  local fake = RELAY_BIN:find('fake%-relay') ~= nil
   for _, t in ipairs(server_tests) do
-    test(t.name, t.fn)
-    vim.cmd('silent! %bwipeout!')
+    if fake and t.real_only then
+      skip(t.name, 'needs the real server')
+    else
+      test(t.name, t.fn)
+      vim.cmd('silent! %bwipeout!')
+    end
   end
 end
 

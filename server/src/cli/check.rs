@@ -1,10 +1,12 @@
-//! `relay check [--expr] FILE...`: reports every error in the files and exits
-//! 1 if there is any.
+//! `relay check [--expr] FILE|DIR|-...`: reports every error in the files (a
+//! directory stands for every `*.relay` below it, `-` for standard input) and
+//! exits 1 if there is any.
 //!
 //! Each file is parsed and lowered; a module that lowers without errors is
 //! then type-checked, as TVM's parser runs `InferType` (`--expr` reads one
 //! expression, which `parse_expr` does not type-check).
 
+use super::files::expand;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Diagnostic, Diagnostics};
@@ -23,8 +25,8 @@ pub struct CheckArgs {
     /// each module that checks clean; what it reports counts as errors.
     #[arg(long, value_name = "NAME")]
     pipeline: Option<String>,
-    /// The files to check.
-    #[arg(required = true)]
+    /// Files, directories (every `*.relay` below them) or `-` for standard input.
+    #[arg(required = true, value_name = "FILE|DIR|-")]
     files: Vec<PathBuf>,
 }
 
@@ -37,27 +39,23 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
     let mut unreadable = false;
-    for path in &args.files {
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(error) => {
-                    let valid = error.utf8_error().valid_up_to();
-                    eprintln!(
-                        "error: {}: the file is not valid UTF-8 (first bad byte at offset {valid})",
-                        path.display()
-                    );
-                    unreadable = true;
-                    continue;
-                }
-            },
-            Err(error) => {
-                eprintln!("error: cannot read {}: {error}", path.display());
+    let inputs = match expand(&args.files) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    for input in &inputs {
+        let text = match input.read() {
+            Ok(text) => text,
+            Err(message) => {
+                eprintln!("error: {message}");
                 unreadable = true;
                 continue;
             }
         };
-        let file = sources.add(path.display().to_string(), text.as_str());
+        let file = sources.add(input.name(), text.as_str());
         let parse = parse(&text, entry);
         let mut found: Diagnostics = parse
             .errors()
@@ -76,7 +74,7 @@ pub fn run(args: &CheckArgs) -> i32 {
                 let (module, typed) = infer_module(&lowered.module);
                 found.extend(typed);
                 if let (Some(pipeline), false) = (&args.pipeline, found.has_errors()) {
-                    found.extend(run_pipeline(path, module, pipeline));
+                    found.extend(run_pipeline(&input.project_start(), module, pipeline));
                 }
             }
         }

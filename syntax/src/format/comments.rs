@@ -66,7 +66,9 @@ pub(crate) fn items(node: &SyntaxNode) -> (Vec<Item>, Vec<Comment>, bool) {
                 }
                 if let Some((trailing, index)) = last_comment.take() {
                     let target = if trailing {
-                        items.last_mut().and_then(|item| item.trailing.get_mut(index))
+                        items
+                            .last_mut()
+                            .and_then(|item| item.trailing.get_mut(index))
                     } else {
                         leading.get_mut(index)
                     };

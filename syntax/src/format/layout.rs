@@ -206,7 +206,11 @@ fn node_doc(node: &SyntaxNode) -> Result<Doc, FormatError> {
             emit(&item)?
         }
         DEF => {
-            let mut parts = vec![emit(&c.expect(DEF_KW)?)?, Doc::Space, emit(&c.expect(GLOBAL)?)?];
+            let mut parts = vec![
+                emit(&c.expect(DEF_KW)?)?,
+                Doc::Space,
+                emit(&c.expect(GLOBAL)?)?,
+            ];
             fn_rest(&mut c, &mut parts)?;
             Doc::concat(parts)
         }
@@ -279,7 +283,11 @@ fn node_doc(node: &SyntaxNode) -> Result<Doc, FormatError> {
             Doc::concat(parts)
         }
         LET_STMT => {
-            let mut parts = vec![emit(&c.expect(LET_KW)?)?, Doc::Space, emit(&c.expect(LOCAL)?)?];
+            let mut parts = vec![
+                emit(&c.expect(LET_KW)?)?,
+                Doc::Space,
+                emit(&c.expect(LOCAL)?)?,
+            ];
             type_annotation(&mut c, &mut parts)?;
             parts.extend([Doc::Space, emit(&c.expect(EQ)?)?]);
             parts.push(bound_value(&mut c)?);
@@ -463,13 +471,20 @@ fn fn_rest(c: &mut Cursor<'_>, parts: &mut Vec<Doc>) -> Result<(), FormatError> 
     Ok(())
 }
 
-/// `: T` after a variable, if there is one. A type that does not fit
-/// after the name (with its `/* ty=… */` comment) goes on the next line.
+/// `: T` after a variable, if there is one. A tuple or function type that
+/// does not fit breaks inside its brackets; any other type (a tensor type,
+/// with its `/* ty=… */` comment) goes on the next line instead.
 fn type_annotation(c: &mut Cursor<'_>, parts: &mut Vec<Doc>) -> Result<(), FormatError> {
     if let Some(colon) = c.eat(COLON) {
         parts.push(emit(&colon)?);
-        let ty = emit(&c.any()?)?;
-        parts.push(Doc::group(Doc::indent(Doc::concat(vec![Doc::Line, ty]))));
+        let ty = c.any()?;
+        let breaks_inside = matches!(ty.kind(), TUPLE_TYPE | FN_TYPE);
+        let ty = Doc::concat(vec![Doc::Line, emit(&ty)?]);
+        parts.push(if breaks_inside {
+            Doc::shallow_group(ty)
+        } else {
+            Doc::group(Doc::indent(ty))
+        });
     }
     Ok(())
 }
@@ -501,18 +516,17 @@ fn split_closer(close: Item) -> (Vec<Doc>, Doc) {
 
 /// `open elem, elem, … close` on one line, or when it does not fit, one
 /// element per line indented; separators and a trailing comma as written.
-fn delimited(
-    c: &mut Cursor<'_>,
-    open: SyntaxKind,
-    close: SyntaxKind,
-) -> Result<Doc, FormatError> {
+fn delimited(c: &mut Cursor<'_>, open: SyntaxKind, close: SyntaxKind) -> Result<Doc, FormatError> {
     let open = emit(&c.expect(open)?)?;
     let mut inner = Vec::new();
     let mut elements = 0;
     while !c.at(close) {
         let item = c.any()?;
         if matches!(item.kind(), COMMA | R_PAREN | R_BRACK | R_CURLY) {
-            return Err(unsupported(&item.element, "where a list element was expected"));
+            return Err(unsupported(
+                &item.element,
+                "where a list element was expected",
+            ));
         }
         inner.push(if elements == 0 {
             Doc::SoftLine
@@ -552,7 +566,10 @@ fn vertical_list(c: &mut Cursor<'_>) -> Result<Doc, FormatError> {
     while !c.at(R_CURLY) {
         let item = c.any()?;
         if matches!(item.kind(), COMMA | R_CURLY) {
-            return Err(unsupported(&item.element, "where a list element was expected"));
+            return Err(unsupported(
+                &item.element,
+                "where a list element was expected",
+            ));
         }
         inner.push(if !inner.is_empty() && item.blank_before {
             Doc::BlankLine
