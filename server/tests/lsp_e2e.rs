@@ -619,7 +619,7 @@ fn formatting_keeps_comments_at_the_project_width() {
     let after = apply_edits(text, edits, false);
     assert_eq!(
         after,
-        "#[version = \"0.0.5\"]\n// The model.\ndef @main(\n  %input: float32,\n  /* second */ %other: float32\n) {\n  %0 = add(%input, %other) /* ty=float32 */; // sum\n  /* result */\n  %0\n}\n"
+        "#[version = \"0.0.5\"]\n// The model.\ndef @main(\n  %input: float32, /* second */\n  %other: float32\n) {\n  %0 = add(\n    %input,\n    %other\n  ) /* ty=float32 */; // sum\n  /* result */\n  %0\n}\n"
     );
     // Formatted text needs no edit.
     client.change(&uri, 2, json!([{ "text": after }]));

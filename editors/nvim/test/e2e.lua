@@ -376,8 +376,7 @@ server_test('formatting: vim.lsp.buf.format keeps comments', function()
     '// The model.',
     'def @main(%x: float32, /* second */ %y: float32) {',
     '  %0 = add(%x, %y) /* ty=float32 */; // sum',
-    '  /* result */',
-    '  %0',
+    '  /* result */ %0',
     '}',
   }, '\n')
   local got = buf_text(buf)
