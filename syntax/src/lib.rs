@@ -7,7 +7,7 @@
 //! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
 //!   every rejection has a message in TVM's words where TVM has one.
 //! * [`ast`] is the typed layer every later stage reads.
-//! * [`format`] lays a file out in TVM's printed style, keeping its comments.
+//! * [`format`](mod@crate::format) lays a file out in TVM's printed style, keeping its comments.
 
 #[cfg(feature = "allocator")]
 pub mod allocator;

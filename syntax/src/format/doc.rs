@@ -193,14 +193,13 @@ impl Printer {
         let newlines = self.pending_newlines;
         self.pending_newlines = 0;
         self.trim_trailing_spaces();
-        if self.out.is_empty() {
-            // Nothing before: no leading empty lines.
-        } else {
+        // Nothing before: no leading empty lines.
+        if !self.out.is_empty() {
             for _ in 0..newlines {
                 self.out.push('\n');
             }
         }
-        self.out.extend(std::iter::repeat(' ').take(indent));
+        self.out.extend(std::iter::repeat_n(' ', indent));
         self.column = indent;
     }
 
@@ -209,7 +208,9 @@ impl Printer {
         self.out.truncate(trimmed);
     }
 
-    fn at_line_start(&self) -> bool {
+    /// At the start of a line or after a space: a separating space would
+    /// be one too many.
+    fn spaced(&self) -> bool {
         self.out.is_empty() || self.out.ends_with('\n') || self.out.ends_with(' ')
     }
 
@@ -218,7 +219,7 @@ impl Printer {
             self.flush_newlines(indent);
         } else if self.space_after_comment
             && !text.starts_with([')', ']', '}', ',', ';'])
-            && !self.at_line_start()
+            && !self.spaced()
         {
             self.out.push(' ');
             self.column += 1;
@@ -242,7 +243,7 @@ impl Printer {
         } else {
             let after_open = self.out.ends_with(['(', '[', '{']);
             let is_line = text.starts_with("//");
-            if !self.at_line_start() && (is_line || !after_open) {
+            if !self.spaced() && (is_line || !after_open) {
                 self.out.push(' ');
                 self.column += 1;
             }
@@ -258,7 +259,7 @@ impl Printer {
 
     fn space(&mut self) {
         self.space_after_comment = false;
-        if self.pending_newlines == 0 && !self.at_line_start() {
+        if self.pending_newlines == 0 && !self.spaced() {
             self.out.push(' ');
             self.column += 1;
         }
@@ -301,11 +302,14 @@ impl Printer {
             };
             match doc {
                 Doc::Token(token) => {
+                    // A token spanning lines (the metadata section) ends
+                    // the measured line.
                     let text = token.text();
-                    if let Some(first) = text.split('\n').next().filter(|_| text.contains('\n')) {
-                        return left >= first.chars().count() as isize;
+                    let first = text.split('\n').next().unwrap_or_default();
+                    left -= first.chars().count() as isize;
+                    if text.contains('\n') {
+                        return left >= 0;
                     }
-                    left -= text.chars().count() as isize;
                 }
                 Doc::Static(text) => left -= text.len() as isize,
                 Doc::Comment {

@@ -1,4 +1,5 @@
-//! The layout rules: one function per kind of node, in TVM's printed style
+//! The layout rules: one per kind of node (an arm of [`node_doc`], or a
+//! helper for the shapes several kinds share), in TVM's printed style
 //! (`astext()`): two-space blocks, `%0 = …;` lines, `def`s separated by an
 //! empty line, `, ` between list elements, `: ` before a type, `=` unspaced
 //! in attributes. Where TVM writes one long line the rules group the list
@@ -195,7 +196,7 @@ fn with_comments(item: &Item, element: Doc) -> Doc {
 fn node_doc(node: &SyntaxNode) -> Result<Doc, FormatError> {
     let mut c = Cursor::of(node);
     let doc = match node.kind() {
-        // ---- definitions ----
+        // ---- nodes of one token ----
         VERSION | METADATA_SECTION | LITERAL | LOCAL_EXPR | GLOBAL_EXPR | GRAPH_EXPR
         | META_EXPR | WILDCARD_PAT | DIM | SCALAR_TYPE | INCOMPLETE_TYPE | TYPE_PARAM
         | ATTR_NULL_VALUE => {

@@ -2,7 +2,7 @@
 //! writes) from its lossless syntax tree, keeping every comment.
 //!
 //! * Every comment stays with the element it is written next to (see
-//!   [`comments`]), including `/* ty=… */` and `/* span=… */` comments, and
+//!   `comments.rs`), including `/* ty=… */` and `/* span=… */` comments, and
 //!   the metadata section is kept byte for byte.
 //! * Lists that do not fit in [`FormatOptions::width`] (parameters, call
 //!   arguments, tuples, types) are broken one element per line; nothing else
