@@ -1,4 +1,4 @@
-//! `relay print` and `relay fmt` end to end, through the built binary.
+//! `relay print` end to end, through the built binary (`relay fmt`: cli_fmt.rs).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -87,41 +87,4 @@ fn print_reports_errors() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-}
-
-#[test]
-fn fmt_rewrites_and_checks() {
-    let dir = scratch("fmt");
-    let file = dir.join("m.relay");
-    std::fs::write(&file, MESSY).unwrap();
-    let check = relay()
-        .args(["fmt", "--check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(check.status.code(), Some(1));
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
-        MESSY,
-        "--check must not write"
-    );
-    let fmt = relay().arg("fmt").arg(&file).output().unwrap();
-    assert_eq!(
-        fmt.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&fmt.stderr)
-    );
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), CANONICAL);
-    let check = relay()
-        .args(["fmt", "--check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(check.status.code(), Some(0));
-    // A file with errors is left alone.
-    std::fs::write(&file, "#[version = \"0.0.5\"]\ndef @main() { %y }\n").unwrap();
-    let fmt = relay().arg("fmt").arg(&file).output().unwrap();
-    assert_eq!(fmt.status.code(), Some(1));
-    assert!(std::fs::read_to_string(&file).unwrap().contains("%y }"));
 }

@@ -592,6 +592,46 @@ fn outline_folding_tokens_hints_and_formatting() {
     client.shutdown();
 }
 
+/// Formatting keeps every comment (it used to reprint the IR and drop them),
+/// answers with one edit covering only what changes, and breaks lists at the
+/// width of the project's `relay.toml`.
+#[test]
+fn formatting_keeps_comments_at_the_project_width() {
+    let dir = temp_dir("format");
+    std::fs::write(dir.join("relay.toml"), "[format]\nwidth = 40\n").unwrap();
+    let path = dir.join("commented.relay");
+    let text = "#[version = \"0.0.5\"]\n// The model.\ndef @main(%input: float32, /* second */ %other: float32) {\n  %0 = add(%input, %other) /* ty=float32 */; // sum\n  /* result */\n  %0\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let uri = file_uri(&path);
+    let mut client = LspClient::start(false);
+    client.open(&uri, text);
+    client.diagnostics(&uri, 1);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": td(&uri), "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    let edits = edits.as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(
+        edits[0]["range"]["start"]["line"], 2,
+        "only the changed stretch: {edits:?}"
+    );
+    let after = apply_edits(text, edits, false);
+    assert_eq!(
+        after,
+        "#[version = \"0.0.5\"]\n// The model.\ndef @main(\n  %input: float32, /* second */\n  %other: float32\n) {\n  %0 = add(\n    %input,\n    %other\n  ) /* ty=float32 */; // sum\n  /* result */\n  %0\n}\n"
+    );
+    // Formatted text needs no edit.
+    client.change(&uri, 2, json!([{ "text": after }]));
+    client.diagnostics(&uri, 2);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": td(&uri), "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(edits, json!([]));
+    client.shutdown();
+}
+
 #[test]
 fn save_runs_on_save_pipelines_from_relay_toml() {
     let dir = temp_dir("save");

@@ -7,6 +7,7 @@
 //! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
 //!   every rejection has a message in TVM's words where TVM has one.
 //! * [`ast`] is the typed layer every later stage reads.
+//! * [`format`](mod@crate::format) lays a file out in TVM's printed style, keeping its comments.
 //!
 //! This crate knows nothing about the IR, types or passes (those are in
 //! `relay-passes`).
@@ -31,6 +32,7 @@
 pub mod allocator;
 pub mod ast;
 mod build_tree;
+pub mod format;
 mod lexer;
 pub mod literal;
 mod parser;

@@ -7,9 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// `../shared/tvm` relative to the repository root, if present.
+/// `../shared/tvm` relative to the repository root (or the directory named
+/// by `RELAY_SHARED_TVM`, for a checkout that lives elsewhere, such as a git
+/// worktree), if present.
 pub fn shared_tvm() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm");
+    let root = match std::env::var_os("RELAY_SHARED_TVM") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm"),
+    };
     if root.is_dir() {
         Some(root)
     } else {

@@ -394,6 +394,27 @@ server_test('rename: vim.lsp.buf.rename renames a local everywhere', function()
   expect(not text:find('%%x%f[^%w_/]'), '%%x is still there:\n%s', text)
 end)
 
+server_test('formatting: vim.lsp.buf.format keeps comments', function()
+  local src = table.concat({
+    '#[version = "0.0.5"]',
+    '// The model.',
+    'def @main(%x: float32, /* second */ %y: float32) { %0 = add(%x,%y) /* ty=float32 */; // sum',
+    '  /* result */ %0 }',
+  }, '\n') .. '\n'
+  local buf = open_and_attach(write_file('format.relay', src))
+  vim.lsp.buf.format({ bufnr = buf, timeout_ms = TIMEOUT })
+  local want = table.concat({
+    '#[version = "0.0.5"]',
+    '// The model.',
+    'def @main(%x: float32, /* second */ %y: float32) {',
+    '  %0 = add(%x, %y) /* ty=float32 */; // sum',
+    '  /* result */ %0',
+    '}',
+  }, '\n')
+  local got = buf_text(buf)
+  expect(got == want, 'formatted buffer:\n%s\nexpected:\n%s', got, want)
+end, { real_only = true })
+
 server_test(':RelayApplyPass completes pass names', function()
   open_and_attach(write_file('complete.relay', FOLD_SRC))
   local got = vim.fn.getcompletion('RelayApplyPass Fold', 'cmdline')

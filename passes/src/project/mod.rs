@@ -14,6 +14,9 @@
 //! [pipelines]
 //! cleanup = "InferType, FoldConstant, DeadCodeElimination"
 //!
+//! [format]
+//! width = 100                    # `relay fmt` and editor formatting
+//!
 //! [passes.CountCalls]            # an external pass: Relay text in, Relay text out
 //! command = ["python3", "tools/count_calls.py"]
 //! opt_level = 1
@@ -68,6 +71,15 @@ struct RawProject {
     pipelines: BTreeMap<String, String>,
     #[serde(default)]
     passes: BTreeMap<String, ExternalPassConfig>,
+    #[serde(default)]
+    format: FormatConfig,
+}
+
+/// `[format]`: how `relay fmt` and editor formatting lay files out.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct FormatConfig {
+    width: Option<usize>,
 }
 
 /// A loaded `relay.toml`.
@@ -84,6 +96,8 @@ pub struct Project {
     /// The pipelines to run on save.
     pub on_save: Vec<String>,
     pub passes: BTreeMap<String, ExternalPassConfig>,
+    /// `[format] width`: the line width of `relay fmt` and editor formatting.
+    pub format_width: Option<usize>,
 }
 
 impl Project {
@@ -145,6 +159,9 @@ impl Project {
                 ));
             }
         }
+        if raw.format.width == Some(0) {
+            return Err("[format]: `width` must be at least 1".to_string());
+        }
         for (name, pass) in &raw.passes {
             if pass.command.is_empty() {
                 return Err(format!("[passes.{name}]: `command` must name a program"));
@@ -164,6 +181,7 @@ impl Project {
             pipelines: raw.pipelines,
             on_save: raw.on_save,
             passes: raw.passes,
+            format_width: raw.format.width,
         })
     }
 

@@ -1,11 +1,12 @@
-//! `relay check [--expr] FILE...`: reports every error in the files and exits
-//! 1 if there is any.
+//! `relay check [--expr] FILE|DIR|-...`: reports every error in the files (a
+//! directory stands for every `*.relay` below it, `-` for standard input) and
+//! exits 1 if there is any.
 //!
 //! Each file is parsed and lowered; a module that lowers without errors is
 //! then type-checked, as TVM's parser runs `InferType` (`--expr` reads one
 //! expression, which `parse_expr` does not type-check).
 
-use super::input::{display_name, read_text};
+use super::files::expand;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Diagnostic, Diagnostics};
@@ -28,8 +29,8 @@ pub struct CheckArgs {
     /// skipped with a warning).
     #[arg(long)]
     no_external: bool,
-    /// The files to check (`-` reads standard input).
-    #[arg(required = true)]
+    /// Files, directories (every `*.relay` below them) or `-` for standard input.
+    #[arg(required = true, value_name = "FILE|DIR|-")]
     files: Vec<PathBuf>,
 }
 
@@ -42,8 +43,15 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut sources = SourceMap::new();
     let mut diagnostics = Diagnostics::new();
     let mut unreadable = false;
-    for path in &args.files {
-        let text = match read_text(path) {
+    let inputs = match expand(&args.files) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    for input in &inputs {
+        let text = match input.read() {
             Ok(text) => text,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -51,7 +59,7 @@ pub fn run(args: &CheckArgs) -> i32 {
                 continue;
             }
         };
-        let file = sources.add(display_name(path), text.as_str());
+        let file = sources.add(input.name(), text.as_str());
         let parse = parse(&text, entry);
         let mut found: Diagnostics = parse
             .errors()
@@ -70,7 +78,12 @@ pub fn run(args: &CheckArgs) -> i32 {
                 let (module, typed) = infer_module(&lowered.module);
                 found.extend(typed);
                 if let (Some(pipeline), false) = (&args.pipeline, found.has_errors()) {
-                    found.extend(run_pipeline(path, module, pipeline, args.no_external));
+                    found.extend(run_pipeline(
+                        &input.project_start(),
+                        module,
+                        pipeline,
+                        args.no_external,
+                    ));
                 }
             }
         }

@@ -2,6 +2,7 @@
 
 mod check;
 mod diff;
+mod files;
 mod fmt;
 mod input;
 mod opt;
@@ -53,7 +54,9 @@ enum Command {
     Passes(passes::PassesArgs),
     /// Print a file as TVM's `astext()` does (no type inference).
     Print(print::PrintArgs),
-    /// Rewrite a file in canonical printed form (`--check`: only report).
+    /// Lay files out in TVM's printed style, keeping comments: rewrite
+    /// FILEs and DIRs in place, `-` filters stdin to stdout (`--check`,
+    /// `--diff`: only report).
     Fmt(fmt::FmtArgs),
     /// Start the language server (LSP over stdin/stdout).
     Lsp(LspArgs),

@@ -8,7 +8,7 @@ use relay_passes::diagnostic::{Diagnostic, Severity};
 use relay_passes::ir::{Expr, ExprKind, Type};
 use relay_passes::lower::{DefId, Definition, NameKind};
 use relay_passes::op::{self, OpDef};
-use relay_passes::printer::{print_module, print_type, PrintOptions};
+use relay_passes::printer::print_type;
 use relay_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::{self as lsp, Uri};
@@ -1021,23 +1021,69 @@ pub fn shows_types(analysis: &Analysis) -> bool {
     analysis.text().contains("/* ty=")
 }
 
-/// The whole file printed by the canonical printer, or `None` when it has
-/// errors (the printer only prints what lowered cleanly).
-pub fn format(analysis: &Analysis) -> Option<String> {
-    if analysis.has_errors() {
+/// Formatting: the file laid out by the formatter `relay fmt` uses
+/// (comments kept), as one edit that replaces only the stretch between the
+/// first and the last character that change (none when nothing changes).
+pub fn format_edits(
+    analysis: &Analysis,
+    width: usize,
+) -> Result<Vec<lsp::TextEdit>, relay_syntax::format::FormatError> {
+    use relay_syntax::format::{format, FormatOptions};
+    let text = analysis.text();
+    let formatted = format(text, relay_syntax::Entry::Module, &FormatOptions { width })?;
+    let Some((range, new_text)) = changed_stretch(text, &formatted) else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![lsp::TextEdit {
+        range: analysis.lines.range(range),
+        new_text: new_text.to_string(),
+    }])
+}
+
+/// The range of `old` that differs from `new` and its replacement, trimmed
+/// of the common start and end (on character boundaries).
+fn changed_stretch<'n>(old: &str, new: &'n str) -> Option<(TextRange, &'n str)> {
+    if old == new {
         return None;
     }
-    let show_types = shows_types(analysis);
-    let module = if show_types {
-        analysis.typed.as_ref()?
-    } else {
-        &analysis.lowered
-    };
-    Some(print_module(
-        module,
-        &PrintOptions {
-            show_meta_data: true,
-            show_types,
-        },
-    ))
+    let mut prefix = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let mut suffix = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
+        suffix -= 1;
+    }
+    let range = TextRange::new(
+        TextSize::from(prefix as u32),
+        TextSize::from((old.len() - suffix) as u32),
+    );
+    Some((range, &new[prefix..new.len() - suffix]))
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::changed_stretch;
+
+    #[test]
+    fn the_edit_covers_only_what_changes() {
+        let (range, text) = changed_stretch("add(%x,%x)\n", "add(%x, %x)\n").unwrap();
+        assert_eq!((u32::from(range.start()), u32::from(range.end())), (7, 7));
+        assert_eq!(text, " ");
+        let (range, text) = changed_stretch("é1é", "é22é").unwrap();
+        assert_eq!((u32::from(range.start()), u32::from(range.end())), (2, 3));
+        assert_eq!(text, "22");
+        assert!(changed_stretch("same", "same").is_none());
+    }
 }

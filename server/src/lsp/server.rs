@@ -134,6 +134,24 @@ fn uri_path(uri: &Uri) -> Option<PathBuf> {
     uri.to_file_path().map(|p| p.into_owned())
 }
 
+/// `[format] width` of the `relay.toml` above `path`, or the default.
+fn format_width(path: Option<&std::path::Path>) -> std::result::Result<usize, String> {
+    let default = relay_syntax::format::DEFAULT_WIDTH;
+    let Some(file) = path.and_then(Project::find) else {
+        return Ok(default);
+    };
+    let project = Project::load(&file)?;
+    Ok(project.format_width.unwrap_or(default))
+}
+
+fn request_failed(message: String) -> Error {
+    Error {
+        code: ErrorCode::ServerError(-32803),
+        message: message.into(),
+        data: None,
+    }
+}
+
 fn doc_name(uri: &Uri) -> String {
     uri_path(uri).map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string())
 }
@@ -1050,18 +1068,38 @@ impl LanguageServer for Backend {
         .await
     }
 
+    /// Formatting with the formatter of `relay fmt`, at the width of the
+    /// project's `relay.toml` (`[format] width`, default 100; the client's
+    /// tab size is not used: Relay is indented by two spaces, as TVM prints).
+    /// A document with syntax errors is left alone (its diagnostics say
+    /// why); a construct the formatter refuses is reported as an error.
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        self.with_analysis(&params.text_document.uri, "formatting", |a| {
-            let text = features::format(a)?;
-            if text == a.text() {
-                return Some(Vec::new());
+        let path = uri_path(&params.text_document.uri);
+        let width = match format_width(path.as_deref()) {
+            Ok(width) => width,
+            Err(message) => return Err(request_failed(message)),
+        };
+        let result = self
+            .with_analysis(&params.text_document.uri, "formatting", move |a| {
+                features::format_edits(a, width).map_err(|error| (error, a.lines.clone()))
+            })
+            .await?;
+        match result {
+            Ok(edits) => Ok(Some(edits)),
+            Err((relay_syntax::format::FormatError::Syntax(_), _)) => Ok(None),
+            Err((error, lines)) => {
+                let message = error
+                    .errors()
+                    .iter()
+                    .map(|e| {
+                        let at = lines.range(e.range()).start;
+                        format!("{}:{}: {}", at.line + 1, at.character + 1, e.message())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                Err(request_failed(message))
             }
-            Some(vec![TextEdit {
-                range: a.lines.range(a.root().text_range()),
-                new_text: text,
-            }])
-        })
-        .await
+        }
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
