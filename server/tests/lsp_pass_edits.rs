@@ -57,7 +57,10 @@ fn a_pass_that_changes_nothing_makes_no_edit() {
     let mut client = LspClient::start(false);
     let uri = "file:///tmp/relay-lsp-pass-edits/noop.relay";
     client.open(uri, TYPED_SRC);
-    assert_eq!(error_messages(&client.diagnostics(uri, 1)), Vec::<String>::new());
+    assert_eq!(
+        error_messages(&client.diagnostics(uri, 1)),
+        Vec::<String>::new()
+    );
     for pipeline in ["ToBasicBlockNormalForm", "InferType", "ToGraphNormalForm"] {
         let answer = apply(&mut client, uri, pipeline);
         assert_eq!(answer, Ok(Value::Null), "{pipeline}");
@@ -122,7 +125,10 @@ def @main(%x: Opt[int32]) -> int32 {
     let mut client = LspClient::start(false);
     let uri = "file:///tmp/relay-lsp-pass-edits/adt.relay";
     client.open(uri, src);
-    assert_eq!(error_messages(&client.diagnostics(uri, 1)), Vec::<String>::new());
+    assert_eq!(
+        error_messages(&client.diagnostics(uri, 1)),
+        Vec::<String>::new()
+    );
     apply(&mut client, uri, "ToANormalForm").expect("ToANormalForm runs");
     let after = apply_edits(src, &last_edits(&client, uri), false);
     assert!(after.contains("= (match (%x) {"), "{after}");
@@ -172,13 +178,18 @@ fn failing_requests_are_answered_and_the_server_keeps_serving() {
     client.change(first, 2, json!([{ "text": broken }]));
     let messages = error_messages(&client.diagnostics(first, 2));
     assert!(
-        messages.iter().any(|m| m.contains("not yet been defined") || m.contains("%2")),
+        messages
+            .iter()
+            .any(|m| m.contains("not yet been defined") || m.contains("%2")),
         "{messages:?}"
     );
     // Another document.
     let second = "file:///tmp/relay-lsp-pass-edits/second.relay";
     client.open(second, TYPED_SRC);
-    assert_eq!(error_messages(&client.diagnostics(second, 1)), Vec::<String>::new());
+    assert_eq!(
+        error_messages(&client.diagnostics(second, 1)),
+        Vec::<String>::new()
+    );
     let at = TYPED_SRC.find("multiply(").unwrap() + 2;
     let hover = client.request(
         "textDocument/hover",

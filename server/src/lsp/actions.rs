@@ -402,9 +402,9 @@ pub fn definition_edits(
     edits
 }
 
-/// Whether the document with `edits` applied still reads (parses and
-/// lowers without errors): an edit must never leave text the tools cannot
-/// read back. Says why not, with the first error, when it does not.
+/// Whether the document with `edits` applied still reads (parses, and its
+/// names resolve): an edit must never leave text the tools cannot read
+/// back. Says why not, with the first error, when it does not.
 pub fn reads_back(analysis: &Analysis, edits: &[Replacement]) -> Result<(), String> {
     if edits.is_empty() {
         return Ok(());
@@ -424,7 +424,12 @@ pub fn reads_back(analysis: &Analysis, edits: &[Replacement]) -> Result<(), Stri
     result.push_str(&text[at..]);
     let (_, diagnostics) = guarded(|| parse_and_lower("result", &result))
         .map_err(|m| format!("internal error: reading the result back panicked: {m}"))?;
-    match diagnostics.iter().find(|d| d.is_error()) {
+    // As for running passes at all (see `run_pipeline`), the errors that
+    // matter are those of reading: syntax and names.
+    let unreadable = diagnostics
+        .iter()
+        .find(|d| d.is_error() && matches!(d.layer, Layer::Syntax | Layer::Name));
+    match unreadable {
         None => Ok(()),
         Some(error) => Err(format!(
             "the result does not read back, so it was not applied: {}",
@@ -635,4 +640,42 @@ pub fn offered_passes() -> Vec<(String, bool, String)> {
         .filter(|spec| spec.name != "PrintIR")
         .map(|spec| (spec.name, spec.kind == PassKind::Function, spec.description))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::analysis::analyze;
+    use crate::lsp::text::Encoding;
+
+    const SRC: &str = "#[version = \"0.0.5\"]\ndef @main(%x: int32) {\n  %x\n}\n";
+
+    fn analysis() -> Analysis {
+        analyze("doc.relay", SRC.into(), 1, Encoding::Utf8, &|| false).expect("not obsolete")
+    }
+
+    /// An edit that would leave text that does not parse is refused, with
+    /// the reason; one that reads is accepted.
+    #[test]
+    fn edits_whose_result_does_not_read_back_are_refused() {
+        let analysis = analysis();
+        let body = SRC.find("%x\n}").unwrap() as u32;
+        let replace_body = |text: &str| Replacement {
+            range: TextRange::new(body.into(), (body + 2).into()),
+            text: text.to_string(),
+        };
+        assert_eq!(
+            reads_back(&analysis, &[replace_body("add(%x, %x)")]),
+            Ok(())
+        );
+        let refused = reads_back(
+            &analysis,
+            &[replace_body("let %y = match (%x) { _ => 1 }; %y")],
+        )
+        .expect_err("a bare match as a let value does not parse");
+        assert!(refused.contains("does not read back"), "{refused}");
+        let refused = reads_back(&analysis, &[replace_body("%undeclared")])
+            .expect_err("an undeclared variable does not resolve");
+        assert!(refused.contains("does not read back"), "{refused}");
+    }
 }
