@@ -151,13 +151,16 @@ const SHAPES: &[Shape] = &[
 ];
 
 /// The context `relay opt -O3 --target llvm` runs in, its log discarded
-/// (PrintIR would print every module).
-fn context() -> Arc<PassContext> {
+/// (PrintIR would print every module). With `tvm_exact`, InferType runs on
+/// a module that is already typed (otherwise it is skipped, and measures
+/// nothing).
+fn context(tvm_exact: bool) -> Arc<PassContext> {
     let discard: LogSink = Arc::new(|_: &str| {});
     PassContext::new(PassContextOptions {
         opt_level: 3,
         target: Some("llvm".to_string()),
         log: Some(discard),
+        tvm_exact,
         ..Default::default()
     })
     .expect("the benchmark's context is valid")
@@ -224,7 +227,8 @@ fn main() {
         .collect();
     let base: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let only = args.get(1).cloned();
-    let ctx = context();
+    let ctx = context(false);
+    let exact_ctx = context(true);
     let _scope = ctx.enter().expect("the context can be entered");
 
     let sizes = [base, 2 * base, 4 * base];
@@ -259,8 +263,17 @@ fn main() {
         let mut line = format!("{:<28}", spec.name);
         let mut worst: Option<f64> = None;
         for (_, modules) in &inputs {
-            let times: Option<Vec<Duration>> =
-                modules.iter().map(|m| time_pass(&*pass, m, &ctx)).collect();
+            let times: Option<Vec<Duration>> = modules
+                .iter()
+                .map(|m| {
+                    let ctx = if spec.name == "InferType" {
+                        &exact_ctx
+                    } else {
+                        &ctx
+                    };
+                    time_pass(&*pass, m, ctx)
+                })
+                .collect();
             match times {
                 Some(t) => {
                     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
