@@ -312,6 +312,12 @@ impl<'a> Printer<'a> {
         if state.bound {
             return state.memo.unwrap_or(Piece::Empty);
         }
+        if matches!(e.kind(), ExprKind::Match { .. }) {
+            // `%N = match …` does not parse (TVM's grammar reads a binding's
+            // value as a `binop`); TVM prints it anyway.
+            printed = self.parenthesised(printed);
+        }
+        let state = self.nodes.get_mut(slot);
         state.bound = true;
         let n = self.temp_counter;
         self.temp_counter += 1;
@@ -533,6 +539,26 @@ impl<'a> Printer<'a> {
         self.args.truncate(start);
     }
 
+    /// `(printed)`.
+    fn parenthesised(&mut self, printed: Piece) -> Piece {
+        let mut d = Doc::text("(");
+        self.nodes.put(&mut d, printed);
+        d.push_str(")");
+        self.nodes.store(d)
+    }
+
+    /// `printed` in parentheses on lines of its own, indented, as TVM
+    /// prints a `let` in a non-root position.
+    fn parenthesised_block(&mut self, printed: Piece) -> Piece {
+        let mut inner = Doc::new();
+        inner.newline();
+        self.nodes.put(&mut inner, printed);
+        let mut d = Doc::text("(");
+        d.append(inner.indent(2));
+        d.newline().push_str(")");
+        self.nodes.store(d)
+    }
+
     /// A chain of `let`s, flattened: each value is printed in the scope of
     /// the previous binding, the final body in a scope of its own.
     fn let_chain(&mut self, e: &Expr) -> Doc {
@@ -541,7 +567,18 @@ impl<'a> Printer<'a> {
         while let ExprKind::Let { var, value, body } = cur.kind() {
             let mut d = Doc::text("let ");
             d.append(self.alloc_var(var)).push_str(" = ");
-            let v = self.print_expr(value, false, true, true);
+            let mut v = self.print_expr(value, false, true, true);
+            if !matches!(v, Piece::Temp(_)) {
+                // Written in place, a `match` or `let` value does not parse
+                // (the value is a `binop` in TVM's grammar, which TVM's
+                // printer ignores): only these get parentheses, so all
+                // text TVM can read back stays TVM's.
+                match value.kind() {
+                    ExprKind::Match { .. } => v = self.parenthesised(v),
+                    ExprKind::Let { .. } => v = self.parenthesised_block(v),
+                    _ => {}
+                }
+            }
             self.nodes.put(&mut d, v);
             d.push_str(";").newline();
             self.doc_stack.push(d);

@@ -13,14 +13,17 @@
 //! losing the function. Function parameters and match variables are
 //! untouched.
 //!
-//! The walk is iterative (models are let chains thousands deep).
+//! The walk is iterative (models are let chains thousands deep), and
+//! linear: whether a binding is recursive is noted when its variable is met
+//! while its value is still being rewritten, not by searching the rewritten
+//! value (which, in a chain of lets, is the whole chain so far).
 
 use crate::diagnostic::Diagnostic;
-use crate::ir::rewrite::{children, post_order, with_children};
+use crate::fxhash::{FxMap, FxSet};
+use crate::ir::rewrite::{children, for_each_child, post_order, with_children};
 use crate::ir::{Expr, ExprKind, Function, VarId};
 use crate::transform::registry::PassSpec;
 use crate::transform::PassInfo;
-use std::collections::{HashMap, HashSet};
 
 pub(crate) fn spec() -> PassSpec {
     super::function_pass_spec(
@@ -35,20 +38,44 @@ pub fn to_graph_normal_form(function: &Function) -> Function {
     let root = function.expr();
     let nodes = post_order(root);
     // Which value each let binds, by variable.
-    let mut bound_values: HashMap<VarId, Expr> = HashMap::new();
+    let mut bound_values: FxMap<VarId, Expr> = FxMap::default();
     for node in &nodes {
         if let ExprKind::Let { var, value, .. } = node.kind() {
             bound_values.insert(var.id(), value.clone());
         }
     }
-    let mut rewritten: HashMap<usize, Expr> = HashMap::new();
+    let mut rewritten: FxMap<usize, Expr> = FxMap::default();
     // What each let-bound variable became the first time it was met.
-    let mut variables: HashMap<VarId, Expr> = HashMap::new();
+    let mut variables: FxMap<VarId, Expr> = FxMap::default();
+    // Let-bound variables met inside their own value.
+    let mut recursive: FxSet<VarId> = FxSet::default();
     for node in &nodes {
-        let mut rewrite_child = |child: &Expr| match child.as_var() {
-            Some(var) if bound_values.contains_key(&var.id()) => {
-                variable_use(var.id(), child, &bound_values, &rewritten, &mut variables)
+        // Every node inside a value comes before the value (post-order).
+        let binder = match node.kind() {
+            ExprKind::Let { var, .. } => Some(var.id()),
+            _ => None,
+        };
+        let mut first = true;
+        for_each_child(node, |child| {
+            let is_binder = std::mem::take(&mut first) && binder.is_some();
+            if let Some(var) = child.as_var().filter(|_| !is_binder) {
+                let open = bound_values
+                    .get(&var.id())
+                    .is_some_and(|value| !rewritten.contains_key(&value.addr()));
+                if open {
+                    recursive.insert(var.id());
+                }
             }
+        });
+        let mut rewrite_child = |child: &Expr| match child.as_var() {
+            Some(var) if bound_values.contains_key(&var.id()) => variable_use(
+                var.id(),
+                child,
+                &bound_values,
+                &rewritten,
+                &recursive,
+                &mut variables,
+            ),
             _ => lookup(&rewritten, child),
         };
         let replacement = match node.kind() {
@@ -67,7 +94,7 @@ pub fn to_graph_normal_form(function: &Function) -> Function {
         .expect("a function is rewritten to a function")
 }
 
-fn lookup(rewritten: &HashMap<usize, Expr>, node: &Expr) -> Expr {
+fn lookup(rewritten: &FxMap<usize, Expr>, node: &Expr) -> Expr {
     rewritten
         .get(&node.addr())
         .cloned()
@@ -78,9 +105,10 @@ fn lookup(rewritten: &HashMap<usize, Expr>, node: &Expr) -> Expr {
 fn variable_use(
     id: VarId,
     use_site: &Expr,
-    bound_values: &HashMap<VarId, Expr>,
-    rewritten: &HashMap<usize, Expr>,
-    variables: &mut HashMap<VarId, Expr>,
+    bound_values: &FxMap<VarId, Expr>,
+    rewritten: &FxMap<usize, Expr>,
+    recursive: &FxSet<VarId>,
+    variables: &mut FxMap<VarId, Expr>,
 ) -> Expr {
     if let Some(done) = variables.get(&id) {
         return done.clone();
@@ -89,7 +117,7 @@ fn variable_use(
         .get(&id)
         .and_then(|value| rewritten.get(&value.addr()))
     {
-        Some(value) if mentions_variable(value, id) => {
+        Some(value) if recursive.contains(&id) => {
             let var = use_site.as_var().expect("the use site is a variable");
             Expr::let_(var.clone(), value.clone(), use_site.clone(), None)
         }
@@ -100,20 +128,4 @@ fn variable_use(
     };
     variables.insert(id, result.clone());
     result
-}
-
-/// Whether `expr` mentions the variable `id` anywhere.
-fn mentions_variable(expr: &Expr, id: VarId) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![expr.clone()];
-    while let Some(node) = stack.pop() {
-        if !seen.insert(node.addr()) {
-            continue;
-        }
-        if node.as_var().is_some_and(|v| v.id() == id) {
-            return true;
-        }
-        stack.extend(children(&node).into_iter().cloned());
-    }
-    false
 }

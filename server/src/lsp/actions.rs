@@ -4,13 +4,17 @@
 //! A pipeline runs as `relay opt` runs it (the same library calls): the
 //! module is lowered, type-checked with InferType, and the pipeline runs
 //! under a PassContext built from `relay.toml`. The result is turned into
-//! edits that replace only the definitions whose printed text changed, so
-//! comments and formatting elsewhere survive and one undo reverts it.
+//! edits that replace only the definitions the pipeline changed (by
+//! structural equality: a definition the pass rebuilt into an equal one
+//! keeps its bytes, comments and all), so one undo reverts it; an edit whose
+//! result would not read back is refused.
 
 use super::analysis::{guarded, Analysis};
 use super::features::shows_types;
 use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::ir::equal::{first_difference, module_first_difference};
 use relay_passes::ir::IRModule;
+use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
 use relay_passes::project::{read_pipeline, ExternalCommands, Project};
 use relay_passes::transform::instruments::PassTiming;
@@ -305,22 +309,31 @@ fn def_name(def: &relay_syntax::SyntaxNode) -> Option<String> {
 }
 
 /// The edits that turn the document into `output`: one replacement per
-/// definition whose printed text changed (only `only`'s, when given),
-/// deletions of removed definitions, new definitions appended. When the
-/// printed modules use a metadata section (whose indices are shared by all
-/// definitions) the whole document is replaced.
+/// definition the pipeline changed structurally (only `only`'s, when
+/// given), deletions of removed definitions, new definitions appended. A
+/// structurally equal result (spans, checked types and the names of bound
+/// variables aside) gives no edit at all. When the printed modules use a
+/// metadata section (whose indices are shared by all definitions) the whole
+/// document is replaced.
 pub fn definition_edits(
     analysis: &Analysis,
     input: &IRModule,
     output: &IRModule,
     only: Option<&str>,
 ) -> Vec<Replacement> {
+    if module_first_difference(input, output, false).is_none() {
+        return Vec::new();
+    }
+    let changed = |name: &str| match (input.function(name), output.function(name)) {
+        (Some(before), Some(after)) => {
+            first_difference(before.expr(), after.expr(), false).is_some()
+        }
+        (None, None) => false,
+        _ => true,
+    };
     let show_types = shows_types(analysis);
     let before_text = print(input, show_types);
     let after_text = print(output, show_types);
-    if before_text == after_text {
-        return Vec::new();
-    }
     let (before, meta_before) = printed_defs(&before_text);
     let (after, meta_after) = printed_defs(&after_text);
     let root = analysis.root();
@@ -359,7 +372,7 @@ pub fn definition_edits(
             continue;
         }
         match (before.get(name), source.get(name)) {
-            (Some(old), Some(range)) if old != new_text => edits.push(Replacement {
+            (Some(_), Some(range)) if changed(name) => edits.push(Replacement {
                 range: *range,
                 text: new_text.clone(),
             }),
@@ -391,6 +404,42 @@ pub fn definition_edits(
     edits
 }
 
+/// Whether the document with `edits` applied still reads (parses, and its
+/// names resolve): an edit must never leave text the tools cannot read
+/// back. Says why not, with the first error, when it does not.
+pub fn reads_back(analysis: &Analysis, edits: &[Replacement]) -> Result<(), String> {
+    if edits.is_empty() {
+        return Ok(());
+    }
+    let text = analysis.text();
+    let mut result = String::with_capacity(text.len());
+    let mut at = 0;
+    for edit in edits {
+        let (start, end) = (
+            usize::from(edit.range.start()),
+            usize::from(edit.range.end()),
+        );
+        result.push_str(&text[at..start]);
+        result.push_str(&edit.text);
+        at = end;
+    }
+    result.push_str(&text[at..]);
+    let (_, diagnostics) = guarded(|| parse_and_lower("result", &result))
+        .map_err(|m| format!("internal error: reading the result back panicked: {m}"))?;
+    // As for running passes at all (see `run_pipeline`), the errors that
+    // matter are those of reading: syntax and names.
+    let unreadable = diagnostics
+        .iter()
+        .find(|d| d.is_error() && matches!(d.layer, Layer::Syntax | Layer::Name));
+    match unreadable {
+        None => Ok(()),
+        Some(error) => Err(format!(
+            "the result does not read back, so it was not applied: {}",
+            error.message
+        )),
+    }
+}
+
 trait OnlyName {
     fn is_none_or_eq(&self, name: &str) -> bool;
 }
@@ -416,6 +465,10 @@ pub fn apply_pipeline(
         (Some(input), Some(output), None) => {
             guarded(|| definition_edits(analysis, input, output, only))
                 .map_err(|m| format!("internal error: computing the edit panicked: {m}"))
+                .and_then(|edits| {
+                    reads_back(analysis, &edits)?;
+                    Ok(edits)
+                })
         }
         (_, _, Some(error)) => Err(error.clone()),
         _ => Err("the pipeline gave no module".to_string()),
@@ -578,4 +631,42 @@ fn declare_parameter(
             text,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::analysis::analyze;
+    use crate::lsp::text::Encoding;
+
+    const SRC: &str = "#[version = \"0.0.5\"]\ndef @main(%x: int32) {\n  %x\n}\n";
+
+    fn analysis() -> Analysis {
+        analyze("doc.relay", SRC.into(), 1, Encoding::Utf8, &|| false).expect("not obsolete")
+    }
+
+    /// An edit that would leave text that does not parse is refused, with
+    /// the reason; one that reads is accepted.
+    #[test]
+    fn edits_whose_result_does_not_read_back_are_refused() {
+        let analysis = analysis();
+        let body = SRC.find("%x\n}").unwrap() as u32;
+        let replace_body = |text: &str| Replacement {
+            range: TextRange::new(body.into(), (body + 2).into()),
+            text: text.to_string(),
+        };
+        assert_eq!(
+            reads_back(&analysis, &[replace_body("add(%x, %x)")]),
+            Ok(())
+        );
+        let refused = reads_back(
+            &analysis,
+            &[replace_body("let %y = match (%x) { _ => 1 }; %y")],
+        )
+        .expect_err("a bare match as a let value does not parse");
+        assert!(refused.contains("does not read back"), "{refused}");
+        let refused = reads_back(&analysis, &[replace_body("%undeclared")])
+            .expect_err("an undeclared variable does not resolve");
+        assert!(refused.contains("does not read back"), "{refused}");
+    }
 }

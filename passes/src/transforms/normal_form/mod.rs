@@ -36,7 +36,7 @@ use crate::diagnostic::{Diagnostic, Layer};
 use crate::ir::build::fresh_let_variable;
 use crate::ir::rewrite::{post_order, with_children};
 use crate::ir::{Call, Clause, Expr, ExprKind, Function, Var};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Which normal form to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,13 +60,15 @@ pub fn to_normal_form(function: &Function, form: NormalForm) -> Result<Function,
         graph: &graph,
         scopes: &scopes,
         include,
-        let_lists: vec![Vec::new(); scopes.scope_parent.len()],
+        let_lists: vec![VecDeque::new(); scopes.scope_parent.len()],
         memo: HashMap::new(),
         function_nesting: 0,
     };
     let body = filler.run(function.expr());
     let root_scope = filler.scope_of(function.expr());
-    let wrapped = filler.close_scope(root_scope, body);
+    let wrapped = filler
+        .close_scope(root_scope, Filled::Expr(body))
+        .into_expr();
     wrapped.as_function().ok_or_else(|| {
         Diagnostic::error(
             Layer::Pass,
@@ -311,6 +313,13 @@ struct ScopeAnalysis {
     /// Each scope's parent (`None` for the global scope, scope 0).
     scope_parent: Vec<Option<ScopeId>>,
     scope_level: Vec<usize>,
+    /// Each scope's jump pointer: an ancestor (itself for the global scope)
+    /// whose level depends only on the scope's own, spaced as skew-binary
+    /// numbers are (Myers' jump pointers), so ancestors and common ancestors
+    /// are found in O(log depth) steps. A walk parent by parent made the
+    /// operator of a chain of n calls (one node, used at every depth) cost
+    /// n².
+    scope_jump: Vec<ScopeId>,
     node_scope: Vec<ScopeId>,
     /// Expressions whose scope is not their first user's.
     lifted: HashSet<NodeKey>,
@@ -321,6 +330,7 @@ impl ScopeAnalysis {
         let mut analysis = ScopeAnalysis {
             scope_parent: vec![None],
             scope_level: vec![0],
+            scope_jump: vec![0],
             node_scope: vec![0; graph.nodes.len()],
             lifted: HashSet::new(),
         };
@@ -344,9 +354,7 @@ impl ScopeAnalysis {
                 }
             };
             analysis.node_scope[id] = if node.opens_scope {
-                analysis.scope_parent.push(Some(scope));
-                analysis.scope_level.push(analysis.scope_level[scope] + 1);
-                analysis.scope_parent.len() - 1
+                analysis.open_scope(scope)
             } else {
                 scope
             };
@@ -354,17 +362,68 @@ impl ScopeAnalysis {
         analysis
     }
 
-    fn common_ancestor(&self, mut a: ScopeId, mut b: ScopeId) -> ScopeId {
-        while a != b {
-            let (level_a, level_b) = (self.scope_level[a], self.scope_level[b]);
-            if level_a >= level_b {
-                a = self.scope_parent[a].unwrap_or(0);
-            }
-            if level_b >= level_a {
-                b = self.scope_parent[b].unwrap_or(0);
-            }
+    /// A new scope inside `parent`.
+    fn open_scope(&mut self, parent: ScopeId) -> ScopeId {
+        let jump = self.scope_jump[parent];
+        let level = |scope: ScopeId| self.scope_level[scope];
+        // Two equal jumps in a row from the parent combine into one.
+        let new_jump = if level(parent) - level(jump) == level(jump) - level(self.scope_jump[jump])
+        {
+            self.scope_jump[jump]
+        } else {
+            parent
+        };
+        self.scope_parent.push(Some(parent));
+        self.scope_level.push(self.scope_level[parent] + 1);
+        self.scope_jump.push(new_jump);
+        self.scope_parent.len() - 1
+    }
+
+    fn parent(&self, scope: ScopeId) -> ScopeId {
+        self.scope_parent[scope].unwrap_or(0)
+    }
+
+    /// The ancestor of `scope` at `level` (at most its own), and the number
+    /// of steps taken to find it.
+    fn ancestor_at(&self, mut scope: ScopeId, level: usize) -> (ScopeId, usize) {
+        let mut steps = 0;
+        while self.scope_level[scope] > level {
+            let jump = self.scope_jump[scope];
+            scope = if self.scope_level[jump] >= level {
+                jump
+            } else {
+                self.parent(scope)
+            };
+            steps += 1;
         }
-        a
+        (scope, steps)
+    }
+
+    fn common_ancestor(&self, a: ScopeId, b: ScopeId) -> ScopeId {
+        self.common_ancestor_counting(a, b).0
+    }
+
+    /// The lowest common ancestor of `a` and `b`, and the number of steps
+    /// taken to find it (O(log depth)).
+    fn common_ancestor_counting(&self, a: ScopeId, b: ScopeId) -> (ScopeId, usize) {
+        let level = self.scope_level[a].min(self.scope_level[b]);
+        let ((mut a, steps_a), (mut b, steps_b)) =
+            (self.ancestor_at(a, level), self.ancestor_at(b, level));
+        let mut steps = steps_a + steps_b;
+        // At equal levels the jumps land at equal levels: jump while that
+        // stays below the common ancestor, else step up one.
+        while a != b {
+            let (jump_a, jump_b) = (self.scope_jump[a], self.scope_jump[b]);
+            if jump_a != jump_b {
+                a = jump_a;
+                b = jump_b;
+            } else {
+                a = self.parent(a);
+                b = self.parent(b);
+            }
+            steps += 1;
+        }
+        (a, steps)
     }
 }
 
@@ -373,18 +432,63 @@ enum FillTask {
     Visit(Expr, Option<Var>),
     /// Combine the results of the operands of this node.
     Build(Expr, Option<Var>),
-    /// Wrap the last result in the bindings of this scope.
+    /// Wrap the last result in the bindings of this scope (lazily: see
+    /// [`Filled::Scope`]).
     CloseScope(ScopeId),
     /// Drop the last result (a let's value, bound to its own variable).
     Discard,
     EnterFunction,
 }
 
+/// The bindings of one scope, in order.
+type LetList = VecDeque<(Var, Expr)>;
+
+/// A rebuilt part of the expression.
+enum Filled {
+    Expr(Expr),
+    /// A closed scope whose bindings are not yet wrapped around its body.
+    /// A rebuilt `let` moves these bindings into the enclosing scope (see
+    /// [`Filler::compound`]); building the nested `let`s first and taking
+    /// them apart again there made a chain of n `let`s cost n² (each scope
+    /// closing over every binding of the scopes inside it).
+    Scope {
+        bindings: LetList,
+        body: Expr,
+    },
+}
+
+impl Filled {
+    fn into_expr(self) -> Expr {
+        match self {
+            Filled::Expr(expr) => expr,
+            Filled::Scope { bindings, body } => {
+                bindings.into_iter().rev().fold(body, |body, (var, value)| {
+                    Expr::let_(var, value, body, None)
+                })
+            }
+        }
+    }
+}
+
+/// Appends `tail` to `head`, moving the shorter of the two: a binding is
+/// moved only when the list it is in at least doubles, so however the
+/// scopes nest, each binding moves O(log n) times.
+fn append_bindings(head: &mut LetList, mut tail: LetList) {
+    if head.len() >= tail.len() {
+        head.extend(tail);
+    } else {
+        while let Some(binding) = head.pop_back() {
+            tail.push_front(binding);
+        }
+        *head = tail;
+    }
+}
+
 struct Filler<'a> {
     graph: &'a DependencyGraph,
     scopes: &'a ScopeAnalysis,
     include: Option<&'a HashSet<NodeKey>>,
-    let_lists: Vec<Vec<(Var, Expr)>>,
+    let_lists: Vec<LetList>,
     memo: HashMap<NodeKey, Expr>,
     function_nesting: usize,
 }
@@ -405,15 +509,24 @@ impl Filler<'_> {
     }
 
     fn bind(&mut self, scope: ScopeId, var: Var, value: Expr) -> Expr {
-        self.let_lists[scope].push((var.clone(), value));
+        self.let_lists[scope].push_back((var.clone(), value));
         var.into_expr()
     }
 
-    fn close_scope(&mut self, scope: ScopeId, body: Expr) -> Expr {
-        let bindings = std::mem::take(&mut self.let_lists[scope]);
-        bindings.into_iter().rev().fold(body, |body, (var, value)| {
-            Expr::let_(var, value, body, None)
-        })
+    /// `body` under the bindings of `scope` (which are taken).
+    fn close_scope(&mut self, scope: ScopeId, body: Filled) -> Filled {
+        let mut bindings = std::mem::take(&mut self.let_lists[scope]);
+        match body {
+            Filled::Expr(body) if bindings.is_empty() => Filled::Expr(body),
+            Filled::Expr(body) => Filled::Scope { bindings, body },
+            Filled::Scope {
+                bindings: inner,
+                body,
+            } => {
+                append_bindings(&mut bindings, inner);
+                Filled::Scope { bindings, body }
+            }
+        }
     }
 
     /// Binds the rebuilt compound value `now` of `original` (TVM's
@@ -421,24 +534,30 @@ impl Filler<'_> {
     /// value is bound or `original` is lifted, otherwise not at all. A
     /// rebuilt `let` has its bindings moved into the scope and its body
     /// bound instead.
-    fn compound(&mut self, original: &Expr, now: Expr, var: Option<Var>) -> Expr {
+    fn compound(&mut self, original: &Expr, now: Filled, var: Option<Var>) -> Expr {
         let explicit = var.is_some();
         let var = var.unwrap_or_else(fresh_let_variable);
         let excluded = self
             .include
             .is_some_and(|include| !include.contains(&node_key(original)));
         if !explicit && excluded {
-            return now;
+            return now.into_expr();
         }
         let scope = self.scope_of(original);
-        let mut value = now;
+        let mut value = match now {
+            Filled::Expr(value) => value,
+            Filled::Scope { bindings, body } => {
+                append_bindings(&mut self.let_lists[scope], bindings);
+                body
+            }
+        };
         while let ExprKind::Let {
             var: inner,
             value: inner_value,
             body,
         } = value.kind()
         {
-            self.let_lists[scope].push((inner.clone(), inner_value.clone()));
+            self.let_lists[scope].push_back((inner.clone(), inner_value.clone()));
             let next = body.clone();
             value = next;
         }
@@ -447,19 +566,19 @@ impl Filler<'_> {
 
     fn run(&mut self, root: &Expr) -> Expr {
         let mut tasks = vec![FillTask::Visit(root.clone(), None)];
-        let mut results: Vec<Expr> = Vec::new();
+        let mut results: Vec<Filled> = Vec::new();
         while let Some(task) = tasks.pop() {
             match task {
                 FillTask::Visit(expr, var) => self.visit(expr, var, &mut tasks, &mut results),
                 FillTask::Build(expr, var) => {
                     let result = self.build(&expr, var, &mut results);
                     self.memo.insert(node_key(&expr), result.clone());
-                    results.push(result);
+                    results.push(Filled::Expr(result));
                 }
                 FillTask::CloseScope(scope) => {
                     let body = results
                         .pop()
-                        .unwrap_or_else(|| Expr::tuple(Vec::new(), None));
+                        .unwrap_or_else(|| Filled::Expr(Expr::tuple(Vec::new(), None)));
                     let wrapped = self.close_scope(scope, body);
                     results.push(wrapped);
                 }
@@ -471,7 +590,7 @@ impl Filler<'_> {
         }
         results
             .pop()
-            .unwrap_or_else(|| Expr::tuple(Vec::new(), None))
+            .map_or_else(|| Expr::tuple(Vec::new(), None), Filled::into_expr)
     }
 
     fn visit(
@@ -479,16 +598,16 @@ impl Filler<'_> {
         expr: Expr,
         var: Option<Var>,
         tasks: &mut Vec<FillTask>,
-        results: &mut Vec<Expr>,
+        results: &mut Vec<Filled>,
     ) {
         use FillTask::*;
         let key = node_key(&expr);
         if let Some(done) = self.memo.get(&key).cloned() {
             if let Some(var) = var {
                 let scope = self.scope_of(&expr);
-                self.let_lists[scope].push((var, done.clone()));
+                self.let_lists[scope].push_back((var, done.clone()));
             }
-            results.push(done);
+            results.push(Filled::Expr(done));
             return;
         }
         // Pushed in reverse: the last pushed runs first.
@@ -505,12 +624,12 @@ impl Filler<'_> {
                     None => expr.clone(),
                 };
                 self.memo.insert(key, result.clone());
-                results.push(result);
+                results.push(Filled::Expr(result));
             }
             ExprKind::Constant(_) => {
-                let result = self.compound(&expr, expr.clone(), var);
+                let result = self.compound(&expr, Filled::Expr(expr.clone()), var);
                 self.memo.insert(key, result.clone());
-                results.push(result);
+                results.push(Filled::Expr(result));
             }
             ExprKind::Call(call) => {
                 tasks.push(Build(expr.clone(), var));
@@ -554,10 +673,10 @@ impl Filler<'_> {
                     let result = if self.function_nesting == 0 {
                         expr.clone()
                     } else {
-                        self.compound(&expr, expr.clone(), var)
+                        self.compound(&expr, Filled::Expr(expr.clone()), var)
                     };
                     self.memo.insert(key, result.clone());
-                    results.push(result);
+                    results.push(Filled::Expr(result));
                 } else {
                     tasks.push(Build(expr.clone(), var));
                     tasks.push(CloseScope(self.sub_scope(&expr, 0)));
@@ -589,10 +708,19 @@ impl Filler<'_> {
 
     /// Rebuilds `expr` from its operands' results (on top of `results`, in
     /// visiting order) and binds it.
-    fn build(&mut self, expr: &Expr, var: Option<Var>, results: &mut Vec<Expr>) -> Expr {
+    fn build(&mut self, expr: &Expr, var: Option<Var>, results: &mut Vec<Filled>) -> Expr {
+        if let ExprKind::Let { .. } = expr.kind() {
+            // The body's scope, still open for the enclosing one to take.
+            let body = results.pop().unwrap_or_else(|| Filled::Expr(expr.clone()));
+            return self.compound(expr, body, var);
+        }
         let mut take = |count: usize| -> Vec<Expr> {
             let start = results.len().saturating_sub(count);
-            results.split_off(start)
+            results
+                .split_off(start)
+                .into_iter()
+                .map(Filled::into_expr)
+                .collect()
         };
         let now = match expr.kind() {
             ExprKind::Call(call) => {
@@ -647,7 +775,6 @@ impl Filler<'_> {
                 }
                 rebuilt
             }
-            ExprKind::Let { .. } => take(1).pop().unwrap_or_else(|| expr.clone()),
             ExprKind::Match {
                 clauses, complete, ..
             } => {
@@ -674,7 +801,7 @@ impl Filler<'_> {
             // Leaves never get a Build task.
             _ => return expr.clone(),
         };
-        self.compound(expr, now, var)
+        self.compound(expr, Filled::Expr(now), var)
     }
 }
 
@@ -694,4 +821,64 @@ pub fn module_to_normal_form(
         module.add_function(&name, rewritten);
     }
     Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global_scope() -> ScopeAnalysis {
+        ScopeAnalysis {
+            scope_parent: vec![None],
+            scope_level: vec![0],
+            scope_jump: vec![0],
+            node_scope: Vec::new(),
+            lifted: HashSet::new(),
+        }
+    }
+
+    fn naive_common_ancestor(scopes: &ScopeAnalysis, mut a: ScopeId, mut b: ScopeId) -> ScopeId {
+        while scopes.scope_level[a] > scopes.scope_level[b] {
+            a = scopes.parent(a);
+        }
+        while scopes.scope_level[b] > scopes.scope_level[a] {
+            b = scopes.parent(b);
+        }
+        while a != b {
+            a = scopes.parent(a);
+            b = scopes.parent(b);
+        }
+        a
+    }
+
+    /// Scopes as a chain of n `let`s nests them, with a branch off every
+    /// level: common ancestors agree with a walk parent by parent, and are
+    /// found in O(log depth) steps (a walk would take up to the depth: the
+    /// operator of a chain of n calls made ToANormalForm quadratic).
+    #[test]
+    fn common_ancestors_of_deep_scopes_take_logarithmic_steps() {
+        let depth = 100_000;
+        let mut scopes = global_scope();
+        let mut chain = vec![0];
+        let mut branches = Vec::new();
+        for _ in 0..depth {
+            let parent = *chain.last().unwrap();
+            chain.push(scopes.open_scope(parent));
+            branches.push(scopes.open_scope(parent));
+        }
+        let deepest = *chain.last().unwrap();
+        let mut most_steps = 0;
+        for (k, &branch) in branches.iter().enumerate().step_by(97) {
+            for other in [deepest, chain[k / 2], branches[k / 3], 0] {
+                let (found, steps) = scopes.common_ancestor_counting(branch, other);
+                assert_eq!(found, naive_common_ancestor(&scopes, branch, other));
+                most_steps = most_steps.max(steps);
+            }
+        }
+        // log2(100,000) ≈ 17; a walk would take up to 100,000.
+        assert!(
+            most_steps <= 120,
+            "{most_steps} steps for one common ancestor"
+        );
+    }
 }
