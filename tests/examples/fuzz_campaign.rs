@@ -49,8 +49,17 @@ fn main() {
             .cloned()
             .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
-        let first_line = payload.lines().next().unwrap_or("").to_string();
-        *hook_location.lock().unwrap() = format!("{place}: {first_line}");
+        // Group by place, and by the words of the message before any
+        // detail (numbers, positions, the module text).
+        let words: String = payload
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| !c.is_ascii_digit() && *c != '(' && *c != '[' && *c != '`')
+            .take(90)
+            .collect();
+        *hook_location.lock().unwrap() = format!("{place}: {}", words.trim_end());
     }));
 
     let out_dir = seed_dir(target).join(format!("../../artifacts/seeded-{target}"));
@@ -85,9 +94,11 @@ fn main() {
                 std::fs::create_dir_all(&out_dir).unwrap();
                 let contents = match target {
                     "parse" | "infer" => input.clone(),
-                    "passes" => generate(&mut Entropy::from_seed(seed), campaign_limits())
-                        .text
-                        .into_bytes(),
+                    "passes" => catch_unwind(|| {
+                        generate(&mut Entropy::from_seed(seed), campaign_limits()).text
+                    })
+                    .unwrap_or_else(|_| format!("seed {seed}: the generator itself failed\n"))
+                    .into_bytes(),
                     _ => format!("lsp session seed {seed}\n").into_bytes(),
                 };
                 std::fs::write(out_dir.join(format!("seed-{seed}")), contents).unwrap();

@@ -23,6 +23,10 @@ pub struct Limits {
     pub huge_values: bool,
     /// Pooling operators on tensors of a rank other than their layout's.
     pub pool_rank_mismatch: bool,
+    /// `if (True)` / `if (False)`: folding one leaves a `let` whose value
+    /// is a `let` chain, which the printer (as TVM's) writes in a form the
+    /// parser rejects (issue 15, item 6).
+    pub literal_if_conditions: bool,
     /// Percentage of calls that get one deliberately invalid choice.
     pub outside_percent: usize,
 }
@@ -32,6 +36,7 @@ impl Default for Limits {
         Limits {
             huge_values: true,
             pool_rank_mismatch: true,
+            literal_if_conditions: true,
             outside_percent: 10,
         }
     }
@@ -321,7 +326,7 @@ pub fn plan_call(op: &'static OpDef, base: Option<&Ty>, e: &mut Entropy, limits:
             }
         }
     }
-    if outside && e.chance(30) {
+    if outside && (limits.pool_rank_mismatch || !is_pool) && e.chance(30) {
         // Wrong types rather than wrong values: one argument changes dtype
         // or rank.
         if let Some(ArgPlan::Value(ty)) = args.last_mut() {

@@ -322,7 +322,13 @@ impl ModuleGen {
             return None;
         }
         let target = visible[e.below(visible.len())].clone();
-        let condition = self.bind_all(e, f, &[Ty::tensor(&[], "bool")]).remove(0);
+        let condition = if self.limits.literal_if_conditions {
+            self.bind_all(e, f, &[Ty::tensor(&[], "bool")]).remove(0)
+        } else {
+            let name = self.fresh("p");
+            f.params.push((name.clone(), Ty::tensor(&[], "bool")));
+            format!("%{name}")
+        };
         let then_count = e.range(0, 2) as usize;
         let (then_lines, (then_result, _)) = self.block(e, f, depth + 1, then_count, Some(&target));
         let else_count = e.range(0, 2) as usize;
@@ -413,11 +419,15 @@ impl ModuleGen {
                 let standalone = standalone_module(&free, &text);
                 let checked = check_module(&standalone);
                 match checked.main_type {
-                    Some(ty) => {
+                    // A result whose type cannot be written (the void dtype of
+                    // `topk` or `zeros` without `dtype`) is dropped: passes that
+                    // annotate `let`s would print text no parser reads back.
+                    Some(ty) if ty.is_writable() => {
                         self.calls_kept += 1;
                         f.params.extend(new_params);
                         return Some((text, ty));
                     }
+                    Some(_) => {}
                     None if !checked.diagnostics.has_errors() => self.silent.push(standalone),
                     None => {
                         if self.rejected.len() < KEEP_REJECTED {
