@@ -14,7 +14,9 @@
 
 use relay_tests::fuzz::lsp::lsp_session;
 use relay_tests::fuzz::seeded::{seed_dir, seed_files, text_input};
-use relay_tests::fuzz::targets::{campaign_limits, infer_target, parse_target, passes_on_generated};
+use relay_tests::fuzz::targets::{
+    campaign_limits, infer_target, parse_target, passes_on_generated,
+};
 use relay_tests::fuzz::{generate, Entropy};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -29,7 +31,10 @@ fn main() {
         return;
     }
     let seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60.0);
-    let first: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let first: u64 = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let corpus: Vec<Vec<u8>> = seed_files(target)
         .iter()
         .map(|f| std::fs::read(f).unwrap())
@@ -125,7 +130,11 @@ fn write_seeds() {
     std::fs::create_dir_all(&infer).unwrap();
     for seed in 0..12u64 {
         let generated = generate(&mut Entropy::from_seed(seed), campaign_limits());
-        std::fs::write(infer.join(format!("generated-{seed:02}.relay")), &generated.text).unwrap();
+        std::fs::write(
+            infer.join(format!("generated-{seed:02}.relay")),
+            &generated.text,
+        )
+        .unwrap();
         if let Some(rejected) = generated.rejected.first() {
             std::fs::write(infer.join(format!("rejected-{seed:02}.relay")), rejected).unwrap();
         }

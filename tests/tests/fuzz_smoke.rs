@@ -7,10 +7,10 @@
 //! `RELAY_FUZZ_SECONDS` sets the budget of each target (default 6).
 
 use relay_tests::fuzz::lsp::lsp_session;
+use relay_tests::fuzz::seeded::{seed_dir, seed_files, text_input};
 use relay_tests::fuzz::targets::{
     campaign_limits, infer_target, parse_target, passes_on_generated,
 };
-use relay_tests::fuzz::seeded::{seed_dir, seed_files, text_input};
 use relay_tests::fuzz::Entropy;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -26,7 +26,11 @@ fn budget() -> Duration {
 
 fn seeds(target: &str) -> Vec<PathBuf> {
     let files = seed_files(target);
-    assert!(!files.is_empty(), "no seeds in {}", seed_dir(target).display());
+    assert!(
+        !files.is_empty(),
+        "no seeds in {}",
+        seed_dir(target).display()
+    );
     files
 }
 
@@ -109,7 +113,10 @@ fn every_pass_on_generated_well_typed_modules() {
     assert!(modules > 0);
     // The generator is useful only if most proposals are well typed and
     // the rest exercise the diagnostics.
-    assert!(kept * 10 >= proposed, "{kept} of {proposed} calls type-checked");
+    assert!(
+        kept * 10 >= proposed,
+        "{kept} of {proposed} calls type-checked"
+    );
 }
 
 #[test]

@@ -121,7 +121,12 @@ fn arg_count(op: &OpDef, e: &mut Entropy) -> usize {
 
 /// Proposes a call of `op`. `base`, when given, is the type of an existing
 /// value the first argument should reuse (so that calls chain).
-pub fn plan_call(op: &'static OpDef, base: Option<&Ty>, e: &mut Entropy, limits: Limits) -> CallPlan {
+pub fn plan_call(
+    op: &'static OpDef,
+    base: Option<&Ty>,
+    e: &mut Entropy,
+    limits: Limits,
+) -> CallPlan {
     let outside = e.chance(limits.outside_percent);
     let rel = op.type_rel.as_deref().unwrap_or("");
     let spatial = spatial_dims(op);
@@ -187,7 +192,11 @@ pub fn plan_call(op: &'static OpDef, base: Option<&Ty>, e: &mut Entropy, limits:
         }
         out_channels = Some(units);
     } else if is_pool {
-        let rank = if rel.starts_with("Global") { 4 } else { spatial + 2 };
+        let rank = if rel.starts_with("Global") {
+            4
+        } else {
+            spatial + 2
+        };
         let rank = if outside && limits.pool_rank_mismatch {
             e.range(0, rank as i64 + 1) as usize
         } else {
@@ -387,9 +396,7 @@ fn attr_value(e: &mut Entropy, field: &AttrField, ctx: &Ctx, ty: &AttrType) -> O
     }
     let rank = ctx.rank();
     Some(match ty {
-        AttrType::Bool | AttrType::BoolObj => {
-            if e.chance(50) { "True" } else { "False" }.into()
-        }
+        AttrType::Bool | AttrType::BoolObj => if e.chance(50) { "True" } else { "False" }.into(),
         AttrType::Int | AttrType::UInt64 | AttrType::Integer | AttrType::PrimExpr => {
             int_value(e, field, ctx).to_string()
         }
@@ -577,7 +584,10 @@ fn int_array(e: &mut Entropy, name: &str, ctx: &Ctx, default: &AttrDefault) -> V
             }
             "shape" | "target_shape" => {
                 if !shape.is_empty() && e.chance(60) {
-                    shape.iter().map(|&d| if d == 1 { e.range(1, 3) } else { d }).collect()
+                    shape
+                        .iter()
+                        .map(|&d| if d == 1 { e.range(1, 3) } else { d })
+                        .collect()
                 } else {
                     let rank = e.range(0, 3) as usize;
                     random_shape(e, rank)

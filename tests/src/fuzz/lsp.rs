@@ -90,11 +90,42 @@ pub fn lsp_session(entropy: &mut Entropy) -> LspOutcome {
 /// Texts edits insert: tokens of the language, whole constructs, and
 /// characters that take more than one UTF-16 unit.
 const SNIPPETS: &[&str] = &[
-    "%x", "%0", "@main", "(", ")", "{", "}", "[", "]", ",", ";", "=", "\n", " ", "let %a = ",
-    "add(%x, %x)", "fn (%y: float32) { %y }", "def @f(%z: Tensor[(2, 2), float32]) { %z }\n",
-    "nn.conv2d(", "Tensor[(1, 2), float32]", "1f", "meta[relay.Constant][0]", "if (True) { 1 } else { 2 }",
-    "#[version = \"0.0.5\"]\n", "/* ", " */", "// c\n", "\"s\"", "é", "𝄞", "\u{0}", "axis=", "=>", "match",
-    "type T { A, B }\n", "free_var %q: int32;\n",
+    "%x",
+    "%0",
+    "@main",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    "=",
+    "\n",
+    " ",
+    "let %a = ",
+    "add(%x, %x)",
+    "fn (%y: float32) { %y }",
+    "def @f(%z: Tensor[(2, 2), float32]) { %z }\n",
+    "nn.conv2d(",
+    "Tensor[(1, 2), float32]",
+    "1f",
+    "meta[relay.Constant][0]",
+    "if (True) { 1 } else { 2 }",
+    "#[version = \"0.0.5\"]\n",
+    "/* ",
+    " */",
+    "// c\n",
+    "\"s\"",
+    "é",
+    "𝄞",
+    "\u{0}",
+    "axis=",
+    "=>",
+    "match",
+    "type T { A, B }\n",
+    "free_var %q: int32;\n",
 ];
 
 const PIPELINES: &[&str] = &[
@@ -163,7 +194,11 @@ impl Session {
             outcome: LspOutcome::default(),
             published,
         };
-        let encodings = if utf8 { json!(["utf-8"]) } else { json!(["utf-16"]) };
+        let encodings = if utf8 {
+            json!(["utf-8"])
+        } else {
+            json!(["utf-16"])
+        };
         session
             .request(
                 "initialize",
@@ -214,7 +249,8 @@ impl Session {
     }
 
     async fn call(&mut self, request: Request) -> Option<Response> {
-        let ready = tokio::time::timeout(ANSWER_WITHIN, poll_fn(|cx| self.service.poll_ready(cx))).await;
+        let ready =
+            tokio::time::timeout(ANSWER_WITHIN, poll_fn(|cx| self.service.poll_ready(cx))).await;
         match ready {
             Err(_) => panic!("the server was not ready within {ANSWER_WITHIN:?}"),
             Ok(Err(_)) => return None, // exited
@@ -269,7 +305,10 @@ impl Session {
         let lines: Vec<&str> = doc.text.split('\n').collect();
         if e.chance(5) {
             let line = lines.len() + e.below(3);
-            return (json!({ "line": line, "character": e.below(200) }), doc.text.len());
+            return (
+                json!({ "line": line, "character": e.below(200) }),
+                doc.text.len(),
+            );
         }
         let line = e.below(lines.len());
         let content = lines[line];
@@ -316,28 +355,44 @@ impl Session {
         match e.below(22) {
             0..=5 => self.edit(e, doc).await,
             6 => {
-                self.request("textDocument/hover", json!({ "textDocument": td, "position": position }))
-                    .await;
+                self.request(
+                    "textDocument/hover",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
             }
             7 => {
-                self.request("textDocument/definition", json!({ "textDocument": td, "position": position }))
-                    .await;
+                self.request(
+                    "textDocument/definition",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
             }
             8 => {
                 let params = json!({ "textDocument": td, "position": position, "context": { "includeDeclaration": true } });
                 self.request("textDocument/references", params).await;
             }
             9 => {
-                self.request("textDocument/documentHighlight", json!({ "textDocument": td, "position": position }))
-                    .await;
+                self.request(
+                    "textDocument/documentHighlight",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
             }
             10 => {
-                self.request("textDocument/prepareRename", json!({ "textDocument": td, "position": position }))
-                    .await;
+                self.request(
+                    "textDocument/prepareRename",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
                 let name = *e.pick(&["y", "%y", "new_name", "", "1x", "a b"]);
                 let params = json!({ "textDocument": td, "position": position, "newName": name });
                 if let Some(edit) = self.request("textDocument/rename", params).await {
-                    for edits in edit["changes"].as_object().into_iter().flat_map(|m| m.values()) {
+                    for edits in edit["changes"]
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|m| m.values())
+                    {
                         for edit in edits.as_array().into_iter().flatten() {
                             Self::assert_range_inside(&doc.text, &edit["range"], "rename");
                         }
@@ -345,26 +400,45 @@ impl Session {
                 }
             }
             11 => {
-                self.request("textDocument/documentSymbol", json!({ "textDocument": td })).await;
-                self.request("textDocument/foldingRange", json!({ "textDocument": td })).await;
+                self.request("textDocument/documentSymbol", json!({ "textDocument": td }))
+                    .await;
+                self.request("textDocument/foldingRange", json!({ "textDocument": td }))
+                    .await;
             }
             12 => {
-                self.request("textDocument/semanticTokens/full", json!({ "textDocument": td })).await;
+                self.request(
+                    "textDocument/semanticTokens/full",
+                    json!({ "textDocument": td }),
+                )
+                .await;
                 let (end, _) = self.position(e, doc);
                 let range = json!({ "start": position, "end": end });
-                self.request("textDocument/semanticTokens/range", json!({ "textDocument": td, "range": range }))
-                    .await;
+                self.request(
+                    "textDocument/semanticTokens/range",
+                    json!({ "textDocument": td, "range": range }),
+                )
+                .await;
             }
             13 => {
                 let (end, _) = self.position(e, doc);
                 let range = json!({ "start": position, "end": end });
-                self.request("textDocument/inlayHint", json!({ "textDocument": td, "range": range })).await;
+                self.request(
+                    "textDocument/inlayHint",
+                    json!({ "textDocument": td, "range": range }),
+                )
+                .await;
             }
             14 => {
-                self.request("textDocument/completion", json!({ "textDocument": td, "position": position }))
-                    .await;
-                self.request("textDocument/signatureHelp", json!({ "textDocument": td, "position": position }))
-                    .await;
+                self.request(
+                    "textDocument/completion",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
+                self.request(
+                    "textDocument/signatureHelp",
+                    json!({ "textDocument": td, "position": position }),
+                )
+                .await;
             }
             15 => {
                 let params = json!({ "textDocument": td, "options": { "tabSize": 2, "insertSpaces": true } });
@@ -377,7 +451,8 @@ impl Session {
             16 => {
                 let (end, _) = self.position(e, doc);
                 let range = json!({ "start": position, "end": end });
-                let params = json!({ "textDocument": td, "range": range, "context": { "diagnostics": [] } });
+                let params =
+                    json!({ "textDocument": td, "range": range, "context": { "diagnostics": [] } });
                 self.request("textDocument/codeAction", params).await;
             }
             17 => {
@@ -399,11 +474,13 @@ impl Session {
                 self.request("workspace/executeCommand", params).await;
             }
             20 => {
-                self.notify("textDocument/didSave", json!({ "textDocument": td })).await;
+                self.notify("textDocument/didSave", json!({ "textDocument": td }))
+                    .await;
             }
             _ => {
                 doc.open = false;
-                self.notify("textDocument/didClose", json!({ "textDocument": td })).await;
+                self.notify("textDocument/didClose", json!({ "textDocument": td }))
+                    .await;
             }
         }
     }
@@ -444,9 +521,7 @@ impl Session {
 /// A document to open: a generated module, a snippet soup, or nothing.
 fn initial_text(e: &mut Entropy) -> String {
     match e.below(4) {
-        0 | 1 => {
-generate(e, campaign_limits()).text
-        }
+        0 | 1 => generate(e, campaign_limits()).text,
         2 => (0..e.range(1, 12)).map(|_| *e.pick(SNIPPETS)).collect(),
         _ => String::new(),
     }

@@ -96,7 +96,10 @@ impl FnGen {
     }
 
     fn define(&mut self, name: String, ty: Ty) {
-        self.scopes.last_mut().expect("a scope is open").push((name, ty));
+        self.scopes
+            .last_mut()
+            .expect("a scope is open")
+            .push((name, ty));
     }
 }
 
@@ -189,7 +192,8 @@ impl ModuleGen {
         let own = f.scopes.last().cloned().unwrap_or_default();
         let result = match want {
             Some((name, ty)) => {
-                let same: Vec<&(String, Ty)> = own.iter().filter(|(_, t)| t.text == ty.text).collect();
+                let same: Vec<&(String, Ty)> =
+                    own.iter().filter(|(_, t)| t.text == ty.text).collect();
                 if same.is_empty() {
                     (format!("%{name}"), ty.clone())
                 } else {
@@ -262,25 +266,33 @@ impl ModuleGen {
     }
 
     fn statement(&mut self, e: &mut Entropy, f: &mut FnGen, depth: usize) -> Option<(String, Ty)> {
-        let has_tuple = f.visible().any(|(_, t)| matches!(&t.kind, TyKind::Tuple(fields) if !fields.is_empty()));
+        let has_tuple = f
+            .visible()
+            .any(|(_, t)| matches!(&t.kind, TyKind::Tuple(fields) if !fields.is_empty()));
         match e.below(100) {
             0..=64 => self.call(e, f),
             65..=71 => {
                 let count = e.range(1, 3) as usize;
-                let fields: Vec<(String, Ty)> = (0..count).map(|_| self.value_of_any(e, f)).collect();
+                let fields: Vec<(String, Ty)> =
+                    (0..count).map(|_| self.value_of_any(e, f)).collect();
                 let texts: Vec<&str> = fields.iter().map(|(t, _)| t.as_str()).collect();
                 let text = if count == 1 {
                     format!("({},)", texts[0])
                 } else {
                     format!("({})", texts.join(", "))
                 };
-                Some((text, Ty::tuple(fields.into_iter().map(|(_, t)| t).collect())))
+                Some((
+                    text,
+                    Ty::tuple(fields.into_iter().map(|(_, t)| t).collect()),
+                ))
             }
             72..=77 if has_tuple => {
                 let tuples: Vec<(String, Vec<Ty>)> = f
                     .visible()
                     .filter_map(|(n, t)| match &t.kind {
-                        TyKind::Tuple(fields) if !fields.is_empty() => Some((n.clone(), fields.clone())),
+                        TyKind::Tuple(fields) if !fields.is_empty() => {
+                            Some((n.clone(), fields.clone()))
+                        }
                         _ => None,
                     })
                     .collect();
@@ -317,7 +329,11 @@ impl ModuleGen {
     }
 
     fn if_expr(&mut self, e: &mut Entropy, f: &mut FnGen, depth: usize) -> Option<(String, Ty)> {
-        let visible: Vec<(String, Ty)> = f.visible().filter(|(_, t)| t.is_tensor()).cloned().collect();
+        let visible: Vec<(String, Ty)> = f
+            .visible()
+            .filter(|(_, t)| t.is_tensor())
+            .cloned()
+            .collect();
         if visible.is_empty() {
             return None;
         }
@@ -339,7 +355,12 @@ impl ModuleGen {
         Some((text, target.1))
     }
 
-    fn local_function(&mut self, e: &mut Entropy, f: &mut FnGen, depth: usize) -> Option<(String, Ty)> {
+    fn local_function(
+        &mut self,
+        e: &mut Entropy,
+        f: &mut FnGen,
+        depth: usize,
+    ) -> Option<(String, Ty)> {
         let count = e.range(1, 2) as usize;
         let mut params = Vec::new();
         for _ in 0..count {
@@ -352,7 +373,10 @@ impl ModuleGen {
         let statements = e.range(1, 3) as usize;
         let (body, (result, ret)) = self.block(e, f, depth + 1, statements, None);
         f.scopes.pop();
-        let declared: Vec<String> = params.iter().map(|(n, t)| format!("%{n}: {}", t.text)).collect();
+        let declared: Vec<String> = params
+            .iter()
+            .map(|(n, t)| format!("%{n}: {}", t.text))
+            .collect();
         let function = format!("fn ({}) {{\n{body}  {result}\n  }}", declared.join(", "));
         if e.chance(30) {
             // The closure itself is the value.
@@ -404,7 +428,8 @@ impl ModuleGen {
                     match arg {
                         ArgPlan::Value(ty) => args.push(bind(self, e, ty)),
                         ArgPlan::Tuple(fields) => {
-                            let items: Vec<String> = fields.iter().map(|t| bind(self, e, t)).collect();
+                            let items: Vec<String> =
+                                fields.iter().map(|t| bind(self, e, t)).collect();
                             args.push(if items.len() == 1 {
                                 format!("({},)", items[0])
                             } else {
