@@ -397,6 +397,9 @@ impl ModuleGen {
         let ops = op::all_ops();
         for _ in 0..3 {
             let op = &ops[e.below(ops.len())];
+            if self.limits.skip_ops.contains(&op.name.as_str()) {
+                continue;
+            }
             for _ in 0..3 {
                 let tensors: Vec<Ty> = f
                     .visible()

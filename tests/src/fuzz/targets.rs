@@ -128,6 +128,8 @@ pub fn campaign_limits() -> Limits {
         huge_values: false,
         pool_rank_mismatch: false,
         literal_if_conditions: false,
+        // NLLLossRel reads the second dimension of rank-1 predictions.
+        skip_ops: &["nn.nll_loss"],
         ..Limits::default()
     }
 }
