@@ -81,11 +81,12 @@ impl Ctx {
 
 /// A random dtype, weighted toward float32.
 pub fn random_dtype(e: &mut Entropy) -> &'static str {
-    *e.pick(DTYPES)
+    DTYPES[e.below(DTYPES.len())]
 }
 
 fn float_dtype(e: &mut Entropy) -> &'static str {
-    *e.pick(&["float32", "float32", "float32", "float16", "float64"])
+    const FLOATS: [&str; 5] = ["float32", "float32", "float32", "float16", "float64"];
+    FLOATS[e.below(FLOATS.len())]
 }
 
 /// A shape of `rank` small dimensions.
@@ -262,7 +263,7 @@ pub fn plan_call(
             _ => random_tensor(e),
         };
         let rank = e.range(0, 2) as usize;
-        let indices = Ty::tensor(&random_shape(e, rank), *e.pick(&["int32", "int64"]));
+        let indices = Ty::tensor(&random_shape(e, rank), ["int32", "int64"][e.below(2)]);
         args.push(ArgPlan::Value(data));
         args.push(ArgPlan::Value(indices));
     }
