@@ -106,7 +106,7 @@ impl Ty {
         if self.text.is_empty() || self.text.contains("meta") || self.text.contains('_') {
             return false;
         }
-        let probe = format!("def @f(%x: {}) {{ %x }}", self.text);
+        let probe = format!("#[version = \"0.0.5\"]\ndef @f(%x: {}) {{ %x }}", self.text);
         relay_syntax::parse_module(&probe).errors().is_empty()
     }
 }
@@ -160,4 +160,20 @@ pub fn standalone_module(params: &[(String, Ty)], expr: &str) -> String {
         "#[version = \"0.0.5\"]\ndef @main({}) {{\n  {expr}\n}}\n",
         params.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ty, TyKind};
+
+    #[test]
+    fn written_types_are_writable_and_void_dtypes_are_not() {
+        assert!(Ty::tensor(&[2, 3], "float32").is_writable());
+        assert!(Ty::tuple(vec![Ty::tensor(&[], "bool")]).is_writable());
+        let void = Ty {
+            text: "Tensor[(3), ]".into(),
+            kind: TyKind::Other,
+        };
+        assert!(!void.is_writable());
+    }
 }
