@@ -5,6 +5,8 @@
 //! say so loudly on stderr and pass without checking anything; CI always has
 //! it beside the clone.
 
+pub mod fuzz;
+
 use std::path::{Path, PathBuf};
 
 /// `../shared/tvm` relative to the repository root (or the directory named

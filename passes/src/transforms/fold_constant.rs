@@ -28,6 +28,11 @@
 //!   then kept around the field) becomes the field, constant or not.
 //! * InferType runs afterwards (the function-pass infrastructure does it).
 //!
+//! **Deviation from TVM:** a call without arguments keeps its rewritten
+//! callee. TVM v0.13 returns such a call as it was before the rewrite, so
+//! in `let %s = add(1, 2); fn () { add(%s, %x) }()` the `let` is dropped
+//! but `%s` stays inside the closure: an unbound variable.
+//!
 //! An operator without a kernel, or a call a kernel cannot evaluate, stays
 //! as it is — silently, as a no-op; [`FoldStats`] lists them for tools and
 //! tests.
@@ -402,7 +407,16 @@ impl Folder {
             return post;
         };
         if call.args.is_empty() {
-            return pre.clone();
+            // TVM returns the call as it was before its children were
+            // rewritten; for a closure called without arguments that drops
+            // the substitutions made inside it, leaving variables whose
+            // `let`s were removed (an ill-formed module). We keep the
+            // rewritten call.
+            return if call.callee.as_op().is_some() {
+                pre.clone()
+            } else {
+                post
+            };
         }
         let Some(op) = call.callee.as_op() else {
             return post;

@@ -25,7 +25,7 @@ pub use server::{Backend, DEFAULT_DEBOUNCE_MS};
 
 use relay_passes::transform::registry;
 use relay_passes::transform::PassSpec;
-use tower_lsp_server::{LspService, Server};
+use tower_lsp_server::{ClientSocket, LspService, Server};
 
 /// Starts a language server with extra passes registered.
 #[derive(Default)]
@@ -77,9 +77,7 @@ impl Builder {
         runtime.block_on(async {
             let stdin = tokio::io::stdin();
             let stdout = tokio::io::stdout();
-            let (service, socket) = LspService::build(Backend::new)
-                .custom_method("relay/passOutput", Backend::pass_output)
-                .finish();
+            let (service, socket) = service();
             Server::new(stdin, stdout, socket)
                 .concurrency_level(32)
                 .serve(service)
@@ -87,6 +85,14 @@ impl Builder {
         });
         0
     }
+}
+
+/// The language server as a service, without a transport: `run_stdio`
+/// serves it on stdin/stdout; tests and fuzz targets call it in-process.
+pub fn service() -> (LspService<Backend>, ClientSocket) {
+    LspService::build(Backend::new)
+        .custom_method("relay/passOutput", Backend::pass_output)
+        .finish()
 }
 
 /// Serves LSP on stdin/stdout with the built-in passes (and any registered

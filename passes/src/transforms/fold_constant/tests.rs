@@ -327,3 +327,18 @@ fn pass_is_registered() {
         "FoldConstant"
     );
 }
+
+/// Found by the `passes` fuzz target: a constant `let` used only inside a
+/// closure that is called without arguments was dropped while the closure
+/// kept the variable (TVM v0.13 does the same, see the module docs).
+#[test]
+fn substitutes_constant_lets_inside_closures_called_without_arguments() {
+    let text = "fn (%x: int64) {
+      let %s = add(1i64, 2i64);
+      fn () { add(%s, %x) }()
+    }";
+    assert_eq!(
+        fold(text),
+        "fn (%x: int64) {\n  %0 = fn () {\n    add(3i64, %x)\n  };\n  %0()\n}"
+    );
+}
