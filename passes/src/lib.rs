@@ -3,6 +3,7 @@
 //! Everything that analyses or rewrites Relay lives here; the CLI and the
 //! language server in `relay-server` only call into this crate.
 
+pub mod checkable;
 pub mod diagnostic;
 pub mod dtype;
 pub mod eval;

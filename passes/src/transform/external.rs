@@ -3,7 +3,7 @@
 //! written in Python or any language. Its failures (exit status, stderr,
 //! unreadable output) become diagnostics naming the pass.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::IRModule;
 use crate::lower::parse_and_lower;
 use crate::printer::{print_module, PrintOptions};
@@ -28,7 +28,7 @@ impl ExternalPass {
         let mut error = PassError::new(&self.info.name, message.clone());
         error
             .diagnostics
-            .push(Diagnostic::error(Layer::Pass, message));
+            .push(Diagnostic::error(Code::PassFailed, message));
         error
     }
 }

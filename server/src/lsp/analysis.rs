@@ -12,7 +12,8 @@
 //! becomes an "internal error" diagnostic instead of taking the server down.
 
 use super::text::{Encoding, LineIndex};
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::checkable::CheckScope;
+use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
 use relay_passes::lower::NameIndex;
@@ -33,7 +34,8 @@ pub struct Analysis {
     pub lowered: IRModule,
     /// The module after InferType (with the types that could be found).
     pub typed: Option<IRModule>,
-    /// Syntax, name and type diagnostics, in that order.
+    /// Syntax, name and type diagnostics, sorted by position. Type errors
+    /// are those of the definitions [`CheckScope`] says can be checked.
     pub diagnostics: Vec<Diagnostic>,
     /// Every definition and use of a name, as lowering resolved them: what
     /// navigation (definition, references, rename, highlights, completion
@@ -98,11 +100,14 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
     eprintln!("relay lsp: internal error: {stage} panicked: {message}");
-    Diagnostic::error(
-        layer,
+    let mut diagnostic = Diagnostic::error(
+        Code::InternalError,
         format!("internal error: {stage} panicked: {message}"),
     )
-    .with_note("this is a bug in relay; the other results are still shown")
+    .with_note("this is a bug in relay; the other results are still shown");
+    // Said to come from the stage that failed (what `source` shows).
+    diagnostic.layer = layer;
+    diagnostic
 }
 
 /// Analyses `text` from scratch. `obsolete` is polled between stages: when
@@ -168,6 +173,9 @@ pub fn analyze_incrementally(
     if obsolete() {
         return None;
     }
+    let scope = parse
+        .source_file()
+        .map(|root| CheckScope::new(file, &root, &diagnostics));
     let typed = match guarded(|| {
         checker
             .lock()
@@ -175,11 +183,11 @@ pub fn analyze_incrementally(
             .check(&lowered)
     }) {
         Ok((typed, type_diagnostics, _stats)) => {
-            // As `relay check` (and TVM's parser): type errors are
-            // reported for modules that parse and lower cleanly; otherwise
-            // the types found are kept for hover only.
-            if !diagnostics.iter().any(Diagnostic::is_error) {
-                diagnostics.extend(type_diagnostics);
+            // As `relay check`: type errors of the definitions that parse
+            // and lower cleanly; the types found elsewhere are kept for
+            // hover only.
+            if let Some(scope) = &scope {
+                diagnostics.extend(scope.filter(type_diagnostics));
             }
             Some(typed)
         }
@@ -194,6 +202,7 @@ pub fn analyze_incrementally(
             None
         }
     };
+    sort_by_position(&mut diagnostics);
     Some(Analysis {
         name: name.to_string(),
         version,

@@ -16,7 +16,7 @@ use super::actions::{
 use super::analysis::{analyze_incrementally, guarded, Analysis};
 use super::features;
 use super::text::{Document, Encoding};
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::diagnostic::{Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::project::Project;
 use relay_syntax::{TextRange, TextSize};
@@ -489,7 +489,7 @@ impl Backend {
                     Ok(None) => return None,
                     Err(e) => {
                         return Some((
-                            vec![Diagnostic::error(Layer::Pass, format!("relay.toml: {e}"))],
+                            vec![Diagnostic::error(Code::ProjectConfig, format!("relay.toml: {e}"))],
                             Vec::new(),
                         ))
                     }
@@ -505,7 +505,7 @@ impl Backend {
             Ok(None) => (Vec::new(), Vec::new()),
             Err(e) => (
                 vec![Diagnostic::error(
-                    Layer::Pass,
+                    Code::PassFailed,
                     format!("on-save pipelines: {}", e.message),
                 )],
                 Vec::new(),
@@ -540,7 +540,7 @@ fn run_on_save(analysis: &Analysis, project: &Project) -> (Vec<Diagnostic>, Vec<
         if let Some(error) = result.error {
             let first_line = error.lines().next().unwrap_or("").to_string();
             let mut d = Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 format!("on-save pipeline `{name}` failed: {first_line}"),
             );
             // At the first definition, if any: something the editor can show.
