@@ -61,7 +61,9 @@ impl CheckScope {
             }
             // A missing or wrong version header is reported at the first
             // token, but is about the whole file.
-            let span = d.span.filter(|s| s.file == file && d.code != Code::VersionHeader);
+            let span = d
+                .span
+                .filter(|s| s.file == file && d.code != Code::VersionHeader);
             let Some(span) = span else {
                 nothing = true;
                 continue;
@@ -77,13 +79,13 @@ impl CheckScope {
             }
         }
         // Whatever uses a skipped definition is skipped too, to a fixpoint.
-        let index: HashMap<&str, Vec<usize>> = defs.iter().enumerate().fold(
-            HashMap::new(),
-            |mut map, (i, (name, _, _))| {
-                map.entry(name.as_str()).or_default().push(i);
-                map
-            },
-        );
+        let index: HashMap<&str, Vec<usize>> =
+            defs.iter()
+                .enumerate()
+                .fold(HashMap::new(), |mut map, (i, (name, _, _))| {
+                    map.entry(name.as_str()).or_default().push(i);
+                    map
+                });
         let mut changed = true;
         while changed {
             changed = false;
@@ -187,23 +189,23 @@ mod tests {
         found.iter().map(|d| d.code.id()).collect()
     }
 
-    const BROADCAST: &str = "def @good(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) { add(%a, %b) }\n";
+    const BROADCAST: &str =
+        "def @good(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) { add(%a, %b) }\n";
 
     #[test]
     fn a_name_error_does_not_hide_other_functions_type_errors() {
-        let text = format!(
-            "#[version = \"0.0.5\"]\ndef @bad(%x: float32) {{ add(%x, %y) }}\n{BROADCAST}"
-        );
+        let text =
+            format!("#[version = \"0.0.5\"]\ndef @bad(%x: float32) {{ add(%x, %y) }}\n{BROADCAST}");
         assert_eq!(codes(&text), ["E0101", "E0202"]);
-        let text = format!(
-            "#[version = \"0.0.5\"]\ndef @bad(%x: float32) {{ nn.rleu(%x) }}\n{BROADCAST}"
-        );
+        let text =
+            format!("#[version = \"0.0.5\"]\ndef @bad(%x: float32) {{ nn.rleu(%x) }}\n{BROADCAST}");
         assert_eq!(codes(&text), ["E0103", "E0202"]);
     }
 
     #[test]
     fn a_syntax_error_in_one_function_does_not_hide_the_others() {
-        let text = format!("#[version = \"0.0.5\"]\n{BROADCAST}def @bad(%x: float32) {{ add(%x, }}\n");
+        let text =
+            format!("#[version = \"0.0.5\"]\n{BROADCAST}def @bad(%x: float32) {{ add(%x, }}\n");
         assert_eq!(codes(&text), ["E0202", "E0004"]);
     }
 

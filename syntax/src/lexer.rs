@@ -14,8 +14,8 @@
 //! where it is made (the kind is then mostly known) instead of in a second
 //! pass over the list.
 
-use crate::syntax_error::SyntaxErrorKind;
 use crate::literal::parse_number;
+use crate::syntax_error::SyntaxErrorKind;
 use crate::SyntaxKind::{self, *};
 use rowan::{TextRange, TextSize};
 

@@ -177,7 +177,12 @@ impl fmt::Display for Diagnostic {
 /// of the stages that found them (syntax, names, types, passes).
 pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by_key(|d| match d.span {
-        Some(span) => (0, span.file.0, u32::from(span.range.start()), u32::from(span.range.end())),
+        Some(span) => (
+            0,
+            span.file.0,
+            u32::from(span.range.start()),
+            u32::from(span.range.end()),
+        ),
         None => (1, 0, 0, 0),
     });
 }

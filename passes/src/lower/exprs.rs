@@ -253,7 +253,11 @@ impl Lowerer {
                     None => {
                         if let Some(token) = token {
                             if int_value(token).is_some() {
-                                self.error(Code::NegativeTupleIndex, token.range(), "a tuple index cannot be negative");
+                                self.error(
+                                    Code::NegativeTupleIndex,
+                                    token.range(),
+                                    "a tuple index cannot be negative",
+                                );
                             }
                         }
                         0
@@ -410,7 +414,12 @@ impl Lowerer {
                 let help = suggestion(name, self.globals.keys().map(String::as_str), |n| {
                     format!("@{n}")
                 });
-                self.error_with_help(Code::UnknownGlobal, range, format!("unknown global `@{name}`"), help);
+                self.error_with_help(
+                    Code::UnknownGlobal,
+                    range,
+                    format!("unknown global `@{name}`"),
+                    help,
+                );
             }
             None => {}
         }

@@ -75,16 +75,22 @@ impl Lowerer {
                 let at = body_range.start() + offset;
                 let len = if at < body_range.end() { 1 } else { 0 };
                 let range = TextRange::at(at, TextSize::from(len));
-                let diagnostic =
-                    Diagnostic::error(Code::InvalidMetadata, format!("invalid metadata section: {message}"))
-                        .with_span(self.span(range))
-                        .with_label(self.span(header), "in this metadata section");
+                let diagnostic = Diagnostic::error(
+                    Code::InvalidMetadata,
+                    format!("invalid metadata section: {message}"),
+                )
+                .with_span(self.span(range))
+                .with_label(self.span(header), "in this metadata section");
                 self.push(diagnostic);
                 self.meta = MetaState::Failed;
                 return;
             }
             Err(error) => {
-                self.error(Code::InvalidMetadata, header, format!("invalid metadata section: {error}"));
+                self.error(
+                    Code::InvalidMetadata,
+                    header,
+                    format!("invalid metadata section: {error}"),
+                );
                 self.meta = MetaState::Failed;
                 return;
             }
@@ -99,7 +105,11 @@ impl Lowerer {
                 entries
             }
             Err(error) => {
-                self.error(Code::InvalidMetadata, header, format!("invalid metadata section: {error}"));
+                self.error(
+                    Code::InvalidMetadata,
+                    header,
+                    format!("invalid metadata section: {error}"),
+                );
                 self.meta = MetaState::Failed;
                 return;
             }

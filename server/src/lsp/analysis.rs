@@ -339,3 +339,24 @@ fn push_pattern_vars(pattern: &Pattern, out: &mut Vec<Expr>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 14, defect 4, in the editor: a name error in one function does
+    /// not hide the type errors of the others; diagnostics come sorted and
+    /// carry their codes.
+    #[test]
+    fn a_name_error_does_not_hide_other_functions_type_errors() {
+        let text = "#[version = \"0.0.5\"]\n\
+                    def @good(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) { add(%a, %b) }\n\
+                    def @bad(%x: float32) { add(%x, %y) }\n\
+                    def @also_good(%a: Tensor[(2), float32]) -> Tensor[(3), float32] { %a }\n";
+        let analysis = analyze("m.relay", text.into(), 1, Encoding::Utf16, &|| false).unwrap();
+        let codes: Vec<&str> = analysis.diagnostics.iter().map(|d| d.code.id()).collect();
+        assert_eq!(codes, ["E0202", "E0101", "E0201"]);
+        // The typed module is still there for hover.
+        assert!(analysis.typed.is_some());
+    }
+}

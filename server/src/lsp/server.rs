@@ -489,7 +489,10 @@ impl Backend {
                     Ok(None) => return None,
                     Err(e) => {
                         return Some((
-                            vec![Diagnostic::error(Code::ProjectConfig, format!("relay.toml: {e}"))],
+                            vec![Diagnostic::error(
+                                Code::ProjectConfig,
+                                format!("relay.toml: {e}"),
+                            )],
                             Vec::new(),
                         ))
                     }

@@ -48,7 +48,10 @@ pub(super) fn crop<'a>(
                 .is_ok_and(|range| range.len() > MAX_LINE)
         });
         if long {
-            cropped.insert(file, CroppedFile::new(files, file, source, first..last + 1, &points)?);
+            cropped.insert(
+                file,
+                CroppedFile::new(files, file, source, first..last + 1, &points)?,
+            );
         }
     }
     if cropped.is_empty() {
@@ -277,13 +280,20 @@ mod tests {
         let out = render(&[d], &sources);
         assert!(out.len() < 1000, "{} bytes:\n{out}", out.len());
         assert!(out.contains("long.relay:2:5001"), "{out}");
-        assert!(out.contains("…aaaa") && out.contains("BADbbb") && out.contains("bbb…"), "{out}");
+        assert!(
+            out.contains("…aaaa") && out.contains("BADbbb") && out.contains("bbb…"),
+            "{out}"
+        );
         // The caret is under `BAD`.
         let source_line = out.lines().find(|l| l.contains("BAD")).unwrap();
         let caret_line = out.lines().find(|l| l.contains("^^^")).unwrap();
         assert_eq!(
-            source_line.find("BAD").map(|i| source_line[..i].chars().count()),
-            caret_line.find("^^^").map(|i| caret_line[..i].chars().count()),
+            source_line
+                .find("BAD")
+                .map(|i| source_line[..i].chars().count()),
+            caret_line
+                .find("^^^")
+                .map(|i| caret_line[..i].chars().count()),
             "{out}"
         );
     }

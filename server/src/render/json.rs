@@ -114,8 +114,14 @@ mod tests {
         assert_eq!(value["code"], "E0101");
         assert_eq!(value["severity"], "error");
         assert_eq!(value["file"], "t.relay");
-        assert_eq!(value["range"]["start"], json!({"byte": 6, "line": 2, "column": 4}));
-        assert_eq!(value["range"]["end"], json!({"byte": 8, "line": 2, "column": 6}));
+        assert_eq!(
+            value["range"]["start"],
+            json!({"byte": 6, "line": 2, "column": 4})
+        );
+        assert_eq!(
+            value["range"]["end"],
+            json!({"byte": 8, "line": 2, "column": 6})
+        );
         assert_eq!(value["labels"][0]["message"], "here");
         assert_eq!(value["help"], "declare it");
         assert_eq!(render_json(&[d], &sources).lines().count(), 1);

@@ -455,7 +455,12 @@ mod tests {
         let text = format!("#[version = \"0.0.5\"]\ndef @main({}\n", "(".repeat(16_000));
         let parse = crate::parse_module(&text);
         let errors = parse.errors();
-        assert!(errors.len() <= 2, "{} errors: {:?}", errors.len(), &errors[..3]);
+        assert!(
+            errors.len() <= 2,
+            "{} errors: {:?}",
+            errors.len(),
+            &errors[..3]
+        );
         let unclosed = errors
             .iter()
             .find(|e| e.kind() == crate::SyntaxErrorKind::Unclosed)
@@ -466,7 +471,10 @@ mod tests {
 
     #[test]
     fn a_run_of_lets_without_variables_is_one_error() {
-        let text = format!("#[version = \"0.0.5\"]\ndef @main() {{ {} }}\n", "let ".repeat(8_000));
+        let text = format!(
+            "#[version = \"0.0.5\"]\ndef @main() {{ {} }}\n",
+            "let ".repeat(8_000)
+        );
         let errors = crate::parse_module(&text).errors().to_vec();
         assert_eq!(errors.len(), 1, "{:?}", &errors[..errors.len().min(3)]);
         assert_eq!(errors[0].message(), "expected local variable found `let`");
@@ -476,10 +484,19 @@ mod tests {
     #[test]
     fn an_unclosed_group_points_at_its_opener() {
         for (text, opener) in [
-            ("#[version = \"0.0.5\"]\ndef @f(%x) { add(%x, %x }\n", "add("),
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x) { add(%x, %x }\n",
+                "add(",
+            ),
             ("#[version = \"0.0.5\"]\ndef @f(%x) { (%x, %x\n", "(%x,"),
-            ("#[version = \"0.0.5\"]\ndef @f(%x: Tensor[(1, 2), float32 { %x }\n", "Tensor["),
-            ("#[version = \"0.0.5\"]\ndef @f(%x { %x }\ndef @g() { 1 }\n", "(%x {"),
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x: Tensor[(1, 2), float32 { %x }\n",
+                "Tensor[",
+            ),
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x { %x }\ndef @g() { 1 }\n",
+                "(%x {",
+            ),
             ("#[version = \"0.0.5\"]\ndef @f(%x) { %x\n", "{ %x"),
         ] {
             let errors = crate::parse_module(text).errors().to_vec();

@@ -219,9 +219,12 @@ fn binop_bp(p: &mut Parser<'_>, min_bp: u8, chain: &mut usize) -> Option<Complet
         }
         *chain += 1;
         if *chain == MAX_CHAIN {
-            p.error_of(SyntaxErrorKind::Limit, format!(
+            p.error_of(
+                SyntaxErrorKind::Limit,
+                format!(
                 "more than {MAX_CHAIN} infix operators in one expression; bind parts with `let`"
-            ));
+            ),
+            );
         }
         let m = if *chain >= MAX_CHAIN {
             None
@@ -246,7 +249,10 @@ fn call_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     while p.at(L_PAREN) {
         chain += 1;
         if chain > MAX_CHAIN {
-            p.error_of(SyntaxErrorKind::Limit, format!("more than {MAX_CHAIN} curried calls in a row"));
+            p.error_of(
+                SyntaxErrorKind::Limit,
+                format!("more than {MAX_CHAIN} curried calls in a row"),
+            );
             arg_list(p);
             continue;
         }
