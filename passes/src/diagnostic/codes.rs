@@ -26,6 +26,8 @@ pub enum Run {
         relay_toml: &'static str,
         pipeline: &'static str,
     },
+    /// `relay opt FILE ARGS…`.
+    Opt(&'static [&'static str]),
     /// `relay diff FILE OTHER`, OTHER holding this text.
     DiffWith(&'static str),
     /// No input produces it: it reports a bug in `relay` itself.
@@ -301,7 +303,7 @@ codes! {
     "A pattern does not fit the type of the value matched: a constructor of \
      another type, a tuple pattern of another length, or constructor fields \
      that do not match its definition.",
-    check(LIST_SCRUTINEE);
+    check(TUPLE_PATTERN);
 
     IllKindedType = "E0208", Type, "ill-formed type",
     "A type is not well formed: an ADT applied to the wrong number of type \
@@ -345,7 +347,10 @@ codes! {
     PassWarning = "W0301", Pass, "pass warning",
     "A pass left part of the module unchanged, or could not do something it \
      was asked to (write a reproducer…); the message says what.",
-    pipeline("Legalize", "#[version = \"0.0.5\"]\ndef @main(%g: Tensor[(1, 4, 6, 6), float32], %d: Tensor[(1, 2, 8, 8), float32]) { nn.conv2d_backward_weight(%g, %d, kernel_size=[3, 3], channels=4) }\n");
+    Example {
+        text: "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) { nn.conv2d(%x, %w) }\n",
+        run: Run::Opt(&["-p", "AlterOpLayout", "--opt-level", "3", "--target", "llvm -mcpu=skylake"]),
+    };
 }
 
 const LIST_HEAD: &str = "#[version = \"0.0.5\"]
@@ -353,9 +358,8 @@ type List[A] { Cons(A, List[A]), Nil }
 def @head(%l: List[float32]) -> float32 { match (%l) { Cons(%x, _) => %x } }
 ";
 
-const LIST_SCRUTINEE: &str = "#[version = \"0.0.5\"]
-type List[A] { Cons(A, List[A]), Nil }
-def @main(%x: float32) -> float32 { match (%x) { Cons(%y, _) => %y, _ => %x } }
+const TUPLE_PATTERN: &str = "#[version = \"0.0.5\"]
+def @main(%t: (float32, float32)) -> float32 { match (%t) { (%a, %b, %c) => %a } }
 ";
 
 const LIST_ARITY: &str = "#[version = \"0.0.5\"]

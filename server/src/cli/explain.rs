@@ -46,6 +46,19 @@ pub fn explanation(code: Code) -> String {
         Run::Project { pipeline, .. } => {
             format!("relay check --pipeline '{pipeline}' example.relay")
         }
+        Run::Opt(args) => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    if a.contains(' ') {
+                        format!("'{a}'")
+                    } else {
+                        a.to_string()
+                    }
+                })
+                .collect();
+            format!("relay opt example.relay {}", args.join(" "))
+        }
         Run::DiffWith(_) => "relay diff example.relay other.relay".to_string(),
         Run::NotReproducible => return out,
     };

@@ -116,11 +116,11 @@ mod tests {
         assert_eq!(value["file"], "t.relay");
         assert_eq!(
             value["range"]["start"],
-            json!({"byte": 6, "line": 2, "column": 4})
+            json!({"byte": 7, "line": 2, "column": 4})
         );
         assert_eq!(
             value["range"]["end"],
-            json!({"byte": 8, "line": 2, "column": 6})
+            json!({"byte": 9, "line": 2, "column": 6})
         );
         assert_eq!(value["labels"][0]["message"], "here");
         assert_eq!(value["help"], "declare it");
