@@ -38,7 +38,6 @@ pub fn explanation(code: Code) -> String {
     let info = code.info();
     let mut out = format!("{}: {}\n\n", info.id, info.title);
     out.push_str(&wrap(info.explanation, 79));
-    out.push('\n');
     let example = info.example;
     let command = match example.run {
         Run::Check => "relay check example.relay".to_string(),
