@@ -61,6 +61,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod checkable;
 pub mod diagnostic;
 pub mod dtype;
 pub mod eval;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::diagnostic::{Code, Diagnostic};
 use relay_passes::ir::{DictAttrs, Function, FunctionData, IRModule, Var};
 use relay_passes::transform::registry::{register, PassKind, PassSpec};
 use relay_passes::transform::{
@@ -256,7 +256,10 @@ fn a_failing_pass_skips_the_after_hooks_but_the_context_still_exits() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let ctx = with_instruments(vec![Arc::new(Recorder::new("a", &events))], &[]);
     let failing = module_pass("Broken", 0, &[], |_, _| {
-        Err(Diagnostic::error(Layer::Pass, "this pass always fails"))
+        Err(Diagnostic::error(
+            Code::PassFailed,
+            "this pass always fails",
+        ))
     });
     let guard = ctx.enter().unwrap();
     let error = run_pass(&*failing, identity_module(), &ctx).unwrap_err();

@@ -15,6 +15,7 @@
 //! pass over the list.
 
 use crate::literal::parse_number;
+use crate::syntax_error::SyntaxErrorKind;
 use crate::SyntaxKind::{self, *};
 use rowan::{TextRange, TextSize};
 
@@ -28,6 +29,7 @@ pub struct Token {
 /// A lexical error with the byte range it covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LexError {
+    pub kind: SyntaxErrorKind,
     pub range: TextRange,
     pub message: String,
 }
@@ -175,7 +177,23 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
     }
 
     fn error(&mut self, start: usize, len: usize, message: impl Into<String>) {
+        self.error_of(SyntaxErrorKind::Lexical, start, len, message);
+    }
+
+    /// A malformed or out-of-range number.
+    fn number_error(&mut self, start: usize, len: usize, message: impl Into<String>) {
+        self.error_of(SyntaxErrorKind::Number, start, len, message);
+    }
+
+    fn error_of(
+        &mut self,
+        kind: SyntaxErrorKind,
+        start: usize,
+        len: usize,
+        message: impl Into<String>,
+    ) {
         self.errors.push(LexError {
+            kind,
             range: TextRange::at(TextSize::from(start as u32), TextSize::from(len as u32)),
             message: message.into(),
         });
@@ -368,7 +386,7 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
         let body = text.trim_start_matches('-');
         let is_float = body.contains('f');
         if let Err(message) = parse_number(text) {
-            self.error(start, len, message);
+            self.number_error(start, len, message);
         }
         self.push(if is_float { FLOAT } else { INT }, len);
     }
@@ -405,7 +423,7 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
                     .parse::<i64>()
                     .is_err()
             {
-                self.error(
+                self.number_error(
                     start,
                     1 + digits,
                     format!(
@@ -529,7 +547,7 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
                 let len = index_end + 1 - start;
                 let digits_only = !index.is_empty() && index.bytes().all(|c| c.is_ascii_digit());
                 if !digits_only || index.parse::<u64>().is_err() {
-                    self.error(start, len, format!("invalid integer number `{index}`"));
+                    self.number_error(start, len, format!("invalid integer number `{index}`"));
                 }
                 self.push(META_REF, len);
             }

@@ -43,7 +43,7 @@ mod validation;
 
 pub use crate::lexer::{tokenize, LexError, Token};
 pub use crate::parser::grammar::is_dtype_name;
-pub use crate::syntax_error::SyntaxError;
+pub use crate::syntax_error::{SyntaxError, SyntaxErrorKind, SyntaxLabel};
 pub use crate::syntax_kind::{RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken};
 pub use rowan::{GreenNode, TextRange, TextSize};
 
@@ -121,7 +121,7 @@ pub fn parse(text: &str, entry: Entry) -> Parse {
     let (green, parse_errors) = p.finish();
     let mut errors: Vec<SyntaxError> = lex_errors
         .into_iter()
-        .map(|e| SyntaxError::new(e.message, e.range))
+        .map(|e| SyntaxError::new(e.kind, e.message, e.range))
         .chain(parse_errors)
         .collect();
     validation::validate(&SyntaxNode::new_root(green.clone()), &mut errors);

@@ -1,7 +1,7 @@
 //! Checks on the finished tree that the grammar does not express: the value
 //! of the version header.
 
-use crate::{SyntaxError, SyntaxKind, SyntaxNode};
+use crate::{SyntaxError, SyntaxErrorKind, SyntaxKind, SyntaxNode};
 
 /// The only version of the format TVM v0.13 reads.
 pub const SUPPORTED_VERSION: &str = "\"0.0.5\"";
@@ -16,6 +16,7 @@ pub(crate) fn validate(root: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
     let value = version_value(token.text());
     if value != SUPPORTED_VERSION {
         errors.push(SyntaxError::new(
+            SyntaxErrorKind::Version,
             format!("invalid semantic version `{value}`"),
             token.text_range(),
         ));

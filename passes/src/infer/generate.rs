@@ -13,7 +13,7 @@ use super::exhaust::unmatched_cases;
 use super::kind::kind_check;
 use super::relation::RelationFn;
 use super::solver::{subst, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver};
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::dtype::DataType;
 use crate::ir::{Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, TypeKind, Var};
 use crate::op::OpDef;
@@ -139,14 +139,14 @@ impl<'a> Inferencer<'a> {
 
     // ---- errors ----
 
-    fn emit(&mut self, span: Option<Span>, message: impl Into<String>) {
-        let mut d = Diagnostic::error(Layer::Type, message);
+    fn emit(&mut self, code: Code, span: Option<Span>, message: impl Into<String>) {
+        let mut d = Diagnostic::error(code, message);
         d.span = span;
         self.solver.diagnostics.push(d);
     }
 
-    fn fatal(&mut self, span: Option<Span>, message: impl Into<String>) -> Fatal {
-        self.emit(span, message);
+    fn fatal(&mut self, code: Code, span: Option<Span>, message: impl Into<String>) -> Fatal {
+        self.emit(code, span, message);
         Fatal
     }
 
@@ -170,7 +170,7 @@ impl<'a> Inferencer<'a> {
         let a = self.solver.resolve(a);
         let b = self.solver.resolve(b);
         let mut d = Diagnostic::error(
-            Layer::Type,
+            Code::TypeMismatch,
             format!(
                 "Error unifying `{}` and `{}`: {}",
                 show_type(&a),
@@ -197,7 +197,7 @@ impl<'a> Inferencer<'a> {
     /// TVM's `GetType` bookkeeping: kind-check the type, then record it.
     fn record(&mut self, e: &Expr, ty: Type) -> Result<(), Fatal> {
         if let Err(message) = kind_check(&ty, self.module) {
-            return Err(self.fatal(e.span(), message));
+            return Err(self.fatal(Code::IllKindedType, e.span(), message));
         }
         self.set(e, ty);
         Ok(())
@@ -310,6 +310,7 @@ impl<'a> Inferencer<'a> {
                 let name = c.data().belong_to.name();
                 let Some(td) = self.module.and_then(|m| m.type_definition(name)) else {
                     return Err(self.fatal(
+                        Code::UnknownConstructor,
                         e.span(),
                         format!(
                             "the type `{name}` of constructor `{}` is not defined",
@@ -570,6 +571,7 @@ impl<'a> Inferencer<'a> {
                 Ok(missing) if !missing.is_empty() => {
                     let cases: Vec<String> = missing.iter().map(show_pattern).collect();
                     return Err(self.fatal(
+                        Code::NonExhaustiveMatch,
                         e.span(),
                         format!(
                             "match expression does not handle the following cases: {}",
@@ -578,7 +580,7 @@ impl<'a> Inferencer<'a> {
                     ));
                 }
                 Ok(_) => {}
-                Err(message) => return Err(self.fatal(e.span(), message)),
+                Err(message) => return Err(self.fatal(Code::PatternMismatch, e.span(), message)),
             }
         }
         self.record(e, rtype)
@@ -599,6 +601,7 @@ impl<'a> Inferencer<'a> {
                 let name = ctor.data().belong_to.name();
                 let Some(td) = self.module.and_then(|m| m.type_definition(name)) else {
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!(
                             "the type `{name}` of constructor `{}` is not defined",
@@ -621,6 +624,7 @@ impl<'a> Inferencer<'a> {
                     }
                     let shown = self.solver.resolve(&unified);
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!("Expected a type call, got `{}`", show_type(&shown)),
                     ));
@@ -628,6 +632,7 @@ impl<'a> Inferencer<'a> {
                 let header_ok = matches!(func.kind(), TypeKind::GlobalVar(g) if *g == td.header);
                 if !header_ok {
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!(
                             "ADT headers must match, but we have `{}` and `{}`",
@@ -638,6 +643,7 @@ impl<'a> Inferencer<'a> {
                 }
                 if td.type_vars.len() != args.len() {
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!(
                             "The number of type args must match the number of type vars in the type data: {} != {}",
@@ -653,6 +659,7 @@ impl<'a> Inferencer<'a> {
                 let inputs = &ctor.data().inputs;
                 if inputs.len() != fields.len() {
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!(
                             "Not enough inputs for the constructor; expected {}, got {}",
@@ -679,12 +686,14 @@ impl<'a> Inferencer<'a> {
                     }
                     let shown = self.solver.resolve(&unified);
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!("Expected a tuple type, got `{}`", show_type(&shown)),
                     ));
                 };
                 if field_types.len() != fields.len() {
                     return Err(self.fatal(
+                        Code::PatternMismatch,
                         span,
                         format!(
                             "the tuple pattern has {} fields, but the value has {}",
@@ -716,7 +725,7 @@ impl<'a> Inferencer<'a> {
                         ),
                         None => format!("operator `{}` has no type relation", op.name),
                     };
-                    self.emit(e.span(), message);
+                    self.emit(Code::OperatorTypeError, e.span(), message);
                     return Ok(Type::incomplete());
                 }
                 Some((relation, inputs)) => {
@@ -782,6 +791,7 @@ impl<'a> Inferencer<'a> {
                     }
                     let shown = self.solver.resolve(&unified);
                     return Err(self.fatal(
+                        Code::NotAFunction,
                         e.span(),
                         format!(
                             "only expressions with function types can be called, found `{}`",
@@ -794,6 +804,7 @@ impl<'a> Inferencer<'a> {
             _ => {
                 let shown = self.solver.resolve(&ftype);
                 return Err(self.fatal(
+                    Code::NotAFunction,
                     e.span(),
                     format!(
                         "only expressions with function types can be called, found `{}`",
@@ -808,6 +819,7 @@ impl<'a> Inferencer<'a> {
         let ft: FuncType = ft.clone();
         if call.type_args.len() > ft.type_params.len() {
             return Err(self.fatal(
+                Code::ArgumentCount,
                 e.span(),
                 format!(
                     "Incorrect number of type args: expected {} but got {}",
@@ -831,6 +843,7 @@ impl<'a> Inferencer<'a> {
         let nargs = arg_types.len();
         if arity < nargs && !variadic {
             return Err(self.fatal(
+                Code::ArgumentCount,
                 e.span(),
                 format!(
                     "the function is provided too many arguments expected {arity}, found {nargs}"
@@ -838,6 +851,7 @@ impl<'a> Inferencer<'a> {
             ));
         } else if arity > nargs {
             return Err(self.fatal(
+                Code::ArgumentCount,
                 e.span(),
                 format!(
                     "the function is provided too few arguments expected {arity}, found {nargs}"
@@ -932,12 +946,14 @@ impl<'a> Inferencer<'a> {
         }
         let Some(module) = self.module else {
             return Err(self.fatal(
+                Code::UnknownGlobal,
                 span,
                 "Cannot do type inference on global variables without a module",
             ));
         };
         let Some(f) = module.function(name) else {
             return Err(self.fatal(
+                Code::UnknownGlobal,
                 span,
                 format!("there is no global function `@{name}` in the module"),
             ));

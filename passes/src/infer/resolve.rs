@@ -9,7 +9,7 @@
 
 use super::generate::Inferencer;
 use super::solver::IdMap;
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::{children, post_order, post_order_each, rebuild, NodeUpdate};
 use crate::ir::{Call, Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
 use crate::source::Span;
@@ -27,7 +27,7 @@ impl Unresolved {
     pub fn diagnostic(&self) -> Option<Diagnostic> {
         let span = self.first?;
         let mut d = Diagnostic::error(
-            Layer::Type,
+            Code::UninferredType,
             "The type inference pass was unable to infer a type for this expression.",
         )
         .with_note(

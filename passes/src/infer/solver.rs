@@ -14,7 +14,7 @@
 
 use super::display::{show_dim, show_type};
 use super::relation::{RelationArgs, RelationFn, RelationOutcome};
-use crate::diagnostic::{Diagnostic, Label, Layer};
+use crate::diagnostic::{Code, Diagnostic, Label};
 use crate::ir::{
     Attrs, Dim, Expr, ExprKind, FuncType, MetaObject, TensorType, Type, TypeKind, TypeVar,
 };
@@ -483,6 +483,7 @@ impl Solver {
             }
             Structural::Mismatch => {
                 self.error(
+                    Code::TypeMismatch,
                     site,
                     format!(
                         "The Relay type checker is unable to show the following types match.\n\
@@ -497,8 +498,8 @@ impl Solver {
         }
     }
 
-    fn error(&mut self, site: &Site, message: String) {
-        let mut d = Diagnostic::error(Layer::Type, message);
+    fn error(&mut self, code: Code, site: &Site, message: String) {
+        let mut d = Diagnostic::error(code, message);
         d.span = site.span;
         d.labels = site.labels.clone();
         self.diagnostics.push(d);
@@ -617,6 +618,7 @@ impl Solver {
         }
         if a.shape.len() != b.shape.len() {
             self.error(
+                Code::TypeMismatch,
                 site,
                 format!(
                     "tensor type `{}` has {} dimensions, while `{}` has {} dimensions",
@@ -652,7 +654,7 @@ impl Solver {
                     show_dim(db)
                 ));
             }
-            self.error(site, message);
+            self.error(Code::TypeMismatch, site, message);
             return Structural::Reported;
         }
         Structural::Unified(Type::tensor(shape, a.dtype))
@@ -975,6 +977,7 @@ impl Solver {
                             RelFunc::TupleGetItem(_) => "TupleGetItem",
                         };
                         self.error(
+                            Code::InternalError,
                             &Site::at(span),
                             format!("internal error: the type relation of `{op}` assigned slot {slot} of {}", args.len()),
                         );
@@ -988,6 +991,7 @@ impl Solver {
                     let site = Site::at(span);
                     if let Err(occurs) = self.unify(dst, &ty, &site, true, true) {
                         self.error(
+                            Code::TypeMismatch,
                             &site,
                             format!(
                                 "Error unifying `{}` and `{}`: {}",
@@ -1027,7 +1031,7 @@ impl Solver {
                     }
                     _ => Site::at(span),
                 };
-                self.error(&site, message);
+                self.error(Code::OperatorTypeError, &site, message);
                 false
             }
         }

@@ -14,7 +14,7 @@ use super::exprs::{literal_token, number};
 use super::meta::unconstrained_virtual_device;
 use super::tree::{is_attr_value, Node};
 use super::{suggestion, Lowerer};
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::dtype::DataType;
 use crate::ir::{AttrValue, Attrs, DictAttrs, Expr, ExprKind};
 use crate::op::{self, AttrDefault, AttrField, AttrType, AttrsSchema};
@@ -314,7 +314,7 @@ impl Lowerer {
             };
             if let Some(previous) = out.iter().find(|g| g.key == key) {
                 let diagnostic = Diagnostic::warning(
-                    Layer::Name,
+                    Code::DuplicateAttribute,
                     format!("attribute `{key}` is given twice; the last value is used"),
                 )
                 .with_span(self.span(key_range))
@@ -371,6 +371,7 @@ impl Lowerer {
                 ),
             };
             self.error_with_help(
+                Code::UnknownAttribute,
                 callee_range,
                 "unable to determine the 'attrs_type_key' with which to represent the call \
                  attributes for this operator",
@@ -383,7 +384,7 @@ impl Lowerer {
         match key.value {
             AttrValue::Str(s) if s.is_empty() => {
                 let diagnostic = Diagnostic::warning(
-                    Layer::Name,
+                    Code::IgnoredAttributes,
                     "`attrs_type_key` is empty, so TVM drops the call's attributes",
                 )
                 .with_span(self.span(key.value_range));
@@ -400,6 +401,7 @@ impl Lowerer {
                         str::to_string,
                     );
                     self.error_with_help(
+                        Code::UnknownAttribute,
                         key.value_range,
                         format!("`{s}` is not a registered attributes type"),
                         help,
@@ -410,6 +412,7 @@ impl Lowerer {
             AttrValue::Null if key.from_meta => None,
             other => {
                 self.error(
+                    Code::InvalidAttributeValue,
                     key.value_range,
                     format!(
                         "`{ATTRS_TYPE_KEY}` must be a string, found {}",
@@ -457,7 +460,7 @@ impl Lowerer {
             }
             let help = op::suggest_attr(schema, &g.key).map(|s| format!("did you mean `{s}`?"));
             let mut diagnostic = Diagnostic::error(
-                Layer::Name,
+                Code::UnknownAttribute,
                 format!("`{type_key}` does not have field `{}`", g.key),
             )
             .with_span(self.span(g.key_range));
@@ -491,7 +494,7 @@ impl Lowerer {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            self.error_with_help(anchor, message, Some(help));
+            self.error_with_help(Code::MissingAttribute, anchor, message, Some(help));
         }
         Attrs::new(type_key, fields)
     }
@@ -516,7 +519,12 @@ impl Lowerer {
                     super::types::COMMON_DTYPES.iter().copied(),
                     str::to_string,
                 );
-                self.error_with_help(given.value_range, format!("unknown type `{s}`"), help);
+                self.error_with_help(
+                    Code::UnknownType,
+                    given.value_range,
+                    format!("unknown type `{s}`"),
+                    help,
+                );
                 return default_value(&field.default, &field.ty);
             }
         }
@@ -535,6 +543,7 @@ impl Lowerer {
                     };
                     if let Some(number) = number.filter(|n| *n < bound) {
                         self.error(
+                            Code::InvalidAttributeValue,
                             given.value_range,
                             format!(
                                 "{type_key}.{}: value {number} is smaller than the lower bound \
@@ -551,6 +560,7 @@ impl Lowerer {
                     && !matches!(given_kind, AttrValue::Array(_) | AttrValue::Null);
                 let help = wants_list.then(|| "write a list, e.g. `[…]`".to_string());
                 self.error_with_help(
+                    Code::InvalidAttributeValue,
                     given.value_range,
                     format!(
                         "the value of `{}` must be of type `{}`, found {found}",
@@ -594,7 +604,7 @@ impl Lowerer {
         }
         if !given.is_empty() {
             let diagnostic = Diagnostic::warning(
-                Layer::Name,
+                Code::IgnoredAttributes,
                 "TVM reads a parameter's attributes only when they are a lone \
                  `virtual_device=…`; these are ignored",
             )
@@ -611,6 +621,7 @@ impl Lowerer {
             AttrValue::Null if g.from_meta => None,
             other => {
                 self.error(
+                    Code::InvalidAttributeValue,
                     g.value_range,
                     format!(
                         "`virtual_device` must be a virtual device (`meta[VirtualDevice][i]`), \

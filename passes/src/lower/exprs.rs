@@ -14,7 +14,7 @@
 use super::tree::{is_expr, is_pattern, is_stmt, is_type, Element, Node, Token};
 use super::DefId;
 use super::{suggestion, LocalEntry, Lowerer, NameKind};
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::dtype::DataType;
 use crate::ir::{
     Clause, Constructor, DictAttrs, Expr, ExprKind, Function, FunctionData, Pattern, Type, TypeVar,
@@ -253,7 +253,11 @@ impl Lowerer {
                     None => {
                         if let Some(token) = token {
                             if int_value(token).is_some() {
-                                self.error(token.range(), "a tuple index cannot be negative");
+                                self.error(
+                                    Code::NegativeTupleIndex,
+                                    token.range(),
+                                    "a tuple index cannot be negative",
+                                );
                             }
                         }
                         0
@@ -314,6 +318,7 @@ impl Lowerer {
             .collect();
         let help = suggestion(name, candidates, |n| format!("%{n}"));
         self.error_with_help(
+            Code::UndeclaredLocal,
             range,
             "this local variable has not been previously declared",
             help,
@@ -351,7 +356,7 @@ impl Lowerer {
             return expr;
         }
         let diagnostic = Diagnostic::error(
-            Layer::Name,
+            Code::UndefinedGraphBinding,
             format!("graph variable %{number} has not been defined yet"),
         )
         .with_span(self.span(range))
@@ -374,7 +379,7 @@ impl Lowerer {
         let range = token.range();
         if let Some(&(_, first, _)) = self.graph.get(&number) {
             let diagnostic = Diagnostic::warning(
-                Layer::Name,
+                Code::Redefinition,
                 format!(
                     "graph binding %{number} is already defined; TVM keeps the first definition"
                 ),
@@ -409,7 +414,12 @@ impl Lowerer {
                 let help = suggestion(name, self.globals.keys().map(String::as_str), |n| {
                     format!("@{n}")
                 });
-                self.error_with_help(range, format!("unknown global `@{name}`"), help);
+                self.error_with_help(
+                    Code::UnknownGlobal,
+                    range,
+                    format!("unknown global `@{name}`"),
+                    help,
+                );
             }
             None => {}
         }
@@ -424,7 +434,7 @@ impl Lowerer {
         if let Some(defined) = entry.range {
             if defined.start() > use_range.start() {
                 let diagnostic = Diagnostic::error(
-                    Layer::Name,
+                    Code::ConstructorBeforeDefinition,
                     format!("constructor `{name}` is used before its definition"),
                 )
                 .with_span(self.span(use_range))
@@ -437,7 +447,7 @@ impl Lowerer {
         }
         for (type_name, range) in &entry.undefined {
             let diagnostic = Diagnostic::error(
-                Layer::Name,
+                Code::UnknownConstructor,
                 format!("constructor `{name}` has a field of the undefined type `{type_name}`"),
             )
             .with_span(self.span(use_range))
@@ -482,6 +492,7 @@ impl Lowerer {
             .map(|s| format!("did you mean `{s}`?"))
             .or_else(|| suggestion(name, self.ctors.keys().map(String::as_str), str::to_string));
         self.error_with_help(
+            Code::UnknownOperator,
             range,
             format!("operator `{name}` not found, perhaps you forgot to register it?"),
             help,
@@ -595,7 +606,7 @@ impl Lowerer {
         };
         if let Err(LocalEntry { var: existing, .. }) = self.locals.add(name, entry) {
             let mut diagnostic = Diagnostic::warning(
-                Layer::Name,
+                Code::Redefinition,
                 format!(
                     "`%{name}` is already bound in this scope; TVM keeps resolving `%{name}` to \
                      the earlier binding"
@@ -720,7 +731,7 @@ impl Lowerer {
         let name = token.name_after('%');
         if let Some(LocalEntry { var: existing, .. }) = self.free_vars.get(name) {
             let mut diagnostic = Diagnostic::warning(
-                Layer::Name,
+                Code::Redefinition,
                 format!(
                     "free variable `%{name}` is declared again; TVM keeps the first declaration"
                 ),
@@ -804,6 +815,7 @@ impl Lowerer {
                     let help =
                         suggestion(name, self.ctors.keys().map(String::as_str), str::to_string);
                     self.error_with_help(
+                        Code::UnknownConstructor,
                         range,
                         format!(
                             "undefined constructor name `{name}`, perhaps you intended to write a \

@@ -7,7 +7,7 @@
 //! referenced several times is one IR node, as the object is one in TVM.
 
 use super::{token_range, Lowerer};
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{AttrValue, Attrs, Dim, DimId, Expr, MetaObject, Var};
 use crate::meta::{MetaError, NodeRef, ObjectGraph, ObjectGraphBuilder};
 use crate::op::AttrType;
@@ -75,16 +75,22 @@ impl Lowerer {
                 let at = body_range.start() + offset;
                 let len = if at < body_range.end() { 1 } else { 0 };
                 let range = TextRange::at(at, TextSize::from(len));
-                let diagnostic =
-                    Diagnostic::error(Layer::Name, format!("invalid metadata section: {message}"))
-                        .with_span(self.span(range))
-                        .with_label(self.span(header), "in this metadata section");
+                let diagnostic = Diagnostic::error(
+                    Code::InvalidMetadata,
+                    format!("invalid metadata section: {message}"),
+                )
+                .with_span(self.span(range))
+                .with_label(self.span(header), "in this metadata section");
                 self.push(diagnostic);
                 self.meta = MetaState::Failed;
                 return;
             }
             Err(error) => {
-                self.error(header, format!("invalid metadata section: {error}"));
+                self.error(
+                    Code::InvalidMetadata,
+                    header,
+                    format!("invalid metadata section: {error}"),
+                );
                 self.meta = MetaState::Failed;
                 return;
             }
@@ -99,7 +105,11 @@ impl Lowerer {
                 entries
             }
             Err(error) => {
-                self.error(header, format!("invalid metadata section: {error}"));
+                self.error(
+                    Code::InvalidMetadata,
+                    header,
+                    format!("invalid metadata section: {error}"),
+                );
                 self.meta = MetaState::Failed;
                 return;
             }
@@ -138,6 +148,7 @@ impl Lowerer {
         match found {
             // The key exists but not the index.
             Some(()) => self.error(
+                Code::InvalidMetadata,
                 range,
                 format!("the node index `{index_text}` is out of bounds for `{key}`"),
             ),
@@ -148,7 +159,7 @@ impl Lowerer {
                 .to_string();
                 let help = matches!(self.meta, MetaState::Absent)
                     .then(|| "this text has no `#[metadata]` section".to_string());
-                self.error_with_help(range, message, help);
+                self.error_with_help(Code::InvalidMetadata, range, message, help);
             }
         }
         None
@@ -168,7 +179,11 @@ impl Lowerer {
     }
 
     fn report_meta_error(&mut self, range: TextRange, error: MetaError) {
-        self.error(range, format!("cannot read this metadata object: {error}"));
+        self.error(
+            Code::InvalidMetadata,
+            range,
+            format!("cannot read this metadata object: {error}"),
+        );
     }
 
     /// `meta[K][i]` as an expression: a constant or a variable.
@@ -225,6 +240,7 @@ impl Lowerer {
             }
             type_key if is_attrs_type(type_key) => {
                 self.error(
+                    Code::InvalidMetadata,
                     range,
                     format!(
                         "this is an attributes object (`{type_key}`), which can only be the last \
@@ -240,6 +256,7 @@ impl Lowerer {
                     type_key
                 };
                 self.error(
+                    Code::InvalidMetadata,
                     range,
                     format!(
                         "this metadata object is a `{shown}`; only `relay.Constant` and \
@@ -369,6 +386,7 @@ impl Lowerer {
             }),
             type_key => {
                 self.error(
+                    Code::InvalidMetadata,
                     range,
                     format!(
                         "a shape dimension must be an integer expression, but this metadata \
@@ -419,6 +437,7 @@ impl Lowerer {
         }
         let Some(schema) = super::attrs::lookup_schema(&type_key) else {
             self.error(
+                Code::InvalidMetadata,
                 range,
                 format!("`{type_key}` is not an attributes type lowering knows"),
             );

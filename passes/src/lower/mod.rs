@@ -57,7 +57,7 @@ mod types;
 
 pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Layer};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 use crate::dtype::DataType;
 use crate::ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
 use crate::op::{AttrsSchema, OpDef};
@@ -113,7 +113,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                 let range = name.syntax().text_range();
                 if let Some(previous) = def_ranges.get(name.name()) {
                     let diagnostic = Diagnostic::warning(
-                        Layer::Name,
+                        Code::Redefinition,
                         format!(
                             "`@{}` is defined again; TVM keeps the last definition",
                             name.name()
@@ -141,7 +141,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                     .define(NameKind::TypeName, &name, Some(range), None);
                 if let Some(previous) = lw.adts.get(&name) {
                     let mut diagnostic = Diagnostic::error(
-                        Layer::Name,
+                        Code::DuplicateDefinition,
                         format!("a type with the name `{name}` was previously defined"),
                     )
                     .with_span(lw.span(range));
@@ -467,19 +467,20 @@ impl Lowerer {
     }
 
     /// Reports an error at `range`.
-    fn error(&mut self, range: TextRange, message: impl Into<String>) {
-        let diagnostic = Diagnostic::error(Layer::Name, message).with_span(self.span(range));
+    fn error(&mut self, code: Code, range: TextRange, message: impl Into<String>) {
+        let diagnostic = Diagnostic::error(code, message).with_span(self.span(range));
         self.push(diagnostic);
     }
 
     /// Reports an error at `range` with a help line.
     fn error_with_help(
         &mut self,
+        code: Code,
         range: TextRange,
         message: impl Into<String>,
         help: Option<String>,
     ) {
-        let mut diagnostic = Diagnostic::error(Layer::Name, message).with_span(self.span(range));
+        let mut diagnostic = Diagnostic::error(code, message).with_span(self.span(range));
         if let Some(help) = help {
             diagnostic = diagnostic.with_help(help);
         }

@@ -3,6 +3,7 @@
 
 use super::tree::{is_type, Element, Node, Token};
 use super::{suggestion, CtorEntry, Lowerer, NameKind};
+use crate::diagnostic::Code;
 use crate::dtype::DataType;
 use crate::ir::{Constructor, Dim, GlobalTypeVar, Type, TypeData, TypeKind, TypeVar, TypeVarKind};
 use relay_syntax::ast;
@@ -84,7 +85,12 @@ impl Lowerer {
             Ok(dtype) => dtype,
             Err(()) => {
                 let help = suggestion(name, COMMON_DTYPES.iter().copied(), str::to_string);
-                self.error_with_help(ident.range(), format!("unknown type `{name}`"), help);
+                self.error_with_help(
+                    Code::UnknownType,
+                    ident.range(),
+                    format!("unknown type `{name}`"),
+                    help,
+                );
                 DataType::FLOAT32
             }
         }
@@ -167,6 +173,7 @@ impl Lowerer {
                         .collect();
                     let help = suggestion(name, candidates, str::to_string);
                     self.error_with_help(
+                        Code::UnknownType,
                         name_range,
                         format!("the type `{name}` is not defined"),
                         help,
@@ -192,7 +199,7 @@ impl Lowerer {
             .define(NameKind::TypeParam, name, Some(ident.range()), None);
         if self.type_vars.add(name, (var.clone(), def)).is_err() {
             let diagnostic = crate::diagnostic::Diagnostic::warning(
-                crate::diagnostic::Layer::Name,
+                Code::Redefinition,
                 format!(
                     "type parameter `{name}` is declared twice; TVM resolves `{name}` to the first \
                      one"
@@ -239,7 +246,7 @@ impl Lowerer {
             if self.module_mode {
                 for (type_name, range) in &undefined {
                     let diagnostic = crate::diagnostic::Diagnostic::warning(
-                        crate::diagnostic::Layer::Name,
+                        Code::UndefinedFieldType,
                         format!("the type `{type_name}` is not defined"),
                     )
                     .with_span(self.span(*range))
@@ -259,7 +266,7 @@ impl Lowerer {
             match self.ctors.get(ctor_name.text()) {
                 Some(previous) => {
                     let mut diagnostic = crate::diagnostic::Diagnostic::error(
-                        crate::diagnostic::Layer::Name,
+                        Code::DuplicateDefinition,
                         format!(
                             "a constructor with the name `{}` was previously defined",
                             ctor_name.text()

@@ -9,7 +9,7 @@
 //! `RELAY_OPT_LEVEL`, `RELAY_TARGET` (empty without a target) and
 //! `RELAY_CONFIG` (the config as a JSON object).
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::IRModule;
 use crate::lower::parse_and_lower;
 use crate::printer::{print_module, PrintOptions};
@@ -98,7 +98,7 @@ impl Pass for ExternalPass {
         if let Some(why) = &self.blocked {
             let command = self.command_line();
             ctx.report(Diagnostic::warning(
-                Layer::Pass,
+                Code::PassWarning,
                 format!(
                     "external pass {name} was not run ({why}); it would have run `{command}` in {}",
                     self.dir.display()

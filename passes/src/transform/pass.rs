@@ -3,7 +3,7 @@
 //! function passes and `Sequential` — plus constructors that make a pass
 //! from a closure in a few lines (the Rust form of TVM's decorators).
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Layer};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 use crate::ir::{Function, IRModule, ModuleProperty};
 use crate::transform::{registry, PassContext, PassInfo};
 use rayon::prelude::*;
@@ -176,7 +176,7 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
                 match write_reproducer(dir, pass, &before, ctx) {
                     Ok(()) => error.reproducer = Some(dir.clone()),
                     Err(e) => error.diagnostics.push(Diagnostic::warning(
-                        Layer::Pass,
+                        Code::PassWarning,
                         format!("could not write the reproducer: {e}"),
                     )),
                 }
@@ -498,5 +498,5 @@ pub fn function_pass(
 
 /// A diagnostic for a pass's own failure.
 pub fn pass_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Layer::Pass, message)
+    Diagnostic::error(Code::PassFailed, message)
 }

@@ -9,7 +9,7 @@
 //! pass fails with the parser's diagnostics instead of returning a module
 //! that lost code.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::infer::infer_module;
 use crate::ir::IRModule;
 use crate::lower::parse_and_lower;
@@ -43,7 +43,7 @@ pub fn annotate_spans(module: &IRModule) -> Result<IRModule, Diagnostic> {
         .find(|d| d.is_error())
     {
         return Err(Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             format!(
                 "AnnotateSpans: the printed module does not read back: {}",
                 error.message

@@ -24,7 +24,7 @@
 //! `List[int32]`) makes the pass fail. We report the first such reference
 //! with its span instead of producing a result TVM never would.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::dtype::DataType;
 use crate::infer::infer_expr;
 use crate::ir::build::{int_array, op_call_with};
@@ -58,7 +58,7 @@ pub(crate) fn spec() -> PassSpec {
 fn isolation_blocker(function: &Function) -> Option<Diagnostic> {
     let problem = |what: String, span: Option<crate::source::Span>| {
         let diagnostic = Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             format!(
                 "DynamicToStatic cannot handle a function that refers to {what}: TVM v0.13 \
                  re-types each function on its own, without the module's other functions and \

@@ -13,7 +13,7 @@
 //! refused with a diagnostic (not implemented). Asking for neither
 //! expansion is an error, as in TVM.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::{post_order, rewrite_post_order};
 use crate::ir::{Call, Expr, ExprKind, Function, IRModule, Var};
 use crate::transform::pipeline::PipelineValue;
@@ -72,7 +72,7 @@ pub struct EtaOptions {
 pub fn eta_expand(mut module: IRModule, options: EtaOptions) -> Result<IRModule, Diagnostic> {
     if !options.expand_constructor && !options.expand_global_var {
         return Err(Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             "EtaExpand: must expand at least one language feature \
              (expand_constructor or expand_global_var)",
         ));
@@ -163,7 +163,7 @@ fn reject_bare_constructors(function: &Function) -> Result<(), Diagnostic> {
     });
     if bare {
         return Err(Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             "EtaExpand: expanding a constructor used as a value is not supported",
         ));
     }

@@ -21,7 +21,7 @@
 //! that is neither recursive nor originally unreferenced is removed; one
 //! still referenced is an error, as in TVM.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::{post_order, rewrite_post_order};
 use crate::ir::{Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
 use crate::transform::PassInfo;
@@ -39,7 +39,7 @@ pub(crate) fn spec() -> crate::transform::registry::PassSpec {
 }
 
 fn pass_error(message: String) -> Diagnostic {
-    Diagnostic::error(Layer::Pass, format!("Inline: {message}"))
+    Diagnostic::error(Code::PassFailed, format!("Inline: {message}"))
 }
 
 /// The call graph: each function's mentioned globals, in order of first

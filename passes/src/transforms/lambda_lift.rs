@@ -9,7 +9,7 @@
 //! TVM returns unchanged, and so do we. Functions with a `Compiler`
 //! attribute are skipped, as in TVM.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::post_order;
 use crate::ir::{ExprKind, IRModule};
 use crate::transform::PassInfo;
@@ -35,7 +35,7 @@ pub fn lambda_lift(module: IRModule) -> Result<IRModule, Diagnostic> {
         });
         if nested {
             return Err(Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 format!(
                     "LambdaLift: @{name} has a nested function; lifting it needs TVM's \
                      structural hash for the new global's name, which is not implemented"

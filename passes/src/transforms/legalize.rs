@@ -30,7 +30,7 @@
 //! (a lowering to grouped `nn.conv2d`) is not built in: such a call is left
 //! as it is and the pass reports a warning rather than pretending.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::dtype::DataType;
 use crate::ir::attrs::{AttrValue, Attrs};
 use crate::ir::build::{attrs_replacing, int_array, op_call, op_call_with};
@@ -191,7 +191,7 @@ fn legalize_call(
         "nn.conv2d_backward_weight" => {
             warnings.push(at_call(
                 Diagnostic::warning(
-                    Layer::Pass,
+                    Code::PassWarning,
                     "Legalize: the rule of `nn.conv2d_backward_weight` (a lowering to a \
                      grouped `nn.conv2d`) is not built in; the call is left unchanged",
                 ),
@@ -420,7 +420,7 @@ fn integer_bounds(dtype: DataType) -> Option<(f64, f64)> {
 /// An error of a rule, at the call it was legalizing.
 fn rule_error(pre: &Expr, op: &str, message: String) -> Diagnostic {
     at_call(
-        Diagnostic::error(Layer::Pass, format!("Legalize ({op}): {message}")),
+        Diagnostic::error(Code::PassFailed, format!("Legalize ({op}): {message}")),
         pre,
     )
 }

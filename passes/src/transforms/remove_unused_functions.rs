@@ -4,7 +4,7 @@
 //! function mentions its global anywhere (a call or a reference), so
 //! functions passed around as values stay. Type definitions are kept.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::post_order;
 use crate::ir::{ExprKind, IRModule};
 use crate::transform::pipeline::PipelineValue;
@@ -64,7 +64,7 @@ pub fn remove_unused_functions(
     for entry in entries {
         if module.function(entry).is_none() {
             return Err(Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 format!("RemoveUnusedFunctions: entry function @{entry} is not in the module"),
             ));
         }

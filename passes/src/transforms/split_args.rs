@@ -12,7 +12,7 @@
 //! list and the result count come from the original call, as in TVM. A
 //! non-positive `limit` (TVM divides by it) is refused with a diagnostic.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::build::{op_call, op_call_with};
 use crate::ir::rewrite::rewrite_post_order;
 use crate::ir::{AttrValue, Expr, ExprKind, Function};
@@ -80,7 +80,7 @@ pub fn split_args(function: &Function, max_function_args: i64) -> Result<Functio
         }
         if limit <= 0 {
             failure = Some(Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 format!(
                     "SplitArgs: max_function_args={max_function_args} leaves no room for \
                      the inputs of a concatenate with {outputs} output(s)"
@@ -115,7 +115,7 @@ pub fn split_args(function: &Function, max_function_args: i64) -> Result<Functio
     }
     rewritten.as_function().ok_or_else(|| {
         Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             "SplitArgs: the function did not stay a function",
         )
     })

@@ -2,19 +2,35 @@
 //! directory stands for every `*.relay` below it, `-` for standard input) and
 //! exits 1 if there is any.
 //!
-//! Each file is parsed and lowered; a module that lowers without errors is
-//! then type-checked, as TVM's parser runs `InferType` (`--expr` reads one
-//! expression, which `parse_expr` does not type-check).
+//! Each file is parsed and lowered; then every definition that can be
+//! checked is type-checked, as TVM's parser runs `InferType`: a definition
+//! with a syntax or name error is skipped, the others still are (see
+//! [`CheckScope`]; `--expr` reads one expression, which `parse_expr` does
+//! not type-check). Diagnostics are printed sorted by position, at most
+//! `--max-errors` per file, as text (`--color`) or JSON Lines
+//! (`--format json`).
 
 use super::files::expand;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
-use crate::render::render;
-use relay_passes::diagnostic::{Diagnostic, Diagnostics};
+use crate::render::json::render_json;
+use crate::render::{more_errors_line, render_styled, ColorChoice};
+use relay_passes::checkable::CheckScope;
+use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic};
 use relay_passes::infer::infer_module;
 use relay_passes::lower::{lower_expr, lower_module};
 use relay_passes::source::SourceMap;
 use relay_syntax::{parse, Entry};
 use std::path::PathBuf;
+
+/// How diagnostics are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Human-readable, with source snippets (on standard error).
+    #[default]
+    Text,
+    /// One JSON object per diagnostic and line (on standard output).
+    Json,
+}
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -25,6 +41,18 @@ pub struct CheckArgs {
     /// each module that checks clean; what it reports counts as errors.
     #[arg(long, value_name = "NAME")]
     pipeline: Option<String>,
+    /// How to print diagnostics: `text` (standard error) or `json` (JSON
+    /// Lines on standard output; see the README).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Colour the text output: `auto` (on a terminal, unless NO_COLOR is
+    /// set), `always` or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Show at most this many diagnostics per file (then say how many more
+    /// there are); 0 shows all.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_errors: usize,
     /// Do not run the commands of relay.toml's external passes (they are
     /// skipped with a warning).
     #[arg(long)]
@@ -40,8 +68,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     } else {
         Entry::Module
     };
+    let style = args.color.for_stderr();
     let mut sources = SourceMap::new();
-    let mut diagnostics = Diagnostics::new();
+    let mut has_errors = false;
     let mut unreadable = false;
     let inputs = match expand(&args.files) {
         Ok(inputs) => inputs,
@@ -60,44 +89,82 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
         };
         let file = sources.add(input.name(), text.as_str());
-        let parse = parse(&text, entry);
-        let mut found: Diagnostics = parse
-            .errors()
-            .iter()
-            .map(|e| Diagnostic::from_syntax_error(file, e))
-            .collect();
-        if args.expr {
-            if let Some(root) = parse.expr_file() {
-                let (_, lowered) = lower_expr(file, &root);
-                found.extend(lowered);
-            }
-        } else if let Some(root) = parse.source_file() {
-            let lowered = lower_module(file, &root);
-            found.extend(lowered.diagnostics);
-            if !found.has_errors() {
-                let (module, typed) = infer_module(&lowered.module);
-                found.extend(typed);
-                if let (Some(pipeline), false) = (&args.pipeline, found.has_errors()) {
-                    found.extend(run_pipeline(
-                        &input.project_start(),
-                        module,
-                        pipeline,
-                        args.no_external,
-                    ));
-                }
-            }
+        let pipeline = args.pipeline.as_deref().map(|p| (p, args.no_external));
+        let mut found = check_text(file, &text, entry, &input.project_start(), pipeline);
+        has_errors |= found.iter().any(Diagnostic::is_error);
+        sort_by_position(&mut found);
+        let (shown, left_out) = limit(found, args.max_errors);
+        match args.format {
+            Format::Text => eprint!("{}", render_styled(&shown, &sources, style)),
+            Format::Json => print!("{}", render_json(&shown, &sources)),
         }
-        diagnostics.extend(found);
+        if !left_out.is_empty() {
+            let errors = left_out.iter().filter(|d| d.is_error()).count();
+            eprint!(
+                "{}: {}",
+                input.name(),
+                more_errors_line(errors, left_out.len() - errors)
+            );
+        }
     }
-    let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
-    eprint!("{}", render(&all, &sources));
     if unreadable {
         EXIT_USAGE
-    } else if diagnostics.has_errors() {
+    } else if has_errors {
         EXIT_ERRORS
     } else {
         EXIT_OK
     }
+}
+
+/// The diagnostics of one file's text (registered in the source map as
+/// `file`): syntax, names, the types of the definitions that can be
+/// checked, and `pipeline`'s when everything else is clean.
+fn check_text(
+    file: relay_passes::source::FileId,
+    text: &str,
+    entry: Entry,
+    project_start: &std::path::Path,
+    pipeline: Option<(&str, bool)>,
+) -> Vec<Diagnostic> {
+    let parse = parse(text, entry);
+    let mut found: Vec<Diagnostic> = parse
+        .errors()
+        .iter()
+        .map(|e| Diagnostic::from_syntax_error(file, e))
+        .collect();
+    if entry == Entry::Expr {
+        if let Some(root) = parse.expr_file() {
+            let (_, lowered) = lower_expr(file, &root);
+            found.extend(lowered);
+        }
+        return found;
+    }
+    let Some(root) = parse.source_file() else {
+        return found;
+    };
+    let lowered = lower_module(file, &root);
+    found.extend(lowered.diagnostics);
+    let scope = CheckScope::new(file, &root, &found);
+    if !scope.checks_anything() {
+        return found;
+    }
+    let (module, typed) = infer_module(&lowered.module);
+    found.extend(scope.filter(typed));
+    if let (Some((pipeline, no_external)), false) =
+        (pipeline, found.iter().any(Diagnostic::is_error))
+    {
+        found.extend(run_pipeline(project_start, module, pipeline, no_external));
+    }
+    found
+}
+
+/// The first `max` diagnostics (all when `max` is 0), and the rest.
+fn limit(mut found: Vec<Diagnostic>, max: usize) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    if max == 0 || found.len() <= max {
+        return (found, Vec::new());
+    }
+    let rest = found.split_off(max);
+    (found, rest)
 }
 
 /// Runs `--pipeline` on a checked module under the project's PassContext:
@@ -108,13 +175,12 @@ fn run_pipeline(
     pipeline: &str,
     no_external: bool,
 ) -> Vec<Diagnostic> {
-    use relay_passes::diagnostic::Layer;
     use relay_passes::project::{read_pipeline, Project};
     use relay_passes::transform::pipeline::build_pipeline;
     use relay_passes::transform::{run_pass, PassContext};
     let project = match Project::find(path).map(|p| Project::load(&p)).transpose() {
         Ok(project) => project,
-        Err(message) => return vec![Diagnostic::error(Layer::Pass, message)],
+        Err(message) => return vec![Diagnostic::error(Code::ProjectConfig, message)],
     };
     if let Some(project) = &project {
         project.register_passes(&super::opt::external_commands(no_external));
@@ -123,7 +189,7 @@ fn run_pipeline(
         Ok(pass) => pass,
         Err(error) => {
             return vec![Diagnostic::error(
-                Layer::Pass,
+                Code::InvalidPipeline,
                 error.render(pipeline).trim_end().to_string(),
             )]
         }
@@ -134,7 +200,7 @@ fn run_pipeline(
         .unwrap_or_default();
     let ctx = match PassContext::new(options) {
         Ok(ctx) => ctx,
-        Err(message) => return vec![Diagnostic::error(Layer::Pass, message)],
+        Err(message) => return vec![Diagnostic::error(Code::PassFailed, message)],
     };
     let result = ctx.enter().and_then(|guard| {
         let result = run_pass(&*pass, module, &ctx);
@@ -149,7 +215,7 @@ fn run_pipeline(
             None => out.extend(error.diagnostics.iter().cloned()),
         }
         out.push(Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             format!("pipeline `{pipeline}` failed: {}", error.message),
         ));
     }

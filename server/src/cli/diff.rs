@@ -13,7 +13,7 @@
 use super::input::{display_name, is_stdin, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
-use relay_passes::diagnostic::{Diagnostic, Layer, Severity};
+use relay_passes::diagnostic::{Code, Diagnostic, Severity};
 use relay_passes::ir::equal::{first_difference, module_first_difference, Difference};
 use relay_passes::lower::{parse_and_lower, parse_and_lower_expr_in};
 use relay_passes::source::{SourceMap, Span};
@@ -139,7 +139,11 @@ fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
 /// The difference as diagnostics: what differs, at its place in A, then the
 /// same place in B.
 fn report(difference: &Difference, args: &DiffArgs) -> Vec<Diagnostic> {
-    let mut headline = Diagnostic::new(Severity::Error, Layer::Pass, difference.reason.clone());
+    let mut headline = Diagnostic::new(
+        Severity::Error,
+        Code::ModulesDiffer,
+        difference.reason.clone(),
+    );
     if let Some(span) = difference.lhs {
         headline = headline.with_span(span);
     }
@@ -154,7 +158,7 @@ fn report(difference: &Difference, args: &DiffArgs) -> Vec<Diagnostic> {
         out.push(
             Diagnostic::new(
                 Severity::Note,
-                Layer::Pass,
+                Code::ModulesDiffer,
                 format!("the corresponding place in {}", display_name(&args.b)),
             )
             .with_span(span),

@@ -3,6 +3,7 @@
 mod check;
 mod diff;
 mod files;
+mod explain;
 mod fmt;
 mod input;
 mod opt;
@@ -48,6 +49,9 @@ enum Command {
     /// Compare two files structurally (up to renaming bound variables);
     /// print `equal` or the first difference (exit 1).
     Diff(diff::DiffArgs),
+    /// Explain a diagnostic code (`relay explain E0101`) with an example;
+    /// without a code, list them all.
+    Explain(explain::ExplainArgs),
     /// Run a pipeline of passes on a module and print the result.
     Opt(opt::OptArgs),
     /// List the registered passes.
@@ -98,6 +102,7 @@ where
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Opt(args) => opt::run(&args),
         Command::Passes(args) => passes::run(&args),
         Command::Print(args) => print::run(&args),

@@ -13,7 +13,8 @@
 
 use super::applicable::ApplicabilityCache;
 use super::text::{Encoding, LineIndex};
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::checkable::CheckScope;
+use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
 use relay_passes::lower::NameIndex;
@@ -34,7 +35,8 @@ pub struct Analysis {
     pub lowered: IRModule,
     /// The module after InferType (with the types that could be found).
     pub typed: Option<IRModule>,
-    /// Syntax, name and type diagnostics, in that order.
+    /// Syntax, name and type diagnostics, sorted by position. Type errors
+    /// are those of the definitions [`CheckScope`] says can be checked.
     pub diagnostics: Vec<Diagnostic>,
     /// Every definition and use of a name, as lowering resolved them: what
     /// navigation (definition, references, rename, highlights, completion
@@ -101,11 +103,14 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
     eprintln!("relay lsp: internal error: {stage} panicked: {message}");
-    Diagnostic::error(
-        layer,
+    let mut diagnostic = Diagnostic::error(
+        Code::InternalError,
         format!("internal error: {stage} panicked: {message}"),
     )
-    .with_note("this is a bug in relay; the other results are still shown")
+    .with_note("this is a bug in relay; the other results are still shown");
+    // Said to come from the stage that failed (what `source` shows).
+    diagnostic.layer = layer;
+    diagnostic
 }
 
 /// Analyses `text` from scratch. `obsolete` is polled between stages: when
@@ -171,6 +176,9 @@ pub fn analyze_incrementally(
     if obsolete() {
         return None;
     }
+    let scope = parse
+        .source_file()
+        .map(|root| CheckScope::new(file, &root, &diagnostics));
     let typed = match guarded(|| {
         checker
             .lock()
@@ -178,11 +186,11 @@ pub fn analyze_incrementally(
             .check(&lowered)
     }) {
         Ok((typed, type_diagnostics, _stats)) => {
-            // As `relay check` (and TVM's parser): type errors are
-            // reported for modules that parse and lower cleanly; otherwise
-            // the types found are kept for hover only.
-            if !diagnostics.iter().any(Diagnostic::is_error) {
-                diagnostics.extend(type_diagnostics);
+            // As `relay check`: type errors of the definitions that parse
+            // and lower cleanly; the types found elsewhere are kept for
+            // hover only.
+            if let Some(scope) = &scope {
+                diagnostics.extend(scope.filter(type_diagnostics));
             }
             Some(typed)
         }
@@ -197,6 +205,7 @@ pub fn analyze_incrementally(
             None
         }
     };
+    sort_by_position(&mut diagnostics);
     Some(Analysis {
         name: name.to_string(),
         version,
@@ -332,5 +341,36 @@ fn push_pattern_vars(pattern: &Pattern, out: &mut Vec<Expr>) {
                 push_pattern_vars(field, out);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 14, defect 4, in the editor: a name error in one function does
+    /// not hide the type errors of the others; diagnostics come sorted and
+    /// carry their codes.
+    #[test]
+    fn a_name_error_does_not_hide_other_functions_type_errors() {
+        let text = "#[version = \"0.0.5\"]\n\
+                    def @good(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) { add(%a, %b) }\n\
+                    def @bad(%x: float32) { add(%x, %y) }\n\
+                    def @also_good(%a: Tensor[(2), float32]) -> Tensor[(3), float32] { %a }\n";
+        let analysis = analyze("m.relay", text.into(), 1, Encoding::Utf16, &|| false).unwrap();
+        let codes: Vec<&str> = analysis.diagnostics.iter().map(|d| d.code.id()).collect();
+        assert_eq!(codes, ["E0202", "E0101", "E0201"]);
+        // The typed module is still there for hover.
+        assert!(analysis.typed.is_some());
+        // The editor gets the code as `Diagnostic.code`.
+        let uri: tower_lsp_server::ls_types::Uri = "file:///m.relay".parse().unwrap();
+        let sent =
+            super::super::features::to_lsp_diagnostic(&analysis, &uri, &analysis.diagnostics[1]);
+        assert_eq!(
+            sent.code,
+            Some(tower_lsp_server::ls_types::NumberOrString::String(
+                "E0101".into()
+            ))
+        );
     }
 }

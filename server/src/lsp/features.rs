@@ -49,6 +49,7 @@ pub fn to_lsp_diagnostic(analysis: &Analysis, uri: &Uri, d: &Diagnostic) -> lsp:
         range,
         severity: Some(severity),
         source: Some(d.layer.as_str().to_string()),
+        code: Some(lsp::NumberOrString::String(d.code.id().to_string())),
         message,
         related_information: (!related.is_empty()).then_some(related),
         ..Default::default()

@@ -17,7 +17,7 @@ use super::analysis::{analyze_incrementally, guarded, Analysis};
 use super::applicable;
 use super::features;
 use super::text::{Document, Encoding};
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::diagnostic::{Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::project::{ExternalCommands, Project};
 use relay_passes::transform::registry;
@@ -584,7 +584,10 @@ impl Backend {
                     Ok(None) => return None,
                     Err(e) => {
                         return Some((
-                            vec![Diagnostic::error(Layer::Pass, format!("relay.toml: {e}"))],
+                            vec![Diagnostic::error(
+                                Code::ProjectConfig,
+                                format!("relay.toml: {e}"),
+                            )],
                             Vec::new(),
                             Vec::new(),
                         ))
@@ -601,7 +604,7 @@ impl Backend {
             Ok(None) => (Vec::new(), Vec::new(), Vec::new()),
             Err(e) => (
                 vec![Diagnostic::error(
-                    Layer::Pass,
+                    Code::PassFailed,
                     format!("on-save pipelines: {}", e.message),
                 )],
                 Vec::new(),
@@ -648,7 +651,7 @@ fn run_on_save(analysis: &Analysis, project: &Project) -> OnSaveReport {
         if let Some(error) = result.error {
             let first_line = error.lines().next().unwrap_or("").to_string();
             let mut d = Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 format!("on-save pipeline `{name}` failed: {first_line}"),
             );
             // At the first definition, if any: something the editor can show.

@@ -31,7 +31,7 @@ mod doc;
 mod layout;
 mod verify;
 
-use crate::{parse, Entry, SyntaxError, TextRange};
+use crate::{parse, Entry, SyntaxError, SyntaxErrorKind, TextRange};
 
 /// The default line width, in characters.
 pub const DEFAULT_WIDTH: usize = 100;
@@ -72,7 +72,11 @@ impl FormatError {
         match self {
             FormatError::Syntax(errors) => errors.clone(),
             FormatError::Unsupported { message, range } => {
-                vec![SyntaxError::new(message.clone(), *range)]
+                vec![SyntaxError::new(
+                    SyntaxErrorKind::Unformattable,
+                    message.clone(),
+                    *range,
+                )]
             }
         }
     }

@@ -11,7 +11,7 @@ pub(crate) mod grammar;
 
 use crate::build_tree::{Builder, Lexed, Placed};
 use crate::token_set::TokenSet;
-use crate::{SyntaxError, SyntaxKind, SyntaxKind::*};
+use crate::{SyntaxError, SyntaxErrorKind, SyntaxKind, SyntaxKind::*};
 use rowan::{GreenNode, TextRange, TextSize};
 
 /// Nesting (of expressions, types, patterns) beyond which the parser stops
@@ -165,32 +165,106 @@ impl<'t> Parser<'t> {
     /// Reports an error at the current token (or at the end of the text).
     /// Nothing is reported at an error token: the lexer already explained it.
     pub(crate) fn error(&mut self, message: impl Into<String>) {
+        self.error_of(SyntaxErrorKind::Unexpected, message);
+    }
+
+    /// [`Parser::error`] with the kind of the problem.
+    pub(crate) fn error_of(&mut self, kind: SyntaxErrorKind, message: impl Into<String>) {
         if self.at(ERROR_TOKEN) || self.nested_skip_end == Some(self.pos) {
             return;
         }
         let range = self.current_range();
-        self.error_at(range, message);
+        self.push_error(SyntaxError::new(kind, message, range));
     }
 
-    /// Reports an error at `range`, unless one was just reported at the same
-    /// spot: when a construct gives up, the constructs around it often give
-    /// up at the same token, and only the first (innermost, most specific)
-    /// message says something.
+    /// Reports an unexpected token at `range`.
     pub(crate) fn error_at(&mut self, range: TextRange, message: impl Into<String>) {
+        self.push_error(SyntaxError::new(
+            SyntaxErrorKind::Unexpected,
+            message,
+            range,
+        ));
+    }
+
+    /// Records `error`, unless one was just reported at the same spot: when
+    /// a construct gives up, the constructs around it often give up at the
+    /// same token, and only the first (innermost, most specific) message
+    /// says something.
+    fn push_error(&mut self, error: SyntaxError) {
         if self
             .errors
             .last()
-            .is_some_and(|last| last.range().start() == range.start())
+            .is_some_and(|last| last.range().start() == error.range().start())
         {
             return;
         }
-        self.errors.push(SyntaxError::new(message, range));
+        self.errors.push(error);
     }
 
     /// ``expected WHAT found `tok` ``, TVM's wording for a missing token.
     pub(crate) fn error_expected(&mut self, what: &str) {
         let found = self.current().describe();
         self.error(format!("expected {what} found {found}"));
+    }
+
+    /// ``expected `)` found …`` where the closer of the group opened at
+    /// `open` is missing. When the text ends, or moves on to the next
+    /// definition, a block or another group's closer, the group is unclosed: the
+    /// error says so and points at the opening bracket too.
+    pub(crate) fn error_unclosed(&mut self, open: TextRange, close: SyntaxKind) {
+        if self.at(ERROR_TOKEN) || self.nested_skip_end == Some(self.pos) {
+            return;
+        }
+        let found = self.current().describe();
+        let message = format!("expected {} found {found}", close.describe());
+        let unclosed = matches!(
+            self.current(),
+            EOF | DEF_KW | TYPE_KW | EXTERN_KW | METADATA | R_PAREN | R_BRACK | R_CURLY | L_CURLY
+        );
+        let range = self.current_range();
+        let opener = &self.text[open];
+        let error = if unclosed {
+            SyntaxError::new(SyntaxErrorKind::Unclosed, message, range)
+                .with_label(open, format!("this `{opener}` is never closed"))
+        } else {
+            SyntaxError::new(SyntaxErrorKind::Unexpected, message, range)
+                .with_label(open, format!("the group opened by this `{opener}`"))
+        };
+        self.push_error(error);
+    }
+
+    /// Consumes the closer of the group opened at `open`, or reports it
+    /// missing ([`Parser::error_unclosed`]).
+    pub(crate) fn expect_closer(&mut self, open: TextRange, close: SyntaxKind) -> bool {
+        if self.eat(close) {
+            return true;
+        }
+        self.error_unclosed(open, close);
+        false
+    }
+
+    /// Skips text that cannot be read here, into one `ERROR` node: up to a
+    /// token of `until`, the end of an enclosing group or block, or the next
+    /// definition, stepping over bracketed groups whole. One error stands
+    /// for the whole skipped run, instead of one per token.
+    pub(crate) fn recover_until(&mut self, until: TokenSet) {
+        let m = self.start();
+        let mut skipped = false;
+        loop {
+            match self.current() {
+                k if until.contains(k) => break,
+                EOF | DEF_KW | TYPE_KW | EXTERN_KW | METADATA | VERSION_ATTR => break,
+                R_PAREN | R_BRACK | R_CURLY | SEMICOLON => break,
+                L_PAREN | L_BRACK | L_CURLY => self.skip_group(),
+                _ => self.bump_any(),
+            }
+            skipped = true;
+        }
+        if skipped {
+            m.complete(self, ERROR);
+        } else {
+            m.abandon(self);
+        }
     }
 
     // ---- nesting ----
@@ -203,10 +277,11 @@ impl<'t> Parser<'t> {
             if !self.depth_error_reported {
                 self.depth_error_reported = true;
                 let range = self.current_range();
-                self.error_at(
-                    range,
+                self.push_error(SyntaxError::new(
+                    SyntaxErrorKind::Limit,
                     format!("this expression nests more than {MAX_DEPTH} levels deep; the nested part is not parsed"),
-                );
+                    range,
+                ));
             }
             return false;
         }
@@ -369,6 +444,71 @@ mod tests {
                 pair[0].range().start(),
                 pair[1].range().start(),
                 "{errors:?}"
+            );
+        }
+    }
+
+    /// Issue 15, item 4: one unclosed delimiter followed by thousands of
+    /// tokens that cannot start a parameter was one error per token.
+    #[test]
+    fn a_run_of_unreadable_parameters_is_one_error() {
+        let text = format!("#[version = \"0.0.5\"]\ndef @main({}\n", "(".repeat(16_000));
+        let parse = crate::parse_module(&text);
+        let errors = parse.errors();
+        assert!(
+            errors.len() <= 2,
+            "{} errors: {:?}",
+            errors.len(),
+            &errors[..3]
+        );
+        let unclosed = errors
+            .iter()
+            .find(|e| e.kind() == crate::SyntaxErrorKind::Unclosed)
+            .expect("an unclosed-delimiter error");
+        let open = text.find("@main(").unwrap() + "@main".len();
+        assert_eq!(usize::from(unclosed.labels()[0].range.start()), open);
+    }
+
+    #[test]
+    fn a_run_of_lets_without_variables_is_one_error() {
+        let text = format!(
+            "#[version = \"0.0.5\"]\ndef @main() {{ {} }}\n",
+            "let ".repeat(8_000)
+        );
+        let errors = crate::parse_module(&text).errors().to_vec();
+        assert_eq!(errors.len(), 1, "{:?}", &errors[..errors.len().min(3)]);
+        assert_eq!(errors[0].message(), "expected local variable found `let`");
+    }
+
+    /// Issue 14, defect 4: an unclosed `(` is labelled at the `(` itself.
+    #[test]
+    fn an_unclosed_group_points_at_its_opener() {
+        for (text, opener) in [
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x) { add(%x, %x }\n",
+                "add(",
+            ),
+            ("#[version = \"0.0.5\"]\ndef @f(%x) { (%x, %x\n", "(%x,"),
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x: Tensor[(1, 2), float32 { %x }\n",
+                "Tensor[",
+            ),
+            (
+                "#[version = \"0.0.5\"]\ndef @f(%x { %x }\ndef @g() { 1 }\n",
+                "(%x {",
+            ),
+            ("#[version = \"0.0.5\"]\ndef @f(%x) { %x\n", "{ %x"),
+        ] {
+            let errors = crate::parse_module(text).errors().to_vec();
+            let unclosed = errors
+                .iter()
+                .find(|e| e.kind() == crate::SyntaxErrorKind::Unclosed)
+                .unwrap_or_else(|| panic!("{text}: no unclosed-group error in {errors:?}"));
+            let at = text.find(opener).unwrap() + opener.find(['(', '[', '{']).unwrap();
+            assert_eq!(
+                usize::from(unclosed.labels()[0].range.start()),
+                at,
+                "{text}: {errors:?}"
             );
         }
     }

@@ -16,7 +16,7 @@
 mod x86;
 
 use super::convert_layout::rewrite::{CallInfo, CallWithNewLayouts, LayoutRewriter, NewCall};
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Function, IRModule};
 use crate::transform::registry::{PassKind, PassSpec};
 use crate::transform::{FunctionPass, PassContext, PassInfo};
@@ -46,9 +46,9 @@ pub(crate) fn spec() -> PassSpec {
                 let rules = Rules::from_target(ctx.target.as_deref());
                 let result = alter_op_layout(&function, &rules);
                 for warning in rules.warnings.take() {
-                    ctx.report(Diagnostic::warning(Layer::Pass, warning));
+                    ctx.report(Diagnostic::warning(Code::PassWarning, warning));
                 }
-                result.map_err(|message| Diagnostic::error(Layer::Pass, message))
+                result.map_err(|message| Diagnostic::error(Code::PassFailed, message))
             },
         )
         .with_description(described.describe(args));

@@ -37,7 +37,7 @@ pub use rewrite::DesiredLayouts;
 /// AlterOpLayout's rules.
 pub(crate) use convert::pad_2d as convert_pad_2d;
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Function, IRModule};
 use crate::transform::registry::{ParamSpec, ParamType, PassKind, PassSpec};
 use crate::transform::{FunctionPass, PassContext, PassInfo, PipelineValue};
@@ -72,7 +72,7 @@ pub(crate) fn spec() -> PassSpec {
             factory_info.clone(),
             move |function: Function, _module: &IRModule, _ctx: &PassContext| {
                 convert_layout(&function, &desired)
-                    .map_err(|message| Diagnostic::error(Layer::Pass, message))
+                    .map_err(|message| Diagnostic::error(Code::PassFailed, message))
             },
         )
         .with_description(described.describe(args));

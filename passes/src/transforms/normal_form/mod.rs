@@ -32,7 +32,7 @@
 //! virtual devices) are refused rather than rewritten without the device
 //! bookkeeping TVM does for them.
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::build::fresh_let_variable;
 use crate::ir::rewrite::{post_order, with_children};
 use crate::ir::{Call, Clause, Expr, ExprKind, Function, Var};
@@ -71,7 +71,7 @@ pub fn to_normal_form(function: &Function, form: NormalForm) -> Result<Function,
         .into_expr();
     wrapped.as_function().ok_or_else(|| {
         Diagnostic::error(
-            Layer::Pass,
+            Code::PassFailed,
             "normal form conversion did not produce a function",
         )
     })
@@ -90,7 +90,7 @@ fn reject_device_annotations(function: &Function) -> Result<(), Diagnostic> {
         };
         if annotated {
             return Err(Diagnostic::error(
-                Layer::Pass,
+                Code::PassFailed,
                 "normal form conversion of device-annotated expressions (on_device, \
                  device_copy, virtual_device) is not supported",
             ));

@@ -25,7 +25,7 @@ mod concretize;
 mod engine;
 mod layout;
 
-use crate::diagnostic::{Diagnostic, Layer};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Expr, Function, IRModule, TensorType, Type};
 use crate::transform::registry::PassSpec;
 use crate::transform::{PassContext, PassInfo};
@@ -119,7 +119,7 @@ fn run(
     module: &IRModule,
 ) -> Result<Function, Diagnostic> {
     let result = engine::rewrite_to_fixpoint(rewrites, function.expr(), module)
-        .map_err(|message| Diagnostic::error(Layer::Pass, message))?;
+        .map_err(|message| Diagnostic::error(Code::PassFailed, message))?;
     // A rewrite never replaces the function node itself (no pattern matches
     // a function), so this is always a function.
     Ok(result.as_function().unwrap_or_else(|| function.clone()))

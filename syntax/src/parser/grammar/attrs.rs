@@ -94,9 +94,10 @@ fn attr_value(p: &mut Parser<'_>) {
         }
         L_PAREN => {
             let m = p.start();
+            let open = p.current_range();
             p.bump(L_PAREN);
             attr_value(p);
-            p.expect(R_PAREN);
+            p.expect_closer(open, R_PAREN);
             m.complete(p, ATTR_PAREN_VALUE);
         }
         IDENT if matches!(p.nth_text(0), "None" | "nullptr") => {

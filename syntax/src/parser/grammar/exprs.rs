@@ -12,6 +12,7 @@ use super::types::type_;
 use super::{braced, delimited, STOP};
 use crate::parser::{CompletedMarker, Parser};
 use crate::token_set::TokenSet;
+use crate::SyntaxErrorKind;
 use crate::SyntaxKind::{self, *};
 
 /// What can start a statement of a sequence.
@@ -56,8 +57,13 @@ pub(super) fn seq_expr(p: &mut Parser<'_>) {
     loop {
         match p.current() {
             LET_KW => {
-                let_stmt(p);
                 is_seq = true;
+                if !let_stmt(p) && (p.at(EOF) || p.at_ts(STOP) || p.at(COMMA)) {
+                    // The broken `let` ran to the end of the block: its
+                    // error stands for the missing value too.
+                    reported = true;
+                    break;
+                }
                 continue;
             }
             GRAPH if p.nth_at(1, EQ) => {
@@ -135,11 +141,19 @@ fn stmt_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     }
 }
 
-/// `'let' LOCAL (':' type)? '=' binop ';'`
-fn let_stmt(p: &mut Parser<'_>) {
+/// `'let' LOCAL (':' type)? '=' binop ';'`; false when the variable is
+/// missing, in which case the rest of the statement, up to its `;`, is
+/// (or the end of its list element) is skipped under that one error (a run of `let let let …` is one error, not
+/// one per keyword).
+fn let_stmt(p: &mut Parser<'_>) -> bool {
     let m = p.start();
     p.bump(LET_KW);
-    p.expect(LOCAL);
+    if !p.expect(LOCAL) {
+        p.recover_until(TokenSet::new(&[COMMA]));
+        p.eat(SEMICOLON);
+        m.complete(p, LET_STMT);
+        return false;
+    }
     if p.eat(COLON) {
         type_(p);
     }
@@ -148,6 +162,7 @@ fn let_stmt(p: &mut Parser<'_>) {
     }
     p.expect(SEMICOLON);
     m.complete(p, LET_STMT);
+    true
 }
 
 /// `GRAPH '=' binop ';'`
@@ -204,9 +219,12 @@ fn binop_bp(p: &mut Parser<'_>, min_bp: u8, chain: &mut usize) -> Option<Complet
         }
         *chain += 1;
         if *chain == MAX_CHAIN {
-            p.error(format!(
+            p.error_of(
+                SyntaxErrorKind::Limit,
+                format!(
                 "more than {MAX_CHAIN} infix operators in one expression; bind parts with `let`"
-            ));
+            ),
+            );
         }
         let m = if *chain >= MAX_CHAIN {
             None
@@ -231,7 +249,10 @@ fn call_expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     while p.at(L_PAREN) {
         chain += 1;
         if chain > MAX_CHAIN {
-            p.error(format!("more than {MAX_CHAIN} curried calls in a row"));
+            p.error_of(
+                SyntaxErrorKind::Limit,
+                format!("more than {MAX_CHAIN} curried calls in a row"),
+            );
             arg_list(p);
             continue;
         }
@@ -324,9 +345,10 @@ fn if_expr(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump(IF_KW);
     let c = p.start();
+    let open = p.current_range();
     if p.expect(L_PAREN) {
         seq_expr(p);
-        p.expect(R_PAREN);
+        p.expect_closer(open, R_PAREN);
     }
     c.complete(p, CONDITION);
     block_expr(p);
@@ -340,6 +362,7 @@ fn if_expr(p: &mut Parser<'_>) -> CompletedMarker {
 fn ref_expr(p: &mut Parser<'_>, kind: SyntaxKind, operands: usize) -> CompletedMarker {
     let m = p.start();
     p.bump_any();
+    let open = p.current_range();
     if p.expect(L_PAREN) {
         seq_expr(p);
         for _ in 1..operands {
@@ -347,7 +370,7 @@ fn ref_expr(p: &mut Parser<'_>, kind: SyntaxKind, operands: usize) -> CompletedM
                 seq_expr(p);
             }
         }
-        p.expect(R_PAREN);
+        p.expect_closer(open, R_PAREN);
     }
     m.complete(p, kind)
 }
@@ -355,6 +378,7 @@ fn ref_expr(p: &mut Parser<'_>, kind: SyntaxKind, operands: usize) -> CompletedM
 /// `'(' ')'` (unit), `'(' expr ')'`, or `'(' expr ',' (expr ','?)* ')'`.
 fn paren_or_tuple(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
+    let open = p.current_range();
     p.bump(L_PAREN);
     if p.eat(R_PAREN) {
         return m.complete(p, TUPLE_EXPR);
@@ -364,7 +388,7 @@ fn paren_or_tuple(p: &mut Parser<'_>) -> CompletedMarker {
         return m.complete(p, PAREN_EXPR);
     }
     if !p.eat(COMMA) {
-        p.error_expected(R_PAREN.describe());
+        p.error_unclosed(open, R_PAREN);
         return m.complete(p, PAREN_EXPR);
     }
     loop {
@@ -372,7 +396,7 @@ fn paren_or_tuple(p: &mut Parser<'_>) -> CompletedMarker {
             break;
         }
         if p.at(EOF) || p.at_ts(STOP) {
-            p.error_expected(R_PAREN.describe());
+            p.error_unclosed(open, R_PAREN);
             break;
         }
         let before = p.position();

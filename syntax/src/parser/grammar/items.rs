@@ -18,7 +18,7 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
     if p.at(VERSION_ATTR) {
         version(p);
     } else {
-        p.error(format!(
+        p.error_of(crate::SyntaxErrorKind::Version, format!(
             "expected text format semantic version, found {}; add `#[version = \"0.0.5\"]` as the first line",
             p.current().describe()
         ));

@@ -16,6 +16,7 @@ pub(crate) mod types;
 use crate::parser::Parser;
 use crate::token_set::TokenSet;
 use crate::SyntaxKind::{self, *};
+use rowan::TextRange;
 
 pub(crate) use items::{expr_file, source_file};
 pub use types::is_dtype_name;
@@ -44,6 +45,7 @@ pub(super) fn delimited(
     elem: &mut dyn FnMut(&mut Parser<'_>),
     mut before_close: Option<&mut dyn FnMut(&mut Parser<'_>) -> bool>,
 ) {
+    let open_range = p.current_range();
     if !p.expect(open) {
         return;
     }
@@ -54,24 +56,29 @@ pub(super) fn delimited(
         }
         if let Some(attrs) = before_close.as_mut() {
             if attrs(p) {
-                expect_close(p, close);
+                expect_close(p, open_range, close);
                 return;
             }
         }
         if !first && (p.at(EOF) || p.at_ts(STOP)) {
-            p.error_expected(close.describe());
+            p.error_unclosed(open_range, close);
             return;
         }
         let before = p.position();
         elem(p);
         if p.position() == before && !p.at(sep) && !p.at(close) {
-            // The element reported why it could not start here.
-            if p.at(EOF) || p.at_ts(STOP) {
+            // The element reported why it could not start here; what
+            // follows up to the next separator belongs to the same broken
+            // element and gets no error of its own.
+            if !(p.at(EOF) || p.at_ts(STOP)) {
+                p.recover_until(TokenSet::new(&[sep, close]));
+            }
+            if p.at(EOF) || p.at_ts(STOP) && !p.at(close) {
+                p.error_unclosed(open_range, close);
                 return;
             }
-            let m = p.start();
-            p.bump_any();
-            m.complete(p, ERROR);
+            first = false;
+            p.eat(sep);
             continue;
         }
         if first {
@@ -80,7 +87,7 @@ pub(super) fn delimited(
                 return;
             }
             if !p.eat(sep) {
-                p.error_expected(close.describe());
+                p.error_unclosed(open_range, close);
                 if !p.at_ts(elem_first) {
                     return;
                 }
@@ -93,11 +100,11 @@ pub(super) fn delimited(
 
 /// Expects the closing token of a list after its attributes, skipping what
 /// cannot be there so the list still ends at its own closer.
-fn expect_close(p: &mut Parser<'_>, close: SyntaxKind) {
+fn expect_close(p: &mut Parser<'_>, open: TextRange, close: SyntaxKind) {
     if p.eat(close) {
         return;
     }
-    p.error_expected(close.describe());
+    p.error_unclosed(open, close);
     let m = p.start();
     let mut skipped = false;
     while !p.at(close) && !p.at(EOF) && !p.at_ts(STOP) {
@@ -114,14 +121,14 @@ fn expect_close(p: &mut Parser<'_>, close: SyntaxKind) {
 
 /// Parses `{ contents }`, recovering to the matching `}`.
 pub(super) fn braced(p: &mut Parser<'_>, contents: &mut dyn FnMut(&mut Parser<'_>)) {
+    let open = p.current_range();
     if !p.expect(L_CURLY) {
         return;
     }
     contents(p);
-    if p.eat(R_CURLY) {
+    if p.expect_closer(open, R_CURLY) {
         return;
     }
-    p.error_expected(R_CURLY.describe());
     // Skip to the `}` that closes this block, stepping over nested groups,
     // unless the text plainly moved on to the next definition.
     let m = p.start();

@@ -67,9 +67,10 @@ pub(super) fn type_(p: &mut Parser<'_>) {
         REF_KW => {
             let m = p.start();
             p.bump(REF_KW);
+            let open = p.current_range();
             if p.expect(L_PAREN) {
                 type_(p);
-                p.expect(R_PAREN);
+                p.expect_closer(open, R_PAREN);
             }
             m.complete(p, REF_TYPE);
         }
@@ -92,6 +93,7 @@ fn type_list(
 fn tensor_type(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(IDENT);
+    let open = p.current_range();
     if p.expect(L_BRACK) {
         let s = p.start();
         delimited(
@@ -105,7 +107,7 @@ fn tensor_type(p: &mut Parser<'_>) {
         if p.expect(COMMA) {
             p.expect(IDENT);
         }
-        p.expect(R_BRACK);
+        p.expect_closer(open, R_BRACK);
     }
     m.complete(p, TENSOR_TYPE);
 }

@@ -5,10 +5,15 @@
 //! A diagnostic says which layer found it ([`Layer`]: syntax errors are kept
 //! apart from name and type errors, as taplo does), how bad it is, where it is
 //! (a [`Span`]: a file of a [`SourceMap`](crate::source::SourceMap) and a byte range) and what else is
-//! related to it (labels with their own spans, notes, a help line).
+//! related to it (labels with their own spans, notes, a help line). Every
+//! diagnostic has a stable [`Code`] from the one table in [`codes`]; the
+//! constructors require it, and the layer follows from it.
 
+pub mod codes;
+
+pub use self::codes::Code;
 use crate::source::{FileId, Span};
-use relay_syntax::SyntaxError;
+use relay_syntax::{SyntaxError, SyntaxErrorKind};
 use std::fmt;
 
 /// How serious a diagnostic is.
@@ -54,6 +59,16 @@ impl Layer {
             Layer::Pass => "relay passes",
         }
     }
+
+    /// One word: `syntax`, `names`, `types`, `passes`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Layer::Syntax => "syntax",
+            Layer::Name => "names",
+            Layer::Type => "types",
+            Layer::Pass => "passes",
+        }
+    }
 }
 
 /// A secondary location with a message ("the parameter is declared here").
@@ -67,6 +82,8 @@ pub struct Label {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     pub severity: Severity,
+    /// Its stable code ([`codes`]).
+    pub code: Code,
     pub layer: Layer,
     pub message: String,
     /// Where the problem is; `None` for problems of a whole run.
@@ -80,10 +97,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(severity: Severity, layer: Layer, message: impl Into<String>) -> Diagnostic {
+    pub fn new(severity: Severity, code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity,
-            layer,
+            code,
+            layer: code.layer(),
             message: message.into(),
             span: None,
             labels: Vec::new(),
@@ -92,12 +110,14 @@ impl Diagnostic {
         }
     }
 
-    pub fn error(layer: Layer, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(Severity::Error, layer, message)
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
+        debug_assert!(!code.is_warning(), "{code} is a warning code");
+        Diagnostic::new(Severity::Error, code, message)
     }
 
-    pub fn warning(layer: Layer, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(Severity::Warning, layer, message)
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
+        debug_assert!(code.is_warning(), "{code} is an error code");
+        Diagnostic::new(Severity::Warning, code, message)
     }
 
     pub fn with_span(mut self, span: Span) -> Diagnostic {
@@ -153,7 +173,21 @@ impl Diagnostic {
 
     /// A syntax error of `file` as a diagnostic.
     pub fn from_syntax_error(file: FileId, error: &SyntaxError) -> Diagnostic {
-        Diagnostic::error(Layer::Syntax, error.message()).with_span(Span::new(file, error.range()))
+        let code = match error.kind() {
+            SyntaxErrorKind::Lexical => Code::Lexical,
+            SyntaxErrorKind::Number => Code::InvalidNumber,
+            SyntaxErrorKind::Unexpected => Code::UnexpectedToken,
+            SyntaxErrorKind::Unclosed => Code::UnclosedDelimiter,
+            SyntaxErrorKind::Version => Code::VersionHeader,
+            SyntaxErrorKind::Limit => Code::NestingLimit,
+            SyntaxErrorKind::Unformattable => Code::InternalError,
+        };
+        let mut diagnostic =
+            Diagnostic::error(code, error.message()).with_span(Span::new(file, error.range()));
+        for label in error.labels() {
+            diagnostic = diagnostic.with_label(Span::new(file, label.range), label.message.clone());
+        }
+        diagnostic
     }
 }
 
@@ -161,6 +195,21 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.severity, self.message)
     }
+}
+
+/// Sorts diagnostics by position: file, then start, then end; diagnostics
+/// without a place last. Stable, so diagnostics at one place keep the order
+/// of the stages that found them (syntax, names, types, passes).
+pub fn sort_by_position(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| match d.span {
+        Some(span) => (
+            0,
+            span.file.0,
+            u32::from(span.range.start()),
+            u32::from(span.range.end()),
+        ),
+        None => (1, 0, 0, 0),
+    });
 }
 
 /// Diagnostics collected during a run: TVM's ErrorReporter / DiagnosticContext.
