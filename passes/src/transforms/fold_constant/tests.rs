@@ -146,7 +146,7 @@ fn stateful_and_non_computational_ops_stay() {
     assert_eq!(stats.folded, 1);
     let with_qnn = FoldOptions {
         fold_qnn: true,
-        max_elements: None,
+        ..FoldOptions::default()
     };
     let (folded, _) = fold_constant_expr(&parse(text), &with_qnn);
     let ExprKind::Function(f) = folded.kind() else {
@@ -176,7 +176,7 @@ fn max_elements_limits_results() {
     let text = "fn () { broadcast_to(1f, shape=[4, 4]) }";
     let limited = FoldOptions {
         fold_qnn: false,
-        max_elements: Some(10),
+        max_elements: 10,
     };
     let (out, stats) = fold_with(text, limited);
     assert!(out.contains("broadcast_to"), "{out}");
