@@ -55,8 +55,9 @@ pub fn check_fields(count: u64) -> Result<(), String> {
 /// dimensions, `None` when it does not fit in 64 bits. Negative sizes
 /// count as 0 (such a tensor holds nothing).
 pub fn element_count(dims: impl IntoIterator<Item = i64>) -> Option<u64> {
-    dims.into_iter()
-        .try_fold(1u64, |acc, d| acc.checked_mul(u64::try_from(d).unwrap_or(0)))
+    dims.into_iter().try_fold(1u64, |acc, d| {
+        acc.checked_mul(u64::try_from(d).unwrap_or(0))
+    })
 }
 
 /// Checks that a value of shape `dims` has at most `limit` elements, the

@@ -262,7 +262,11 @@ pub fn eval_call(call: &CallInfo, args: &[Value]) -> EvalResult {
 fn check_type_size(ty: &Type, call: &CallInfo) -> EvalResult<u64> {
     match ty.kind() {
         TypeKind::Tensor(t) => {
-            let Some(shape) = t.shape.iter().map(|d| d.as_int()).collect::<Option<Vec<i64>>>()
+            let Some(shape) = t
+                .shape
+                .iter()
+                .map(|d| d.as_int())
+                .collect::<Option<Vec<i64>>>()
             else {
                 return Ok(0);
             };

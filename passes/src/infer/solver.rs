@@ -1178,19 +1178,17 @@ fn evaluate(
                 return None;
             }
             let rel_args = RelationArgs::new(&args[..=num_inputs], attrs);
-            Some(
-                func(&rel_args)
-                    .map_err(|e| (e.message, e.input))
-                    .and_then(|outcome| match &outcome {
-                        RelationOutcome::Solved(assigns) => {
-                            match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
-                                Some(message) => Err((message, None)),
-                                None => Ok(outcome),
-                            }
+            Some(func(&rel_args).map_err(|e| (e.message, e.input)).and_then(
+                |outcome| match &outcome {
+                    RelationOutcome::Solved(assigns) => {
+                        match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
+                            Some(message) => Err((message, None)),
+                            None => Ok(outcome),
                         }
-                        RelationOutcome::NotReady => Ok(outcome),
-                    }),
-            )
+                    }
+                    RelationOutcome::NotReady => Ok(outcome),
+                },
+            ))
         }
     }
 }

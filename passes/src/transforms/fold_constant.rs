@@ -452,7 +452,9 @@ impl Folder {
             Ok(value) => {
                 // Kernels check the sizes they compute; a call without a
                 // checked type may still give more (a tuple's fields).
-                if u64::try_from(value.num_elements()).map_or(true, |n| n > self.options.max_elements) {
+                if u64::try_from(value.num_elements())
+                    .map_or(true, |n| n > self.options.max_elements)
+                {
                     self.stats.too_large += 1;
                     return post;
                 }

@@ -230,18 +230,20 @@ fn adversarial_values(ty: &AttrType) -> Vec<AttrValue> {
         AttrType::Double => {
             values.extend(ADVERSARIAL_DOUBLES.iter().map(|&v| AttrValue::Double(v)))
         }
-        AttrType::FloatImm => values.extend(ADVERSARIAL_DOUBLES.iter().map(|&v| {
-            AttrValue::FloatImm {
+        AttrType::FloatImm => {
+            values.extend(ADVERSARIAL_DOUBLES.iter().map(|&v| AttrValue::FloatImm {
                 value: v,
                 dtype: DataType::FLOAT32,
-            }
-        })),
+            }))
+        }
         AttrType::Bool | AttrType::BoolObj => {
             values.extend([AttrValue::Bool(false), AttrValue::Bool(true)])
         }
-        AttrType::StdString | AttrType::String => {
-            values.extend(ADVERSARIAL_STRINGS.iter().map(|s| AttrValue::Str(s.to_string())))
-        }
+        AttrType::StdString | AttrType::String => values.extend(
+            ADVERSARIAL_STRINGS
+                .iter()
+                .map(|s| AttrValue::Str(s.to_string())),
+        ),
         AttrType::DataType => values.extend(
             ADVERSARIAL_DTYPES
                 .iter()
@@ -252,7 +254,13 @@ fn adversarial_values(ty: &AttrType) -> Vec<AttrValue> {
             AttrType::Array(_) => {
                 // `pad_width`: lists of pairs (and of the wrong lengths).
                 for len in 0..=7 {
-                    for pair in [vec![], vec![0], vec![0, 0], vec![-1, 99_999_999_999], vec![1, 2, 3]] {
+                    for pair in [
+                        vec![],
+                        vec![0],
+                        vec![0, 0],
+                        vec![-1, 99_999_999_999],
+                        vec![1, 2, 3],
+                    ] {
                         let item = AttrValue::Array(pair.iter().map(|&v| int(v)).collect());
                         values.push(AttrValue::Array(vec![item; len]));
                     }
@@ -336,8 +344,9 @@ fn attr_variants(op: &OpDef) -> Vec<(String, Option<Attrs>)> {
         .fields
         .iter()
         .filter(|f| {
-            f.ty.element_type()
-                .is_some_and(|t| matches!(t, AttrType::Integer | AttrType::PrimExpr | AttrType::Int))
+            f.ty.element_type().is_some_and(|t| {
+                matches!(t, AttrType::Integer | AttrType::PrimExpr | AttrType::Int)
+            })
         })
         .map(|f| f.name.as_str())
         .collect();
@@ -389,8 +398,7 @@ fn cases_of(op: &OpDef) -> Vec<Case> {
                             types: types.clone(),
                             attrs: defaults.clone(),
                         });
-                        *types.last_mut().unwrap() =
-                            input(op, 0, Form::Tensor, rank, how, dtypes);
+                        *types.last_mut().unwrap() = input(op, 0, Form::Tensor, rank, how, dtypes);
                         cases.push(Case {
                             what: format!("{what}, output given"),
                             types,
@@ -412,7 +420,9 @@ fn cases_of(op: &OpDef) -> Vec<Case> {
                         .collect();
                     types.push(out.clone());
                     cases.push(Case {
-                        what: format!("{n} inputs, input {slot} rank {rank}, others rank 4 {dtypes:?}"),
+                        what: format!(
+                            "{n} inputs, input {slot} rank {rank}, others rank 4 {dtypes:?}"
+                        ),
                         types,
                         attrs: defaults.clone(),
                     });

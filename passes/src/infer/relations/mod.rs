@@ -382,7 +382,9 @@ pub(crate) fn index_error(index: impl std::fmt::Display, len: usize) -> Relation
 
 /// `items[index]` with TVM's `Array` bounds check.
 pub(crate) fn item<T>(items: &[T], index: usize) -> Result<&T, RelationError> {
-    items.get(index).ok_or_else(|| index_error(index, items.len()))
+    items
+        .get(index)
+        .ok_or_else(|| index_error(index, items.len()))
 }
 
 /// Normalises a possibly negative axis.

@@ -327,3 +327,33 @@ fn pass_is_registered() {
         "FoldConstant"
     );
 }
+
+/// Calls whose result would be huge are refused from the shape their
+/// kernel computes (these programs have no types), before any allocation.
+#[test]
+fn huge_results_are_refused_before_allocation() {
+    let cases = [
+        ("full", "full(1f, shape=[70000000000])"),
+        (
+            "full",
+            "full(1f, shape=[70000000000, 70000000000, 70000000000])",
+        ),
+        ("broadcast_to", "broadcast_to(1f, shape=[70000000000])"),
+        ("tile", "tile(expand_dims(1f, axis=0), reps=[70000000000])"),
+        (
+            "repeat",
+            "repeat(expand_dims(1f, axis=0), repeats=70000000000, axis=0)",
+        ),
+        (
+            "nn.pad",
+            "nn.pad(expand_dims(1f, axis=0), 0f, pad_width=[[0, 70000000000]])",
+        ),
+        ("arange", "arange(0f, 100000000f, 1f, dtype=\"float32\")"),
+    ];
+    for (op, call) in cases {
+        let text = format!("fn () {{ {call} }}");
+        let (out, stats) = fold_with(&text, FoldOptions::default());
+        assert!(out.contains(&format!("{op}(")), "{call}: {out}");
+        assert_eq!(stats.too_large, 1, "{call}: {stats:?}");
+    }
+}
