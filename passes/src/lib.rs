@@ -68,6 +68,7 @@ pub mod eval;
 mod fxhash;
 pub mod infer;
 pub mod ir;
+pub mod limits;
 pub mod lower;
 pub mod meta;
 pub mod op;

@@ -54,7 +54,7 @@ fn fold_directly(
 ) {
     let options = FoldOptions {
         fold_qnn: record.pipeline().contains("fold_qnn=true"),
-        max_elements: None,
+        ..FoldOptions::default()
     };
     for (_, function) in module.functions() {
         if function.is_optimizable() {

@@ -417,6 +417,7 @@ fn binary(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 2, call)?;
     let a = arg_tensor(args, 0, call)?;
     let b = arg_tensor(args, 1, call)?;
+    call.check_size(&broadcast_shapes(&a.shape, &b.shape)?)?;
     Ok(Value::tensor(map_binary(a, b, call.op)?))
 }
 
@@ -471,6 +472,7 @@ fn compare(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 2, call)?;
     let a = arg_tensor(args, 0, call)?;
     let b = arg_tensor(args, 1, call)?;
+    call.check_size(&broadcast_shapes(&a.shape, &b.shape)?)?;
     Ok(Value::tensor(map_compare(a, b, call.op)?))
 }
 
@@ -485,6 +487,7 @@ fn where_(args: &[Value], call: &CallInfo) -> EvalResult {
         return unsupported("where: branches of different types");
     }
     let shape = broadcast_shapes(&broadcast_shapes(&c.shape, &x.shape)?, &y.shape)?;
+    call.check_size(&shape)?;
     let ic = broadcast_index(&c.shape, &shape);
     let ix = broadcast_index(&x.shape, &shape);
     let iy = broadcast_index(&y.shape, &shape);

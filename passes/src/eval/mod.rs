@@ -60,7 +60,7 @@ mod transform;
 mod tests;
 
 use crate::dtype::DataType;
-use crate::ir::{AttrValue, Attrs, Type};
+use crate::ir::{AttrValue, Attrs, Type, TypeKind};
 use crate::meta::TensorData;
 use std::fmt;
 use std::sync::Arc;
@@ -110,13 +110,16 @@ pub enum EvalError {
     /// The kernel does not handle these inputs or attributes (a data type,
     /// a mode, a division by zero, an index out of range, …).
     Unsupported(String),
+    /// The result would have more elements than the call's limit
+    /// ([`CallInfo::max_elements`]).
+    TooLarge(String),
 }
 
 impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EvalError::NoKernel(op) => write!(f, "no evaluator kernel for `{op}`"),
-            EvalError::Unsupported(why) => f.write_str(why),
+            EvalError::Unsupported(why) | EvalError::TooLarge(why) => f.write_str(why),
         }
     }
 }
@@ -141,6 +144,10 @@ pub struct CallInfo<'a> {
     /// without it; `reshape` takes its output shape from it when it is
     /// static (as TVM's compute does), `layout_transform` checks its shape.
     pub ret_type: Option<&'a Type>,
+    /// The most elements the result may have: a call whose result (from
+    /// `ret_type`, or from the shape a kernel computes) is larger is
+    /// [`EvalError::TooLarge`], refused before anything is allocated.
+    pub max_elements: u64,
 }
 
 impl<'a> CallInfo<'a> {
@@ -149,7 +156,16 @@ impl<'a> CallInfo<'a> {
             op,
             attrs,
             ret_type: None,
+            max_elements: crate::limits::DEFAULT_FOLD_MAX_ELEMENTS,
         }
+    }
+
+    /// Checks that a result of shape `shape` is within
+    /// [`CallInfo::max_elements`]; kernels call it on the shape they
+    /// compute before they allocate it.
+    pub(crate) fn check_size(&self, shape: &[i64]) -> EvalResult<usize> {
+        crate::limits::check_elements(shape, self.max_elements)
+            .map_err(|why| EvalError::TooLarge(format!("{}: {why}", self.op)))
     }
 
     pub(crate) fn attr(&self, name: &str) -> Option<&'a AttrValue> {
@@ -235,7 +251,42 @@ pub fn operators_with_kernels() -> Vec<&'static str> {
 /// Evaluates `op(args…)` with the call's attributes.
 pub fn eval_call(call: &CallInfo, args: &[Value]) -> EvalResult {
     let kernel = kernel(call.op).ok_or_else(|| EvalError::NoKernel(call.op.to_string()))?;
+    if let Some(ty) = call.ret_type {
+        check_type_size(ty, call)?;
+    }
     kernel(args, call)
+}
+
+/// Checks every tensor of the call's checked type whose shape is known
+/// against the call's limit (the sizes of a tuple's fields add up).
+fn check_type_size(ty: &Type, call: &CallInfo) -> EvalResult<u64> {
+    match ty.kind() {
+        TypeKind::Tensor(t) => {
+            let Some(shape) = t
+                .shape
+                .iter()
+                .map(|d| d.as_int())
+                .collect::<Option<Vec<i64>>>()
+            else {
+                return Ok(0);
+            };
+            call.check_size(&shape).map(|n| n as u64)
+        }
+        TypeKind::Tuple(fields) => {
+            let mut total = 0u64;
+            for field in fields {
+                total = total.saturating_add(check_type_size(field, call)?);
+                if total > call.max_elements {
+                    return Err(EvalError::TooLarge(format!(
+                        "{}: the result has more than {} elements",
+                        call.op, call.max_elements
+                    )));
+                }
+            }
+            Ok(total)
+        }
+        _ => Ok(0),
+    }
 }
 
 // ---- argument helpers for kernels ----

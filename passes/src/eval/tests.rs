@@ -717,3 +717,24 @@ fn slice_like_takes_the_leading_part() {
     let bigger = f32s(&[4, 4], &[0.0; 16]);
     assert!(eval_call(&CallInfo::new("slice_like", Some(&all)), &[x, bigger]).is_err());
 }
+
+/// Kernels whose result size comes from their arguments check it against
+/// the call's limit before allocating.
+#[test]
+fn sizes_over_the_limit_are_refused() {
+    let a = attrs(&[("dtype", AttrValue::DataType(DataType::FLOAT32))]);
+    let err = run_err(
+        "arange",
+        Some(&a),
+        &[f32s(&[], &[0.0]), f32s(&[], &[1e8]), f32s(&[], &[1.0])],
+    );
+    assert!(matches!(err, EvalError::TooLarge(_)), "{err:?}");
+    let big = ints("int8", &[3], &[1, 2, 3]);
+    let row = ints("int8", &[3, 1], &[1, 2, 3]);
+    let call = CallInfo {
+        max_elements: 8,
+        ..CallInfo::new("add", None)
+    };
+    let err = eval_call(&call, &[big, row]).unwrap_err();
+    assert!(matches!(err, EvalError::TooLarge(_)), "{err:?}");
+}

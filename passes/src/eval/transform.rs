@@ -462,6 +462,7 @@ fn take(args: &[Value], call: &CallInfo) -> EvalResult {
     let mut out_shape: Vec<i64> = a.shape[..axis].to_vec();
     out_shape.extend_from_slice(&ind.shape[bd..]);
     out_shape.extend_from_slice(&a.shape[axis + 1..]);
+    call.check_size(&out_shape)?;
     let out_dims = dims(&out_shape);
     let a_strides = strides(&dims(&a.shape));
     let ind_strides = strides(&dims(&ind.shape));
@@ -631,8 +632,9 @@ fn strided_slice(args: &[Value], call: &CallInfo) -> EvalResult {
     tensor_value(gather(x, out_shape, &src))
 }
 
-fn broadcast_to_shape(x: &TensorData, target: &[i64]) -> EvalResult<TensorData> {
+fn broadcast_to_shape(x: &TensorData, target: &[i64], call: &CallInfo) -> EvalResult<TensorData> {
     let shape = broadcast_shapes(&x.shape, target)?;
+    call.check_size(&shape)?;
     let src = broadcast_index(&x.shape, &shape);
     gather(x, shape, &src)
 }
@@ -643,7 +645,7 @@ fn broadcast_to(args: &[Value], call: &CallInfo) -> EvalResult {
     let Some(shape) = call.ints("shape")? else {
         return unsupported("broadcast_to: no shape");
     };
-    tensor_value(broadcast_to_shape(x, &shape))
+    tensor_value(broadcast_to_shape(x, &shape, call))
 }
 
 /// `slice_like(x, like, axes)`: the leading part of `x` with the extents of
@@ -682,7 +684,7 @@ fn broadcast_to_like(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 2, call)?;
     let x = arg_tensor(args, 0, call)?;
     let like = arg_tensor(args, 1, call)?;
-    tensor_value(broadcast_to_shape(x, &like.shape))
+    tensor_value(broadcast_to_shape(x, &like.shape, call))
 }
 
 /// `full(fill, shape, dtype)`: the fill value cast to dtype (default: its
@@ -697,6 +699,7 @@ fn full(args: &[Value], call: &CallInfo) -> EvalResult {
         return unsupported("full: no static shape");
     };
     let dtype = call.dtype("dtype")?.unwrap_or(fill.dtype);
+    call.check_size(&shape)?;
     let v = super::cast::cast_tensor(fill, dtype)?;
     tensor_value(filled(dtype, shape, &v.data))
 }
@@ -728,7 +731,13 @@ fn tile(args: &[Value], call: &CallInfo) -> EvalResult {
     xs.extend_from_slice(&x.shape);
     let mut rs = vec![1i64; n - reps.len()];
     rs.extend_from_slice(&reps);
-    let out_shape: Vec<i64> = xs.iter().zip(&rs).map(|(a, b)| a * b).collect();
+    let out_shape: Vec<i64> = xs
+        .iter()
+        .zip(&rs)
+        .map(|(a, b)| a.checked_mul(*b))
+        .collect::<Option<_>>()
+        .ok_or_else(|| EvalError::TooLarge("tile: the result's shape overflows".into()))?;
+    call.check_size(&out_shape)?;
     let xd = dims(&xs);
     let st = strides(&xd);
     let od = dims(&out_shape);
@@ -753,7 +762,10 @@ fn repeat(args: &[Value], call: &CallInfo) -> EvalResult {
         return unsupported("repeat: repeats < 1");
     }
     let mut out_shape = x.shape.clone();
-    out_shape[axis] *= repeats;
+    out_shape[axis] = out_shape[axis]
+        .checked_mul(repeats)
+        .ok_or_else(|| EvalError::TooLarge("repeat: the result's shape overflows".into()))?;
+    call.check_size(&out_shape)?;
     let st = strides(&dims(&x.shape));
     let od = dims(&out_shape);
     let mut src = Vec::with_capacity(numel(&od));
@@ -791,8 +803,14 @@ fn pad(args: &[Value], call: &CallInfo) -> EvalResult {
     }
     let mode = call.str("pad_mode").unwrap_or("constant");
     let out_shape: Vec<i64> = (0..n)
-        .map(|k| x.shape[k] + widths[k][0] + widths[k][1])
-        .collect();
+        .map(|k| {
+            x.shape[k]
+                .checked_add(widths[k][0])
+                .and_then(|d| d.checked_add(widths[k][1]))
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| EvalError::TooLarge("nn.pad: the result's shape overflows".into()))?;
+    call.check_size(&out_shape)?;
     let xd = dims(&x.shape);
     if mode != "constant" && xd.contains(&0) {
         return unsupported("nn.pad: empty input");
@@ -926,6 +944,7 @@ fn layout_transform(args: &[Value], call: &CallInfo) -> EvalResult {
             (size + f - 1) / f
         });
     }
+    call.check_size(&out_shape)?;
     if let Some(shape) = ret_shape(call) {
         if shape != out_shape {
             return unsupported("layout_transform: unexpected output shape");
@@ -1003,7 +1022,7 @@ fn arange(args: &[Value], call: &CallInfo) -> EvalResult {
     if !(count > 0.0 && count < f64::from(i32::MAX)) {
         return unsupported("arange: invalid range");
     }
-    let n = count as usize;
+    let n = call.check_size(&[count as i64])?;
     let dt = start.dtype;
     let values = match (decode(start)?, decode(step)?) {
         (Col::F32(a), Col::F32(s)) => Col::F32(

@@ -1182,8 +1182,29 @@ fn evaluate(
                 return None;
             }
             let rel_args = RelationArgs::new(&args[..=num_inputs], attrs);
-            Some(func(&rel_args).map_err(|e| (e.message, e.input)))
+            Some(func(&rel_args).map_err(|e| (e.message, e.input)).and_then(
+                |outcome| match &outcome {
+                    RelationOutcome::Solved(assigns) => {
+                        match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
+                            Some(message) => Err((message, None)),
+                            None => Ok(outcome),
+                        }
+                    }
+                    RelationOutcome::NotReady => Ok(outcome),
+                },
+            ))
         }
+    }
+}
+
+/// Why a type a relation concluded holds a tensor no memory can hold (see
+/// [`crate::limits::shape_error`]): such a shape is a type error, reported
+/// at the call that computes it, not a value for later passes to build.
+fn impossible_shape(ty: &Type) -> Option<String> {
+    match ty.kind() {
+        TypeKind::Tensor(t) => crate::limits::shape_error(&t.shape),
+        TypeKind::Tuple(fields) => fields.iter().find_map(impossible_shape),
+        _ => None,
     }
 }
 

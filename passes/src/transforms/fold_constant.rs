@@ -37,11 +37,15 @@
 //! as it is — silently, as a no-op; [`FoldStats`] lists them for tools and
 //! tests.
 //!
-//! **Extension:** the config key `relay.fold_constant.max_elements`
-//! (integer, default: no limit; 0 or less also means no limit) keeps a call
-//! unfolded when its result would have more elements than that, so folding
-//! cannot blow up a module with huge constants (e.g. a `broadcast_to` of a
-//! scalar). TVM v0.13 has no such limit.
+//! **Extension:** a call whose result would have more elements than a
+//! limit stays unfolded, so folding cannot blow up a module with huge
+//! constants (a `broadcast_to` of a scalar) nor allocate what a shape in the
+//! text asks for (`full(1f, shape=[99999999999])`). The size is checked
+//! from the call's checked type (and from the shape a kernel computes)
+//! before anything is allocated. The limit is the config key
+//! `relay.fold_constant.max_elements` (integer; unset, 0 or less: the
+//! default, [`crate::limits::DEFAULT_FOLD_MAX_ELEMENTS`], 16 Mi elements).
+//! TVM v0.13 has no such limit.
 
 use crate::dtype::DataType;
 use crate::eval::{self, CallInfo, EvalError, Value};
@@ -93,12 +97,21 @@ pub fn has_qnn_canonicalization(op: &str) -> bool {
 }
 
 /// How to fold.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct FoldOptions {
     /// Fold QNN operators through their canonicalisation.
     pub fold_qnn: bool,
     /// Leave calls whose result has more elements than this unfolded.
-    pub max_elements: Option<i64>,
+    pub max_elements: u64,
+}
+
+impl Default for FoldOptions {
+    fn default() -> FoldOptions {
+        FoldOptions {
+            fold_qnn: false,
+            max_elements: crate::limits::DEFAULT_FOLD_MAX_ELEMENTS,
+        }
+    }
 }
 
 impl FoldOptions {
@@ -108,7 +121,10 @@ impl FoldOptions {
         let limit = ctx.config_int(MAX_ELEMENTS_CONFIG, 0);
         FoldOptions {
             fold_qnn,
-            max_elements: (limit > 0).then_some(limit),
+            max_elements: u64::try_from(limit)
+                .ok()
+                .filter(|&n| n > 0)
+                .unwrap_or(crate::limits::DEFAULT_FOLD_MAX_ELEMENTS),
         }
     }
 }
@@ -444,20 +460,27 @@ impl Folder {
             op: &op.name,
             attrs: call.attrs.as_ref(),
             ret_type: pre.checked_type(),
+            max_elements: self.options.max_elements,
         };
         match eval::eval_call(&info, &args) {
             Ok(value) => {
-                if let Some(limit) = self.options.max_elements {
-                    if value.num_elements() > limit {
-                        self.stats.too_large += 1;
-                        return post;
-                    }
+                // Kernels check the sizes they compute; a call without a
+                // checked type may still give more (a tuple's fields).
+                if u64::try_from(value.num_elements())
+                    .map_or(true, |n| n > self.options.max_elements)
+                {
+                    self.stats.too_large += 1;
+                    return post;
                 }
                 self.stats.folded += 1;
                 value_to_expr(value)
             }
             Err(EvalError::NoKernel(name)) => {
                 *self.stats.missing_kernels.entry(name).or_default() += 1;
+                post
+            }
+            Err(EvalError::TooLarge(_)) => {
+                self.stats.too_large += 1;
                 post
             }
             Err(EvalError::Unsupported(why)) => {

@@ -46,8 +46,13 @@ fn static_rank(shape_tensor: &TensorType, message: &str) -> Result<usize, Relati
         .shape
         .first()
         .and_then(const_int)
-        .map(|r| r.max(0) as usize)
+        .map(|r| r.max(0) as u64)
         .ok_or_else(|| RelationError::new(message))
+        .and_then(|rank| {
+            // The output gets that many dimensions: bound it first.
+            crate::limits::check_rank(rank).map_err(RelationError::new)?;
+            Ok(rank as usize)
+        })
 }
 
 fn reshape_rel(ctx: &mut Ctx) -> Step {

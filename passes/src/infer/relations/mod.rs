@@ -55,6 +55,8 @@ pub mod transform;
 pub mod vision;
 
 #[cfg(test)]
+mod audit_tests;
+#[cfg(test)]
 mod test_util;
 #[cfg(test)]
 mod tests;
@@ -367,6 +369,22 @@ pub(crate) fn check(cond: bool, message: impl FnOnce() -> String) -> Result<(), 
 /// An error in TVM's words.
 pub(crate) fn error<T>(message: impl Into<String>) -> Result<T, RelationError> {
     Err(RelationError::new(message))
+}
+
+/// The error of TVM's bounds check on an `Array` (`operator[]`, `Set`):
+/// what TVM reports when a relation reads or writes past the end of a
+/// shape or an attribute list.
+pub(crate) fn index_error(index: impl std::fmt::Display, len: usize) -> RelationError {
+    RelationError::new(format!(
+        "IndexError: indexing {index} on an array of size {len}"
+    ))
+}
+
+/// `items[index]` with TVM's `Array` bounds check.
+pub(crate) fn item<T>(items: &[T], index: usize) -> Result<&T, RelationError> {
+    items
+        .get(index)
+        .ok_or_else(|| index_error(index, items.len()))
 }
 
 /// Normalises a possibly negative axis.

@@ -48,8 +48,8 @@ relations! {
 pub(crate) fn at(dims: &[Dim], i: usize, name: &str) -> Result<Dim, RelationError> {
     dims.get(i).cloned().ok_or_else(|| {
         RelationError::new(format!(
-            "index {i} out of range for attribute `{name}` of size {}",
-            dims.len()
+            "{} (attribute `{name}`)",
+            super::index_error(i, dims.len()).message
         ))
     })
 }

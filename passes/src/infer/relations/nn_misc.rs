@@ -304,10 +304,14 @@ fn batch_norm_rel(ctx: &mut Ctx) -> Step {
     check(axis >= -1 && axis < ndim, || {
         "Check failed: param->axis >= -1 && param->axis < (int)data->shape.size()".to_string()
     })?;
-    let axis = if axis != -1 { axis } else { ndim - 1 } as usize;
+    let axis = if axis != -1 { axis } else { ndim - 1 };
     // A new type object per parameter (they share the dimension object):
-    // it becomes the checked type of a constant parameter.
-    let axis_size = &data.shape[axis];
+    // it becomes the checked type of a constant parameter. A scalar input
+    // has no axis -1 (`data->shape[-1]`).
+    let axis_size = usize::try_from(axis)
+        .ok()
+        .and_then(|a| data.shape.get(a))
+        .ok_or_else(|| super::index_error(axis, data.shape.len()))?;
     for i in 1..=4 {
         ctx.assign(i, tensor(vec![axis_size.clone()], data.dtype));
     }

@@ -13,7 +13,7 @@
 use super::layout::Layout;
 use super::nn_conv::at;
 use super::shape::{add, c_int, is_any, mul, sub, truncdiv};
-use super::{check, relations, tensor, Ctx, Step};
+use super::{check, item, relations, tensor, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::Dim;
 
@@ -110,7 +110,7 @@ fn pool_nd(ctx: &mut Ctx, axes: &[char], what: &str, min_rank: usize) -> Step {
     let ceil_mode = attrs.bool("ceil_mode")?;
     let mut oshape = data.shape.clone();
     for (i, &axis) in idx.iter().enumerate() {
-        let input = &data.shape[axis];
+        let input = item(&data.shape, axis)?;
         if is_any(input) {
             continue;
         }
@@ -149,6 +149,9 @@ fn global_pool2d_rel(ctx: &mut Ctx) -> Step {
     let idx = spatial_layout(ctx, &['H', 'W'], "Pool2D")?;
     let mut oshape = data.shape.clone();
     for axis in idx {
+        // `oshape.Set(axis, 1)`: the layout may name more axes than the
+        // input has.
+        item(&data.shape, axis)?;
         oshape[axis] = c_int(1);
     }
     ctx.assign(1, tensor(oshape, data.dtype));
@@ -172,13 +175,22 @@ fn adaptive_nd(ctx: &mut Ctx, axes: &[char], what: &str) -> Step {
         1 => "output_size must have 1 element.".to_string(),
         k => format!("output_size can have up to {k} elements."),
     })?;
+    // TVM reads every output size first (from the input's shape, or from
+    // `output_size`, which may be shorter than the number of axes), then
+    // sets them; each access is bounds-checked.
+    let sizes = idx
+        .iter()
+        .enumerate()
+        .map(|(i, &axis)| match output_size.len() {
+            0 => item(&data.shape, axis).cloned(),
+            1 => Ok(output_size[0].clone()),
+            _ => item(&output_size, i).cloned(),
+        })
+        .collect::<Result<Vec<Dim>, RelationError>>()?;
     let mut oshape = data.shape.clone();
-    for (i, &axis) in idx.iter().enumerate() {
-        oshape[axis] = match output_size.len() {
-            0 => data.shape[axis].clone(),
-            1 => output_size[0].clone(),
-            _ => output_size[i].clone(),
-        };
+    for (&axis, size) in idx.iter().zip(sizes) {
+        item(&data.shape, axis)?;
+        oshape[axis] = size;
     }
     ctx.assign(1, tensor(oshape, data.dtype));
     Ok(true)

@@ -85,6 +85,8 @@ fn expand_dims_rel(ctx: &mut Ctx) -> Step {
             "expand_dims only accepts `axis` in [-data.ndim - 1, data.ndim], but got axis = {axis}, and data.ndim = {ndim}"
         )
     })?;
+    // The new axes are built one by one: bound their number first.
+    crate::limits::check_rank(ndim as u64 + num_newaxis as u64).map_err(RelationError::new)?;
     let pivot = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
     let mut oshape = data.shape[..pivot].to_vec();
     // A new `1` object per new axis, as TVM's `emplace_back(1)`.
@@ -323,6 +325,11 @@ pub(crate) fn infer_new_shape(
                 }
                 infer_dim = floordiv(&infer_dim, dim)?;
             }
+        }
+        // `oshape.Set(infer_idx, …)`: `infer_idx` counts `newshape`'s
+        // entries, which special values make longer than `oshape`.
+        if infer_idx >= oshape.len() {
+            return Err(super::index_error(infer_idx, oshape.len()));
         }
         oshape[infer_idx] = infer_dim;
     }
@@ -622,6 +629,7 @@ fn split_rel(ctx: &mut Ctx) -> Step {
                     "indices_or_sections need to be able to divide input.shape[axis]".to_string()
                 })?;
             }
+            crate::limits::check_fields(sections.max(0) as u64).map_err(RelationError::new)?;
             for _ in 0..sections.max(0) {
                 let mut oshape = data.shape.clone();
                 oshape[axis] = if is_any(&dim) {

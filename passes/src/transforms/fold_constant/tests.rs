@@ -146,7 +146,7 @@ fn stateful_and_non_computational_ops_stay() {
     assert_eq!(stats.folded, 1);
     let with_qnn = FoldOptions {
         fold_qnn: true,
-        max_elements: None,
+        ..FoldOptions::default()
     };
     let (folded, _) = fold_constant_expr(&parse(text), &with_qnn);
     let ExprKind::Function(f) = folded.kind() else {
@@ -176,7 +176,7 @@ fn max_elements_limits_results() {
     let text = "fn () { broadcast_to(1f, shape=[4, 4]) }";
     let limited = FoldOptions {
         fold_qnn: false,
-        max_elements: Some(10),
+        max_elements: 10,
     };
     let (out, stats) = fold_with(text, limited);
     assert!(out.contains("broadcast_to"), "{out}");
@@ -341,4 +341,33 @@ fn substitutes_constant_lets_inside_closures_called_without_arguments() {
         fold(text),
         "fn (%x: int64) {\n  %0 = fn () {\n    add(3i64, %x)\n  };\n  %0()\n}"
     );
+}
+
+/// Calls whose result would be huge are refused from the shape their
+/// kernel computes (these programs have no types), before any allocation.
+#[test]
+fn huge_results_are_refused_before_allocation() {
+    let cases = [
+        ("full", "full(1f, shape=[70000000000])"),
+        (
+            "full",
+            "full(1f, shape=[70000000000, 70000000000, 70000000000])",
+        ),
+        ("broadcast_to", "broadcast_to(1f, shape=[70000000000])"),
+        ("tile", "tile(expand_dims(1f, axis=0), reps=[70000000000])"),
+        (
+            "repeat",
+            "repeat(expand_dims(1f, axis=0), repeats=70000000000, axis=0)",
+        ),
+        (
+            "nn.pad",
+            "nn.pad(expand_dims(1f, axis=0), 0f, pad_width=[[0, 70000000000]])",
+        ),
+    ];
+    for (op, call) in cases {
+        let text = format!("fn () {{ {call} }}");
+        let (out, stats) = fold_with(&text, FoldOptions::default());
+        assert!(out.contains(&format!("{op}(")), "{call}: {out}");
+        assert_eq!(stats.too_large, 1, "{call}: {stats:?}");
+    }
 }

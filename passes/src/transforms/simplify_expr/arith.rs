@@ -20,7 +20,7 @@ use crate::transforms::fold_constant::{fold_constant_expr, FoldOptions};
 fn fold(expr: Expr) -> Expr {
     let options = FoldOptions {
         fold_qnn: true,
-        max_elements: None,
+        ..FoldOptions::default()
     };
     fold_constant_expr(&expr, &options).0
 }
