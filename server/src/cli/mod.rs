@@ -2,8 +2,8 @@
 
 mod check;
 mod diff;
-mod files;
 mod explain;
+mod files;
 mod fmt;
 mod input;
 mod opt;

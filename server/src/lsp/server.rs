@@ -1163,7 +1163,9 @@ impl LanguageServer for Backend {
             };
             let function = actions::enclosing_def(a, range);
             let uri_text = uri2.as_str().to_string();
-            let project = actions::project_for(path.as_deref(), &commands).ok().flatten();
+            let project = actions::project_for(path.as_deref(), &commands)
+                .ok()
+                .flatten();
             if let Some(project) = &project {
                 for name in project.pipelines.keys() {
                     out.push(command(
