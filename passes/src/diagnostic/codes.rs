@@ -7,7 +7,7 @@
 //! Codes are grouped by the layer that finds the problem: `E00xx` syntax,
 //! `E01xx` names (lowering), `E02xx` types, `E03xx` passes and pipelines;
 //! warnings are `W` codes in the same ranges. A code, once given out, keeps
-//! its meaning; adding one is one entry of [`codes!`] (a test runs every
+//! its meaning; adding one is one entry of `codes!` (a test runs every
 //! example through the `relay` binary and checks it reports its code).
 
 use super::Layer;

@@ -5,7 +5,7 @@
 //! syntax crate decides what the text *says*, lowering decides what it
 //! *means*. The semantics are TVM's, quirks included, but where TVM aborts at
 //! the first problem lowering reports a [`Diagnostic`] (layer
-//! [`Layer::Name`]), recovers and goes on, so
+//! [`Layer::Name`](crate::diagnostic::Layer::Name)), recovers and goes on, so
 //! one run reports every name error of a file.
 //!
 //! * [`lower_module`] / [`parse_and_lower`]: `tvm.relay.parse` (without the

@@ -2,7 +2,7 @@
 //! message (`error[E0101]: …`), the file, line and column, the source line,
 //! carets under the span, related labels, notes. Colour is the caller's
 //! choice ([`Style`]); source lines longer than a screen are cut around the
-//! carets ([`crop`]), so one long line cannot turn each diagnostic into
+//! carets (`crop`), so one long line cannot turn each diagnostic into
 //! kilobytes of output. JSON output is in [`json`].
 
 mod crop;
