@@ -55,6 +55,19 @@ def @main(%x: Tensor[(2, 2), float32], %y: Tensor[(3), float32]) {
 }
 `;
 
+// A relay.toml whose on-save pipeline runs an external pass: a shell command that leaves a
+// marker file in the project (and passes the module through unchanged). Opening a folder
+// must not run it until the user trusts the folder.
+const TRUST_COMMAND = 'sh -c touch ran-marker; cat';
+const TRUST_TOML = `on_save = ["mark"]
+
+[pipelines]
+mark = "Mark"
+
+[passes.Mark]
+command = ["sh", "-c", "touch ran-marker; cat"]
+`;
+
 // Helpers -----------------------------------------------------------------------------------
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -172,20 +185,46 @@ async function goTo(page, line, column) {
   await until('the quick input to close', async () => !(await quickInputVisible(page)));
 }
 
+/** Adds a blank line at the end of the active editor and saves it (Ctrl+S), waiting until saved. */
+async function editAndSave(page) {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('End');
+  await page.keyboard.up('Control');
+  await page.keyboard.press('Enter');
+  await until('the editor to be dirty', () => page.$('.part.editor .tab.active.dirty'));
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyS');
+  await page.keyboard.up('Control');
+  await until('the editor to be saved', async () => !(await page.$('.part.editor .tab.active.dirty')));
+}
+
+/** The texts of the notification toasts on screen. */
+async function notificationTexts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.notifications-toasts .notification-list-item-message')].map((e) => e.innerText),
+  );
+}
+
 // Scenarios ---------------------------------------------------------------------------------
 
 /**
  * The steps of a scenario get `ctx`: {page, workspace, codeServer (its ChildProcess), log(line),
  * screenshot(what) for one more screenshot within a step} and may keep state in `ctx.state`.
- * Another scenario (e.g. an untrusted workspace) is one more entry: its own files, settings,
+ * Another scenario is one more entry: its own files (paths may name subfolders), settings,
  * code-server arguments and steps.
  */
 const scenarios = [
   {
     name: 'basic',
-    files: { 'fold.relay': FOLD_SRC, 'type_error.relay': TYPE_ERROR_SRC },
+    files: {
+      'fold.relay': FOLD_SRC,
+      'type_error.relay': TYPE_ERROR_SRC,
+      'project/relay.toml': TRUST_TOML,
+      'project/model.relay': FOLD_SRC,
+    },
     // Workspace settings: the relay binary under test, as a user would configure it.
     settings: { 'relay.server.path': RELAY },
+    userSettings: { 'files.autoSave': 'off' },
     codeServerArgs: ['--disable-workspace-trust'],
     steps: [
       {
@@ -280,6 +319,86 @@ const scenarios = [
           ctx.log(`after FoldConstant: ${text.replace(/\s+/g, ' ')}`);
         },
       },
+      {
+        // The trust flag in the initialization options (trusted from the start).
+        name: 'in a trusted workspace, saving runs the relay.toml on-save command',
+        async run(ctx) {
+          await openFile(ctx.page, 'model.relay');
+          await editAndSave(ctx.page);
+          await until('the on-save pipeline to run the command (project/ran-marker)', () =>
+            fs.existsSync(path.join(ctx.workspace, 'project', 'ran-marker')),
+          );
+        },
+      },
+    ],
+  },
+  {
+    // Workspace Trust: relay.toml's external commands run only in a trusted folder.
+    name: 'trust',
+    files: { 'project/relay.toml': TRUST_TOML, 'project/model.relay': FOLD_SRC },
+    settings: {},
+    // Workspace Trust on (as in VS Code), without the modal question at startup: the folder is
+    // not trusted, so it opens in Restricted Mode. relay.server.path is a restricted setting,
+    // which VS Code ignores in the workspace's settings there: a user setting, as a user would.
+    userSettings: {
+      'security.workspace.trust.enabled': true,
+      'security.workspace.trust.startupPrompt': 'never',
+      // Saved only by the steps' Ctrl+S, so each save is one the test made.
+      'files.autoSave': 'off',
+      'relay.server.path': RELAY,
+    },
+    steps: [
+      {
+        name: 'an untrusted folder opens in Restricted Mode and the server starts',
+        async run(ctx) {
+          await until('the Restricted Mode indicator', () =>
+            ctx.page.evaluate(() => /Restricted Mode/.test(document.querySelector('.part.statusbar')?.innerText || '')),
+          );
+          await openFile(ctx.page, 'model.relay');
+          const wanted = `${RELAY} lsp --stdio`;
+          await until(`a process \`${wanted}\``, () => {
+            const table = processes();
+            return table.find((p) => p.args === wanted && isDescendant(table, p.pid, ctx.codeServer.pid));
+          });
+        },
+      },
+      {
+        name: 'saving in the untrusted folder does not run the relay.toml command and says so',
+        async run(ctx) {
+          await editAndSave(ctx.page);
+          const told = await until('a notification naming the skipped command', async () =>
+            (await notificationTexts(ctx.page)).find((t) => t.includes('not trusted') && t.includes(TRUST_COMMAND)),
+          );
+          ctx.log(`notification: ${told}`);
+          // The server tells the user after deciding not to run the pipeline's command.
+          if (fs.existsSync(path.join(ctx.workspace, 'project', 'ran-marker'))) {
+            throw new Error('the external command ran in an untrusted folder');
+          }
+        },
+      },
+      {
+        name: 'after "Trust" in Manage Workspace Trust, saving runs the command',
+        async run(ctx) {
+          await runCommand(ctx.page, 'Workspaces: Manage Workspace Trust');
+          const button = await until('the Trust button', () =>
+            ctx.page.evaluateHandle(() =>
+              [...document.querySelectorAll('.workspace-trust-editor .monaco-button')].find(
+                (b) => b.offsetParent !== null && /^Trust( Folder)?$/.test(b.innerText.trim()),
+              ) || null,
+            ).then((h) => (h.asElement() ? h : null)),
+          );
+          await ctx.screenshot('Manage Workspace Trust');
+          await button.click();
+          await until('Restricted Mode to end', () =>
+            ctx.page.evaluate(() => !/Restricted Mode/.test(document.querySelector('.part.statusbar')?.innerText || '')),
+          );
+          await openFile(ctx.page, 'model.relay');
+          await editAndSave(ctx.page);
+          await until('the on-save pipeline to run the command (project/ran-marker)', () =>
+            fs.existsSync(path.join(ctx.workspace, 'project', 'ran-marker')),
+          );
+        },
+      },
     ],
   },
 ];
@@ -314,6 +433,7 @@ async function startCodeServer(scenario, root) {
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
   fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
   for (const [name, text] of Object.entries(scenario.files)) {
+    fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
     fs.writeFileSync(path.join(workspace, name), text);
   }
   fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify(scenario.settings, null, 2));
