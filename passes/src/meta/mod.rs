@@ -263,7 +263,12 @@ mod corpus_tests {
         walk(&dir, &mut files);
         files.sort();
         let mut out = Vec::new();
+        let mut awaiting = 0;
         for f in files {
+            if awaiting_coverage(&f) {
+                awaiting += 1;
+                continue;
+            }
             let Ok(text) = std::fs::read_to_string(&f) else {
                 continue;
             };
@@ -271,7 +276,40 @@ mod corpus_tests {
                 out.push((f, text[pos + "#[metadata]".len()..].to_string()));
             }
         }
+        eprintln!("metadata corpus: {awaiting} files of records awaiting coverage left out");
         Some(out)
+    }
+
+    /// Records this project does not cover yet: TVM's InferType on
+    /// operators without a relation here (`passes/InferType/2NNN`, issue 17:
+    /// their metadata uses attrs types and TIR nodes the schema table lacks)
+    /// and the results of passes not implemented yet (issue 22). The same
+    /// list as `awaiting_coverage` in `passes/tests/common`.
+    fn awaiting_coverage(path: &Path) -> bool {
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+        let pass = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|p| p.to_string_lossy().into_owned());
+        let (Some(file), Some(pass)) = (file, pass) else {
+            return false;
+        };
+        if pass == "InferType" && file.starts_with('2') && file.as_bytes().get(4) == Some(&b'.') {
+            return true;
+        }
+        [
+            "BatchingOps",
+            "DivToMul",
+            "FakeQuantizationToInteger",
+            "FirstOrderGradient",
+            "LazyGradientInit",
+            "MergeCompilerRegions",
+            "PartialEvaluate",
+            "PartitionGraph",
+            "Pipeline-MergeCompilerRegions+PartitionGraph",
+            "ToMixedPrecision",
+        ]
+        .contains(&pass.as_str())
     }
 
     #[test]

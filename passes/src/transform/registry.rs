@@ -208,20 +208,10 @@ impl PassSpec {
             + 'static,
     ) -> PassSpec {
         let transform = Arc::new(transform);
-        let factory_info = info.clone();
-        PassSpec {
-            name: info.name.clone(),
-            info,
-            kind: PassKind::Function,
-            params: Vec::new(),
-            description: description.into(),
-            factory: Arc::new(move |_args| {
-                let transform = Arc::clone(&transform);
-                let pass =
-                    FunctionPass::new(factory_info.clone(), move |f, m, ctx| transform(f, m, ctx));
-                Ok(Arc::new(pass) as Arc<dyn Pass>)
-            }),
-        }
+        PassSpec::without_params(info, description, PassKind::Function, move |info| {
+            let transform = Arc::clone(&transform);
+            Arc::new(FunctionPass::new(info, move |f, m, ctx| transform(f, m, ctx)))
+        })
     }
 
     /// The registry entry of a module pass without parameters, registered
@@ -235,18 +225,27 @@ impl PassSpec {
             + 'static,
     ) -> PassSpec {
         let transform = Arc::new(transform);
+        PassSpec::without_params(info, description, PassKind::Module, move |info| {
+            let transform = Arc::clone(&transform);
+            Arc::new(ModulePass::new(info, move |m, ctx| transform(m, ctx)))
+        })
+    }
+
+    /// A parameterless entry whose factory makes a pass from its info.
+    fn without_params(
+        info: PassInfo,
+        description: &str,
+        kind: PassKind,
+        make: impl Fn(PassInfo) -> Arc<dyn Pass> + Send + Sync + 'static,
+    ) -> PassSpec {
         let factory_info = info.clone();
         PassSpec {
             name: info.name.clone(),
             info,
-            kind: PassKind::Module,
+            kind,
             params: Vec::new(),
             description: description.into(),
-            factory: Arc::new(move |_args| {
-                let transform = Arc::clone(&transform);
-                let pass = ModulePass::new(factory_info.clone(), move |m, ctx| transform(m, ctx));
-                Ok(Arc::new(pass) as Arc<dyn Pass>)
-            }),
+            factory: Arc::new(move |_args| Ok(make(factory_info.clone()))),
         }
     }
 }
