@@ -21,7 +21,7 @@ use super::display::{self, shape_array};
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::assert_eq as dims_equal;
 use super::shape::{add, c_int, const_int, dim_dtype, floordiv, is_any, mul, sub, truncdiv, I32};
-use super::{check, error, relations, tensor, Ctx, Step};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
 use crate::infer::relation::RelationError;
 use crate::ir::Dim;
@@ -171,8 +171,8 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
     let kernel_layout_name = attrs.str("kernel_layout")?;
     let out_layout_name = attrs.str("out_layout")?;
     let groups = attrs.int("groups")?;
-    let in_layout = parse_layout(&data_layout_name)?;
-    let kernel_layout = parse_layout(&kernel_layout_name)?;
+    let in_layout = parse_layout(&data_layout_name).about("data_layout")?;
+    let kernel_layout = parse_layout(&kernel_layout_name).about("kernel_layout")?;
     let is_dnnl_group_conv = groups > 1 && kernel_layout_name.contains('G');
     let k_oihw = if is_dnnl_group_conv { "GOIHW" } else { "OIHW" };
 
@@ -181,26 +181,26 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
             "conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
             repr(&data_layout_name)
         )
-    })?;
+    }).about("data_layout")?;
     let trans_kernel = bijective(&kernel_layout, k_oihw, || {
         format!(
             "conv2d only support kernel layouts that are convertible from {}. The provided layout is: {}",
             repr(k_oihw),
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = if out_layout_name.is_empty() {
         data_layout_name.clone()
     } else {
         out_layout_name
     };
-    let out_layout = parse_layout(&out_layout_name)?;
+    let out_layout = parse_layout(&out_layout_name).about("out_layout")?;
     let trans_out = bijective(&out_layout, "NCHW", || {
         format!(
             "conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
 
     let dshape = trans_in.forward_shape(&data.shape)?;
     let is_depthwise = if groups > 1 {
@@ -332,28 +332,43 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -441,28 +456,43 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
     let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCDHW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCDHW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIDHW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCDHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIDHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCDHW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCDHW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCDHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -563,30 +593,30 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
     let groups_value = attrs.int("groups")?;
     let is_dnnl_group_conv = groups_value > 1 && kernel_layout_name.contains('G');
     let k_iohw = if is_dnnl_group_conv { "GIOHW" } else { "IOHW" };
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
         format!(
             "Conv2DTransposed only support input layouts that are convertible from NCHW. But got {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, k_iohw, || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, k_iohw, || {
         format!(
             "Conv2DTransposed only support kernel layouts that are convertible from {}. But got {} {}",
             repr(k_iohw),
             repr(&kernel_layout_name),
             repr(k_iohw)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
         format!(
             "Conv2DTransposed only support output layouts that are convertible from NCHW. But got {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(groups_value);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -712,28 +742,28 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCDHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCDHW", || {
         format!(
             "Conv3d_transpose only support input layouts that are convertible from NCDHW. But got {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "IODHW", || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "IODHW", || {
         format!(
             "Conv3d_transpose only support kernel layouts that are convertible from IODHW. But got {}",
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCDHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCDHW", || {
         format!(
             "Conv3d_transpose only support output layouts that are convertible from NCDHW. But got {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups_value = attrs.int("groups")?;
     let groups = groups_dim(groups_value);
@@ -854,28 +884,43 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCHW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    bijective(&parse_layout(&kernel_layout_name)?, "OIHW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIHW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCHW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let (Some(kernel_size), Some(channels)) = (attrs.dims("kernel_size")?, attrs.dim("channels")?)
     else {
@@ -934,28 +979,28 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
         format!(
             "deformable_conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIHW", || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "OIHW", || {
         format!(
             "deformable_conv2d only support kernel layouts that are convertible from OIHW. The provided layout is: {}",
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
         format!(
             "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;

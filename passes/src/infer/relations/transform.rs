@@ -17,7 +17,7 @@ use super::layout::{BijectiveLayout, Layout};
 use super::shape::{
     self, add, c_int, const_int, dim_dtype, floordiv, floormod, is_any, is_int_imm, mul, sub,
 };
-use super::{check, constant_scalar, error, relations, tensor, Ctx, Step};
+use super::{check, constant_scalar, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::{AttrValue, Dim, Type, TypeKind};
 
@@ -84,7 +84,7 @@ fn expand_dims_rel(ctx: &mut Ctx) -> Step {
         format!(
             "expand_dims only accepts `axis` in [-data.ndim - 1, data.ndim], but got axis = {axis}, and data.ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     // The new axes are built one by one: bound their number first.
     crate::limits::check_rank(ndim as u64 + num_newaxis as u64).map_err(RelationError::new)?;
     let pivot = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
@@ -119,10 +119,12 @@ fn squeeze_rel(ctx: &mut Ctx) -> Step {
                 let axis = if axis < 0 { axis + n } else { axis };
                 check(axis >= 0, || {
                     format!("Check failed: axis_val >= 0 ({axis} vs. 0)")
-                })?;
+                })
+                .about("axis")?;
                 check(axis < n, || {
                     format!("Check failed: axis_val < original_shape.size() ({axis} vs. {n})")
-                })?;
+                })
+                .about("axis")?;
                 keep[axis as usize] = false;
             }
             for (dim, keep) in data.shape.iter().zip(keep) {
@@ -156,7 +158,8 @@ fn transpose_rel(ctx: &mut Ctx) -> Step {
                     "Dimension mismatch: axes has {} elements, but data.ndim = {ndim}",
                     axes.len()
                 )
-            })?;
+            })
+            .about("axes")?;
             let mut used = vec![false; data.shape.len()];
             let mut order = Vec::with_capacity(axes.len());
             for axis in axes {
@@ -164,11 +167,12 @@ fn transpose_rel(ctx: &mut Ctx) -> Step {
                     format!(
                         "transpose only allows each `axis` in `axes` in range [-data.ndim, data.ndim), but got axis = {axis}, and data.ndim = {ndim}"
                     )
-                })?;
+                }).about("axes")?;
                 let axis = if axis < 0 { axis + ndim } else { axis } as usize;
                 check(!used[axis], || {
                     format!("Duplicate axes in transpose: {axis}")
-                })?;
+                })
+                .about("axes")?;
                 used[axis] = true;
                 order.push(axis);
             }
