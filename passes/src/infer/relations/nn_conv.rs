@@ -45,12 +45,13 @@ relations! {
 }
 
 /// `arr[i]`, an error where TVM would read past the end.
-pub(crate) fn at(dims: &[Dim], i: usize, name: &str) -> Result<Dim, RelationError> {
+pub(crate) fn at(dims: &[Dim], i: usize, name: &'static str) -> Result<Dim, RelationError> {
     dims.get(i).cloned().ok_or_else(|| {
         RelationError::new(format!(
             "{} (attribute `{name}`)",
             super::index_error(i, dims.len()).message
         ))
+        .about_attribute(name)
     })
 }
 
@@ -225,13 +226,15 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let g = groups_dim(groups);
         let wshape = if is_dnnl_group_conv {
             vec![
@@ -273,7 +276,8 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             if !dims_equal(&kernel_size[0], &wshape[2]) || !dims_equal(&kernel_size[1], &wshape[3])
             {
                 return error(format!(
@@ -306,12 +310,13 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
         }
         check(dilation.len() >= 2, || {
             "dilation must have 2 elements".to_string()
-        })?;
+        })
+        .about("dilation")?;
         channels = wshape[0].clone();
         dilated_y = dilated(&wshape[2], &dilation[0]);
         dilated_x = dilated(&wshape[3], &dilation[1]);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let oshape = vec![
         dshape[0].clone(),
@@ -506,13 +511,15 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 3, || {
             format!(
                 "Check failed: dilation.size() == 3 ({} vs. 3)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let mut wshape = vec![channels_attr.clone(), floordiv(&dshape[1], &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -533,7 +540,8 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
                 || {
@@ -566,7 +574,7 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
             dilated_k.push(dilated(&wshape[i + 2], &at(&dilation, i, "dilation")?));
         }
     }
-    let pad = padding_dhw(&attrs.dims_or_empty("padding")?)?;
+    let pad = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let mut oshape = vec![dshape[0].clone(), channels];
     for i in 0..3 {
@@ -629,13 +637,15 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let wshape = if is_dnnl_group_conv {
             vec![
                 groups.clone(),
@@ -669,7 +679,8 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
                 || {
@@ -704,7 +715,7 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let output_padding = attrs.dims_or_empty("output_padding")?;
     let oshape = vec![
@@ -779,13 +790,15 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 3, || {
             format!(
                 "Check failed: dilation.size() == 3 ({} vs. 3)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let mut wshape = vec![dshape[1].clone(), floordiv(channels_attr, &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -806,7 +819,8 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
                 || {
@@ -840,7 +854,7 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
         dilated_y = dilated(&wshape[4], &at(&dilation, 2, "dilation")?);
     }
-    let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?)?;
+    let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let output_padding = attrs.dims_or_empty("output_padding")?;
     let oshape = vec![
@@ -934,16 +948,18 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
             "Check failed: kernel_size.size() == 2 ({} vs. 2)",
             kernel_size.len()
         )
-    })?;
+    })
+    .about("kernel_size")?;
     check(dilation.len() == 2, || {
         format!(
             "Check failed: dilation.size() == 2 ({} vs. 2)",
             dilation.len()
         )
-    })?;
+    })
+    .about("dilation")?;
     let dilated_y = dilated(&kernel_size[0], &dilation[0]);
     let dilated_x = dilated(&kernel_size[1], &dilation[1]);
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     // `(in + pad - dilated) / stride + 1` with C++ `/`: truncating.
     let size = |input: &Dim, pad: &Dim, dil: &Dim, stride: &Dim| -> Result<Dim, RelationError> {
@@ -1013,13 +1029,15 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let wshape = vec![
             channels_attr.clone(),
             floordiv(&dshape[1], &groups)?,
@@ -1044,7 +1062,8 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
                 || {
@@ -1078,7 +1097,7 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let one = c_int(1);
     let out_h = add(

@@ -175,7 +175,8 @@ fn adaptive_nd(ctx: &mut Ctx, axes: &[char], what: &str) -> Step {
     check(output_size.len() <= n, || match n {
         1 => "output_size must have 1 element.".to_string(),
         k => format!("output_size can have up to {k} elements."),
-    })?;
+    })
+    .about("output_size")?;
     // TVM reads every output size first (from the input's shape, or from
     // `output_size`, which may be shorter than the number of axes), then
     // sets them; each access is bounds-checked.

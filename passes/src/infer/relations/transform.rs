@@ -537,7 +537,7 @@ fn stack_rel(ctx: &mut Ctx) -> Step {
         format!(
             "stack only accepts `axis` in [-(ndim+1), ndim+1), but got axis = {axis}, and ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     let axis = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
     for e in &tensors {
         check(e.shape.len() as i64 == ndim, || {
@@ -582,10 +582,12 @@ fn split_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis < ndim, || {
         "axis should be within the input dimension range.".to_string()
-    })?;
+    })
+    .about("axis")?;
     check(axis >= 0, || {
         "axis should be within the input dimension range.".to_string()
-    })?;
+    })
+    .about("axis")?;
     let axis = axis as usize;
     let dim = data.shape[axis].clone();
     let mut fields = Vec::new();
@@ -835,7 +837,7 @@ fn slice_like_rel(ctx: &mut Ctx) -> Step {
             }
         }
         Some(axes) => {
-            check(!axes.is_empty(), || "Axes cannot be empty.".to_string())?;
+            check(!axes.is_empty(), || "Axes cannot be empty.".to_string()).about("axes")?;
             for axis in axes {
                 let axis = if axis < 0 {
                     axis + dshape.len() as i64
@@ -891,7 +893,8 @@ fn take_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis <= ndim_data, || {
         format!("axis should be with in data shape, but got = {axis}")
-    })?;
+    })
+    .about("axis")?;
     check(batch_dims <= ndim_indices, || {
         format!("batch_dims should be with in indices shape, but got = {batch_dims}")
     })?;
@@ -985,7 +988,7 @@ fn repeat_rel(ctx: &mut Ctx) -> Step {
         format!(
             "repeat only accepts `axis` in [-data.ndim - 1, data.ndim], but got axis = {axis}, and data.ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     let pivot = if axis < 0 { ndim + axis } else { axis };
     let pivot = usize::try_from(pivot)
         .ok()
