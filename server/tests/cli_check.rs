@@ -198,6 +198,38 @@ fn an_unclosed_group_is_labelled_at_its_opener() {
     );
 }
 
+/// Issue 14, defect 4: a type error about an attribute is shown at the
+/// attribute's value, with the call labelled; the message is TVM's.
+#[test]
+fn an_attribute_error_points_at_the_value() {
+    let dir = scratch("attribute");
+    let file = write(
+        &dir,
+        "m.relay",
+        "#[version = \"0.0.5\"]\n\
+         def @main(%x: Tensor[(2, 3), float32], %b: Tensor[(3), float32]) {\n  \
+         nn.bias_add(%x, %b, axis=4)\n}\n",
+    );
+    let out = relay()
+        .args(["check", "--color", "never"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = text_of(&out);
+    assert!(
+        text.contains("error[E0202]: The axis in bias_add must be in range for the shape; attempted to access index 4 of [2, 3]"),
+        "{text}"
+    );
+    // The caret under `4`, the call underlined and labelled.
+    assert!(
+        text.contains("m.relay:3:28\n")
+            && text
+                .contains("3 │   nn.bias_add(%x, %b, axis=4)\n  │   -------------------------^-\n")
+            && text.contains("in this call"),
+        "{text}"
+    );
+}
+
 /// Issue 15, item 4: `def @main(` and 16,000 `(` printed 386 MB of errors;
 /// 8,000 `let`s the same.
 #[test]

@@ -88,10 +88,12 @@ fn bool_scalar() -> Type {
 
 impl<'a> Inferencer<'a> {
     pub fn new(module: Option<&'a IRModule>, lookup: RelationLookup<'a>) -> Inferencer<'a> {
+        let mut solver = Solver::new();
+        solver.sources = module.map(|m| m.sources.clone());
         Inferencer {
             module,
             lookup,
-            solver: Solver::new(),
+            solver,
             types: IdMap::default(),
             var_types: IdMap::default(),
             type_args: IdMap::default(),

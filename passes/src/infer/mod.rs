@@ -40,6 +40,7 @@
 pub mod relation;
 pub mod relations;
 
+mod attr_span;
 mod display;
 mod exhaust;
 mod generate;

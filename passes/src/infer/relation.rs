@@ -62,6 +62,9 @@ pub struct RelationError {
     pub message: String,
     /// The input the error is about, if one is (for a note at its span).
     pub input: Option<usize>,
+    /// The call attribute the error is about, if one is: the error is
+    /// reported at that attribute's value in the call's text.
+    pub attribute: Option<&'static str>,
 }
 
 impl RelationError {
@@ -69,6 +72,7 @@ impl RelationError {
         RelationError {
             message: message.into(),
             input: None,
+            attribute: None,
         }
     }
 
@@ -76,7 +80,15 @@ impl RelationError {
         RelationError {
             message: message.into(),
             input: Some(input),
+            attribute: None,
         }
+    }
+
+    /// The same error, about the call attribute `name` (unless it already
+    /// names one: the innermost check knows best).
+    pub fn about_attribute(mut self, name: &'static str) -> RelationError {
+        self.attribute.get_or_insert(name);
+        self
     }
 }
 

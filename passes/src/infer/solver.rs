@@ -12,13 +12,14 @@
 //! Nothing here recurses on the size of an expression: types are nested only
 //! as deep as the text nests them, and relations are run from the queue.
 
+use super::attr_span::attribute_value_span;
 use super::display::{show_dim, show_type};
-use super::relation::{RelationArgs, RelationFn, RelationOutcome};
+use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use crate::diagnostic::{Code, Diagnostic, Label};
 use crate::ir::{
     Attrs, Dim, Expr, ExprKind, FuncType, MetaObject, TensorType, Type, TypeKind, TypeVar,
 };
-use crate::source::Span;
+use crate::source::{SourceMap, Span};
 use std::collections::{HashMap, VecDeque};
 
 /// A hash map keyed by addresses or ids.
@@ -221,6 +222,9 @@ pub(crate) struct Solver {
     /// Constraints of polymorphic function types, by the type's address.
     constraints: IdMap<usize, (Type, Vec<Constraint>)>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The texts spans point into, to find an attribute's value in a call
+    /// for an error about it (none: such errors stay at the call).
+    pub sources: Option<SourceMap>,
 }
 
 impl Solver {
@@ -236,6 +240,7 @@ impl Solver {
             shape_uf: HashMap::new(),
             constraints: IdMap::default(),
             diagnostics: Vec::new(),
+            sources: None,
         }
     }
 
@@ -951,7 +956,7 @@ impl Solver {
         func: &RelFunc,
         args: &[Type],
         num_inputs: usize,
-        outcome: Result<RelationOutcome, (String, Option<usize>)>,
+        outcome: Result<RelationOutcome, RelationError>,
         bind: Option<&Type>,
     ) -> bool {
         let span = self.rels[id as usize].span;
@@ -1016,9 +1021,22 @@ impl Solver {
                 }
                 true
             }
-            Err((message, input)) => {
+            Err(RelationError {
+                message,
+                input,
+                attribute,
+            }) => {
                 let info = input
                     .and_then(|i| relation_input(&self.rels[id as usize].site, i).map(ArgInfo::of));
+                // An error about an attribute is shown at its value, with
+                // the call labelled; otherwise at the call.
+                let value = attribute.zip(span).and_then(|(key, call)| {
+                    attribute_value_span(self.sources.as_ref()?, call, key)
+                });
+                let site = match value {
+                    Some(value) => Site::at(Some(value)).label(span, "in this call"),
+                    None => Site::at(span),
+                };
                 let site = match (input, info) {
                     (Some(i), Some(info)) => {
                         let ty = args.get(i).map_or(String::new(), show_type);
@@ -1027,9 +1045,9 @@ impl Solver {
                             RelFunc::Op { .. } => format!("argument {i}"),
                         };
                         let what = info.describe(&role);
-                        Site::at(span).label(info.span, format!("{what}; its type is `{ty}`"))
+                        site.label(info.span, format!("{what}; its type is `{ty}`"))
                     }
-                    _ => Site::at(span),
+                    _ => site,
                 };
                 self.error(Code::OperatorTypeError, &site, message);
                 false
@@ -1174,7 +1192,7 @@ fn evaluate(
     args: &[Type],
     num_inputs: usize,
     attrs: Option<&Attrs>,
-) -> Option<Result<RelationOutcome, (String, Option<usize>)>> {
+) -> Option<Result<RelationOutcome, RelationError>> {
     match func {
         RelFunc::TupleGetItem(index) => Some(tuple_get_item_rel(*index, args)),
         RelFunc::Op { func, .. } => {
@@ -1182,17 +1200,15 @@ fn evaluate(
                 return None;
             }
             let rel_args = RelationArgs::new(&args[..=num_inputs], attrs);
-            Some(func(&rel_args).map_err(|e| (e.message, e.input)).and_then(
-                |outcome| match &outcome {
-                    RelationOutcome::Solved(assigns) => {
-                        match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
-                            Some(message) => Err((message, None)),
-                            None => Ok(outcome),
-                        }
+            Some(func(&rel_args).and_then(|outcome| match &outcome {
+                RelationOutcome::Solved(assigns) => {
+                    match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
+                        Some(message) => Err(RelationError::new(message)),
+                        None => Ok(outcome),
                     }
-                    RelationOutcome::NotReady => Ok(outcome),
-                },
-            ))
+                }
+                RelationOutcome::NotReady => Ok(outcome),
+            }))
         }
     }
 }
@@ -1305,10 +1321,7 @@ pub(crate) fn subst(t: &Type, map: &IdMap<u64, Type>) -> Type {
 
 /// TVM's `TupleGetItemRel`: waits for the tuple's type, then gives the
 /// field's type to the output.
-fn tuple_get_item_rel(
-    index: usize,
-    args: &[Type],
-) -> Result<RelationOutcome, (String, Option<usize>)> {
+fn tuple_get_item_rel(index: usize, args: &[Type]) -> Result<RelationOutcome, RelationError> {
     let (Some(tuple), Some(_)) = (args.first(), args.get(1)) else {
         return Ok(RelationOutcome::Solved(Vec::new()));
     };
@@ -1316,22 +1329,22 @@ fn tuple_get_item_rel(
         TypeKind::Incomplete(_) => Ok(RelationOutcome::NotReady),
         TypeKind::Tuple(fields) => match fields.get(index) {
             Some(field) => Ok(RelationOutcome::Solved(vec![(1, field.clone())])),
-            None => Err((
+            None => Err(RelationError::at_input(
                 format!(
                     "index {index} is out of range for a tuple of {} field{}, of type `{}`",
                     fields.len(),
                     if fields.len() == 1 { "" } else { "s" },
                     show_type(tuple)
                 ),
-                Some(0),
+                0,
             )),
         },
-        _ => Err((
+        _ => Err(RelationError::at_input(
             format!(
                 "`.{index}` needs a tuple, but the expression has type `{}`",
                 show_type(tuple)
             ),
-            Some(0),
+            0,
         )),
     }
 }

@@ -90,7 +90,14 @@ pub fn run(args: &CheckArgs) -> i32 {
         };
         let file = sources.add(input.name(), text.as_str());
         let pipeline = args.pipeline.as_deref().map(|p| (p, args.no_external));
-        let mut found = check_text(file, &text, entry, &input.project_start(), pipeline);
+        let mut found = check_text(
+            &sources,
+            file,
+            &text,
+            entry,
+            &input.project_start(),
+            pipeline,
+        );
         has_errors |= found.iter().any(Diagnostic::is_error);
         sort_by_position(&mut found);
         let (shown, left_out) = limit(found, args.max_errors);
@@ -120,6 +127,7 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// `file`): syntax, names, the types of the definitions that can be
 /// checked, and `pipeline`'s when everything else is clean.
 fn check_text(
+    sources: &SourceMap,
     file: relay_passes::source::FileId,
     text: &str,
     entry: Entry,
@@ -142,12 +150,15 @@ fn check_text(
     let Some(root) = parse.source_file() else {
         return found;
     };
-    let lowered = lower_module(file, &root);
+    let mut lowered = lower_module(file, &root);
     found.extend(lowered.diagnostics);
     let scope = CheckScope::new(file, &root, &found);
     if !scope.checks_anything() {
         return found;
     }
+    // The module's spans point into `sources`; type errors about an
+    // attribute look its value up there.
+    lowered.module.sources = sources.clone();
     let (module, typed) = infer_module(&lowered.module);
     found.extend(scope.filter(typed));
     if let (Some((pipeline, no_external)), false) =

@@ -2,7 +2,7 @@
 //! `ArgsortRel` and `TopKRel`.
 
 use super::shape::c_int;
-use super::{check, error, relations, tensor, Ctx, Step};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::ir::Type;
 
 relations! {
@@ -50,7 +50,8 @@ fn topk_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis >= 0 && axis < ndim, || {
         "Check failed: axis >= 0 && axis < ndim".to_string()
-    })?;
+    })
+    .about("axis")?;
     let k = ctx.attrs.opt_int("k")?;
     let mut out_shape = Vec::with_capacity(data.shape.len());
     for (i, dim) in data.shape.iter().enumerate() {

@@ -9,7 +9,7 @@
 use super::algorithm::topk_result;
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::const_int;
-use super::{check, error, relations, tensor, Ctx, Step};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::{Dim, TensorType};
 
@@ -268,7 +268,8 @@ fn topk_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis >= 0 && axis < ndim, || {
         "Check failed: axis >= 0 && axis < ndim".to_string()
-    })?;
+    })
+    .about("axis")?;
     let out_shape = data
         .shape
         .iter()

@@ -5,7 +5,7 @@
 //! converted back to the data layout.
 
 use super::layout::{BijectiveLayout, Layout};
-use super::{check, relations, tensor, Ctx, Step};
+use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 
 relations! {
@@ -29,12 +29,12 @@ fn resize2d_rel(ctx: &mut Ctx) -> Step {
         "Check failed: param->roi.size() == 4".to_string()
     })?;
     let layout_name = ctx.attrs.str("layout")?;
-    let converter = BijectiveLayout::new(&Layout::parse(&layout_name)?, &Layout::parse("NCHW")?)
+    let converter = BijectiveLayout::new(&Layout::parse(&layout_name).about("layout")?, &Layout::parse("NCHW")?)
         .ok_or_else(|| {
             RelationError::new(format!(
                 "Resize only support input layouts that are convertible from NCHW. But got Layout({layout_name})"
             ))
-        })?;
+        }).about("layout")?;
     let mut oshape = converter.forward_shape(&data.shape)?;
     oshape[2] = size[0].clone();
     oshape[3] = size[1].clone();

@@ -366,6 +366,18 @@ pub(crate) fn check(cond: bool, message: impl FnOnce() -> String) -> Result<(), 
     }
 }
 
+/// Says which call attribute the errors of a step concern, so they are
+/// shown at its value: `normalize(axes, ndim).about("axes")?`.
+pub(crate) trait AboutAttribute {
+    fn about(self, name: &'static str) -> Self;
+}
+
+impl<T> AboutAttribute for Result<T, RelationError> {
+    fn about(self, name: &'static str) -> Self {
+        self.map_err(|e| e.about_attribute(name))
+    }
+}
+
 /// An error in TVM's words.
 pub(crate) fn error<T>(message: impl Into<String>) -> Result<T, RelationError> {
     Err(RelationError::new(message))

@@ -21,7 +21,7 @@ use super::display::{self, shape_array};
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::assert_eq as dims_equal;
 use super::shape::{add, c_int, const_int, dim_dtype, floordiv, is_any, mul, sub, truncdiv, I32};
-use super::{check, error, relations, tensor, Ctx, Step};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
 use crate::infer::relation::RelationError;
 use crate::ir::Dim;
@@ -45,12 +45,13 @@ relations! {
 }
 
 /// `arr[i]`, an error where TVM would read past the end.
-pub(crate) fn at(dims: &[Dim], i: usize, name: &str) -> Result<Dim, RelationError> {
+pub(crate) fn at(dims: &[Dim], i: usize, name: &'static str) -> Result<Dim, RelationError> {
     dims.get(i).cloned().ok_or_else(|| {
         RelationError::new(format!(
             "{} (attribute `{name}`)",
             super::index_error(i, dims.len()).message
         ))
+        .about_attribute(name)
     })
 }
 
@@ -171,8 +172,8 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
     let kernel_layout_name = attrs.str("kernel_layout")?;
     let out_layout_name = attrs.str("out_layout")?;
     let groups = attrs.int("groups")?;
-    let in_layout = parse_layout(&data_layout_name)?;
-    let kernel_layout = parse_layout(&kernel_layout_name)?;
+    let in_layout = parse_layout(&data_layout_name).about("data_layout")?;
+    let kernel_layout = parse_layout(&kernel_layout_name).about("kernel_layout")?;
     let is_dnnl_group_conv = groups > 1 && kernel_layout_name.contains('G');
     let k_oihw = if is_dnnl_group_conv { "GOIHW" } else { "OIHW" };
 
@@ -181,26 +182,26 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
             "conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
             repr(&data_layout_name)
         )
-    })?;
+    }).about("data_layout")?;
     let trans_kernel = bijective(&kernel_layout, k_oihw, || {
         format!(
             "conv2d only support kernel layouts that are convertible from {}. The provided layout is: {}",
             repr(k_oihw),
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = if out_layout_name.is_empty() {
         data_layout_name.clone()
     } else {
         out_layout_name
     };
-    let out_layout = parse_layout(&out_layout_name)?;
+    let out_layout = parse_layout(&out_layout_name).about("out_layout")?;
     let trans_out = bijective(&out_layout, "NCHW", || {
         format!(
             "conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
 
     let dshape = trans_in.forward_shape(&data.shape)?;
     let is_depthwise = if groups > 1 {
@@ -225,13 +226,15 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let g = groups_dim(groups);
         let wshape = if is_dnnl_group_conv {
             vec![
@@ -273,7 +276,8 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             if !dims_equal(&kernel_size[0], &wshape[2]) || !dims_equal(&kernel_size[1], &wshape[3])
             {
                 return error(format!(
@@ -306,12 +310,13 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
         }
         check(dilation.len() >= 2, || {
             "dilation must have 2 elements".to_string()
-        })?;
+        })
+        .about("dilation")?;
         channels = wshape[0].clone();
         dilated_y = dilated(&wshape[2], &dilation[0]);
         dilated_x = dilated(&wshape[3], &dilation[1]);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let oshape = vec![
         dshape[0].clone(),
@@ -332,28 +337,43 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -441,28 +461,43 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
     let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCDHW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCDHW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIDHW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCDHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIDHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCDHW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCDHW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCDHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -476,13 +511,15 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 3, || {
             format!(
                 "Check failed: dilation.size() == 3 ({} vs. 3)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let mut wshape = vec![channels_attr.clone(), floordiv(&dshape[1], &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -503,7 +540,8 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
                 || {
@@ -536,7 +574,7 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
             dilated_k.push(dilated(&wshape[i + 2], &at(&dilation, i, "dilation")?));
         }
     }
-    let pad = padding_dhw(&attrs.dims_or_empty("padding")?)?;
+    let pad = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let mut oshape = vec![dshape[0].clone(), channels];
     for i in 0..3 {
@@ -563,30 +601,30 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
     let groups_value = attrs.int("groups")?;
     let is_dnnl_group_conv = groups_value > 1 && kernel_layout_name.contains('G');
     let k_iohw = if is_dnnl_group_conv { "GIOHW" } else { "IOHW" };
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
         format!(
             "Conv2DTransposed only support input layouts that are convertible from NCHW. But got {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, k_iohw, || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, k_iohw, || {
         format!(
             "Conv2DTransposed only support kernel layouts that are convertible from {}. But got {} {}",
             repr(k_iohw),
             repr(&kernel_layout_name),
             repr(k_iohw)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
         format!(
             "Conv2DTransposed only support output layouts that are convertible from NCHW. But got {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(groups_value);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -599,13 +637,15 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let wshape = if is_dnnl_group_conv {
             vec![
                 groups.clone(),
@@ -639,7 +679,8 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
                 || {
@@ -674,7 +715,7 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let output_padding = attrs.dims_or_empty("output_padding")?;
     let oshape = vec![
@@ -712,28 +753,28 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCDHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCDHW", || {
         format!(
             "Conv3d_transpose only support input layouts that are convertible from NCDHW. But got {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "IODHW", || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "IODHW", || {
         format!(
             "Conv3d_transpose only support kernel layouts that are convertible from IODHW. But got {}",
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCDHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCDHW", || {
         format!(
             "Conv3d_transpose only support output layouts that are convertible from NCDHW. But got {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups_value = attrs.int("groups")?;
     let groups = groups_dim(groups_value);
@@ -749,13 +790,15 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 3, || {
             format!(
                 "Check failed: dilation.size() == 3 ({} vs. 3)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let mut wshape = vec![dshape[1].clone(), floordiv(channels_attr, &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -776,7 +819,8 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 3 ({} vs. 3)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
                 || {
@@ -810,7 +854,7 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
         dilated_y = dilated(&wshape[4], &at(&dilation, 2, "dilation")?);
     }
-    let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?)?;
+    let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let output_padding = attrs.dims_or_empty("output_padding")?;
     let oshape = vec![
@@ -854,28 +898,43 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
-        format!(
-            "Conv only support input layouts that are convertible from NCHW. But got {}",
-            repr(&data_layout_name)
-        )
-    })?;
-    bijective(&parse_layout(&kernel_layout_name)?, "OIHW", || {
-        format!(
-            "Conv only support kernel layouts that are convertible from OIHW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    })?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
-        format!(
-            "Conv only support output layouts that are convertible from NCHW. But got {}",
-            repr(&out_layout_name)
-        )
-    })?;
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let (Some(kernel_size), Some(channels)) = (attrs.dims("kernel_size")?, attrs.dim("channels")?)
     else {
@@ -889,16 +948,18 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
             "Check failed: kernel_size.size() == 2 ({} vs. 2)",
             kernel_size.len()
         )
-    })?;
+    })
+    .about("kernel_size")?;
     check(dilation.len() == 2, || {
         format!(
             "Check failed: dilation.size() == 2 ({} vs. 2)",
             dilation.len()
         )
-    })?;
+    })
+    .about("dilation")?;
     let dilated_y = dilated(&kernel_size[0], &dilation[0]);
     let dilated_x = dilated(&kernel_size[1], &dilation[1]);
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     // `(in + pad - dilated) / stride + 1` with C++ `/`: truncating.
     let size = |input: &Dim, pad: &Dim, dil: &Dim, stride: &Dim| -> Result<Dim, RelationError> {
@@ -934,28 +995,28 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
     let attrs = ctx.attrs;
     let data_layout_name = attrs.str("data_layout")?;
     let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name)?, "NCHW", || {
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
         format!(
             "deformable_conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
             repr(&data_layout_name)
         )
-    })?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name)?, "OIHW", || {
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "OIHW", || {
         format!(
             "deformable_conv2d only support kernel layouts that are convertible from OIHW. The provided layout is: {}",
             repr(&kernel_layout_name)
         )
-    })?;
+    }).about("kernel_layout")?;
     let out_layout_name = match attrs.str("out_layout")? {
         s if s.is_empty() => data_layout_name.clone(),
         s => s,
     };
-    let trans_out = bijective(&parse_layout(&out_layout_name)?, "NCHW", || {
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
         format!(
             "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
             repr(&out_layout_name)
         )
-    })?;
+    }).about("out_layout")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -968,13 +1029,15 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
                 "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                 kernel_size.len()
             )
-        })?;
+        })
+        .about("kernel_size")?;
         check(dilation.len() == 2, || {
             format!(
                 "Check failed: dilation.size() == 2 ({} vs. 2)",
                 dilation.len()
             )
-        })?;
+        })
+        .about("dilation")?;
         let wshape = vec![
             channels_attr.clone(),
             floordiv(&dshape[1], &groups)?,
@@ -999,7 +1062,8 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
                     "Check failed: kernel_size.size() == 2 ({} vs. 2)",
                     kernel_size.len()
                 )
-            })?;
+            })
+            .about("kernel_size")?;
             check(
                 dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
                 || {
@@ -1033,7 +1097,7 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
     }
-    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?)?;
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
     let strides = attrs.dims_or_empty("strides")?;
     let one = c_int(1);
     let out_h = add(

@@ -16,7 +16,7 @@ use super::shape::{
     self, add, c_int, const_int, dim_dtype, int_of, is_any, max, mul, round_half_even, sub,
     truncdiv,
 };
-use super::{check, error, norm_axis, relations, tensor, value_to_dim, Ctx, Step};
+use super::{check, error, norm_axis, relations, tensor, value_to_dim, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::{AttrValue, Dim, Type};
 
@@ -67,7 +67,7 @@ fn bias_add_rel(ctx: &mut Ctx) -> Step {
         return error(format!(
             "The axis in bias_add must be in range for the shape; attempted to access index {param_axis} of {}",
             shape_array(&data.shape)
-        ));
+        )).about("axis");
     }
     ctx.assign(
         1,
@@ -260,7 +260,8 @@ fn softmax_rel(ctx: &mut Ctx) -> Step {
         return error(format!(
             "Wrong axis ({axis}) not in expected range: [{}, {ndim})",
             -ndim
-        ));
+        ))
+        .about("axis");
     }
     let first = ctx.ty(0).clone();
     ctx.assign(1, first);
@@ -303,7 +304,8 @@ fn batch_norm_rel(ctx: &mut Ctx) -> Step {
     let ndim = data.shape.len() as i64;
     check(axis >= -1 && axis < ndim, || {
         "Check failed: param->axis >= -1 && param->axis < (int)data->shape.size()".to_string()
-    })?;
+    })
+    .about("axis")?;
     let axis = if axis != -1 { axis } else { ndim - 1 };
     // A new type object per parameter (they share the dimension object):
     // it becomes the checked type of a constant parameter. A scalar input
@@ -343,7 +345,8 @@ fn norm_impl(ctx: &mut Ctx, instance: bool) -> Step {
     };
     check(axis >= 0 && axis < ndim, || {
         "Check failed: axis >= 0 && axis < (int)data->shape.size()".to_string()
-    })?;
+    })
+    .about("axis")?;
     let axis_size = &data.shape[axis as usize];
     ctx.assign(1, tensor(vec![axis_size.clone()], data.dtype));
     ctx.assign(2, tensor(vec![axis_size.clone()], data.dtype));
@@ -567,12 +570,12 @@ fn upsampling_impl(ctx: &mut Ctx, base: &str, scales: &[&str], what: &str) -> St
         return Ok(false);
     };
     let layout_name = ctx.attrs.str("layout")?;
-    let converter = BijectiveLayout::new(&Layout::parse(&layout_name)?, &Layout::parse(base)?)
+    let converter = BijectiveLayout::new(&Layout::parse(&layout_name).about("layout")?, &Layout::parse(base)?)
         .ok_or_else(|| {
             RelationError::new(format!(
                 "{what} only support input layouts that are convertible from {base}. But got Layout({layout_name})"
             ))
-        })?;
+        }).about("layout")?;
     let mut oshape = converter.forward_shape(&data.shape)?;
     for (i, name) in scales.iter().enumerate() {
         let scale = ctx.attrs.f64(name)?;

@@ -13,7 +13,7 @@
 use super::layout::Layout;
 use super::nn_conv::at;
 use super::shape::{add, c_int, is_any, mul, sub, truncdiv};
-use super::{check, item, relations, tensor, Ctx, Step};
+use super::{check, item, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::Dim;
 
@@ -57,7 +57,7 @@ fn pool_dimension(
 /// The layout, checked to contain each of `axes` and none of their splits.
 fn spatial_layout(ctx: &Ctx, axes: &[char], what: &str) -> Result<Vec<usize>, RelationError> {
     let name = ctx.attrs.str("layout")?;
-    let layout = Layout::parse(&name)?;
+    let layout = Layout::parse(&name).about("layout")?;
     let ok = axes
         .iter()
         .all(|&c| layout.contains(c) && !layout.contains(c.to_ascii_lowercase()));
@@ -71,7 +71,8 @@ fn spatial_layout(ctx: &Ctx, axes: &[char], what: &str) -> Result<Vec<usize>, Re
         format!(
             "Invalid layout Layout({name}). {what} layout must have {list}, which cannot be split"
         )
-    })?;
+    })
+    .about("layout")?;
     Ok(axes
         .iter()
         .map(|&c| layout.index_of(c).unwrap_or(0))
@@ -174,7 +175,8 @@ fn adaptive_nd(ctx: &mut Ctx, axes: &[char], what: &str) -> Step {
     check(output_size.len() <= n, || match n {
         1 => "output_size must have 1 element.".to_string(),
         k => format!("output_size can have up to {k} elements."),
-    })?;
+    })
+    .about("output_size")?;
     // TVM reads every output size first (from the input's shape, or from
     // `output_size`, which may be shorter than the number of axes), then
     // sets them; each access is bounds-checked.

@@ -15,7 +15,7 @@ use super::display;
 use super::nn_misc::matmul_rel;
 use super::shape::{c_int, const_int, mul};
 use super::transform::concatenate_rel;
-use super::{check, error, relations, tensor, Ctx, Step};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
 use crate::infer::relation::RelationError;
 use crate::ir::{Dim, TypeKind};
@@ -398,7 +398,8 @@ fn quantize_rel(ctx: &mut Ctx) -> Step {
     if !(scale.shape.is_empty() && zp.shape.is_empty()) {
         check(axis < rank.max(1) && axis >= 0, || {
             format!("axis {axis_attr} is out of range")
-        })?;
+        })
+        .about("axis")?;
     }
     let dim = axis_shape(&data.shape, axis)?;
     assign_type(ctx, 1, FLOAT32, dim.clone())?;
@@ -440,7 +441,8 @@ fn requantize_rel(ctx: &mut Ctx) -> Step {
     };
     check(axis < rank.max(1) && axis >= 0, || {
         format!("axis {axis_attr} is out of range")
-    })?;
+    })
+    .about("axis")?;
     let dim = axis_shape(&data.shape, axis)?;
     if !assign_type(ctx, 1, FLOAT32, dim.clone())? || !assign_type(ctx, 2, INT32, dim)? {
         return Ok(false);

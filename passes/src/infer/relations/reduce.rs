@@ -8,7 +8,7 @@
 //! dimension* (`int32` normally, `int64` for an `int64` shape), as TVM does.
 
 use super::shape::{c_int, const_int, dim_dtype};
-use super::{check, relations, tensor, Ctx, Step};
+use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
 use crate::infer::relation::RelationError;
 use crate::ir::Dim;
@@ -53,7 +53,8 @@ fn reduce_axes(
 /// `ReduceShapeImpl`.
 fn reduce_shape(ctx: &Ctx, in_shape: &[Dim]) -> Result<Vec<Dim>, RelationError> {
     let attrs = ctx.attrs;
-    let axes = reduce_axes(in_shape.len(), attrs.ints("axis")?, attrs.bool("exclude")?)?;
+    let axes =
+        reduce_axes(in_shape.len(), attrs.ints("axis")?, attrs.bool("exclude")?).about("axis")?;
     if axes.is_empty() {
         return Ok(in_shape.to_vec());
     }

@@ -17,7 +17,7 @@ use super::layout::{BijectiveLayout, Layout};
 use super::shape::{
     self, add, c_int, const_int, dim_dtype, floordiv, floormod, is_any, is_int_imm, mul, sub,
 };
-use super::{check, constant_scalar, error, relations, tensor, Ctx, Step};
+use super::{check, constant_scalar, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::infer::relation::RelationError;
 use crate::ir::{AttrValue, Dim, Type, TypeKind};
 
@@ -84,7 +84,7 @@ fn expand_dims_rel(ctx: &mut Ctx) -> Step {
         format!(
             "expand_dims only accepts `axis` in [-data.ndim - 1, data.ndim], but got axis = {axis}, and data.ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     // The new axes are built one by one: bound their number first.
     crate::limits::check_rank(ndim as u64 + num_newaxis as u64).map_err(RelationError::new)?;
     let pivot = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
@@ -119,10 +119,12 @@ fn squeeze_rel(ctx: &mut Ctx) -> Step {
                 let axis = if axis < 0 { axis + n } else { axis };
                 check(axis >= 0, || {
                     format!("Check failed: axis_val >= 0 ({axis} vs. 0)")
-                })?;
+                })
+                .about("axis")?;
                 check(axis < n, || {
                     format!("Check failed: axis_val < original_shape.size() ({axis} vs. {n})")
-                })?;
+                })
+                .about("axis")?;
                 keep[axis as usize] = false;
             }
             for (dim, keep) in data.shape.iter().zip(keep) {
@@ -156,7 +158,8 @@ fn transpose_rel(ctx: &mut Ctx) -> Step {
                     "Dimension mismatch: axes has {} elements, but data.ndim = {ndim}",
                     axes.len()
                 )
-            })?;
+            })
+            .about("axes")?;
             let mut used = vec![false; data.shape.len()];
             let mut order = Vec::with_capacity(axes.len());
             for axis in axes {
@@ -164,11 +167,12 @@ fn transpose_rel(ctx: &mut Ctx) -> Step {
                     format!(
                         "transpose only allows each `axis` in `axes` in range [-data.ndim, data.ndim), but got axis = {axis}, and data.ndim = {ndim}"
                     )
-                })?;
+                }).about("axes")?;
                 let axis = if axis < 0 { axis + ndim } else { axis } as usize;
                 check(!used[axis], || {
                     format!("Duplicate axes in transpose: {axis}")
-                })?;
+                })
+                .about("axes")?;
                 used[axis] = true;
                 order.push(axis);
             }
@@ -533,7 +537,7 @@ fn stack_rel(ctx: &mut Ctx) -> Step {
         format!(
             "stack only accepts `axis` in [-(ndim+1), ndim+1), but got axis = {axis}, and ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     let axis = if axis < 0 { ndim + axis + 1 } else { axis } as usize;
     for e in &tensors {
         check(e.shape.len() as i64 == ndim, || {
@@ -578,10 +582,12 @@ fn split_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis < ndim, || {
         "axis should be within the input dimension range.".to_string()
-    })?;
+    })
+    .about("axis")?;
     check(axis >= 0, || {
         "axis should be within the input dimension range.".to_string()
-    })?;
+    })
+    .about("axis")?;
     let axis = axis as usize;
     let dim = data.shape[axis].clone();
     let mut fields = Vec::new();
@@ -831,7 +837,7 @@ fn slice_like_rel(ctx: &mut Ctx) -> Step {
             }
         }
         Some(axes) => {
-            check(!axes.is_empty(), || "Axes cannot be empty.".to_string())?;
+            check(!axes.is_empty(), || "Axes cannot be empty.".to_string()).about("axes")?;
             for axis in axes {
                 let axis = if axis < 0 {
                     axis + dshape.len() as i64
@@ -887,7 +893,8 @@ fn take_rel(ctx: &mut Ctx) -> Step {
     }
     check(axis <= ndim_data, || {
         format!("axis should be with in data shape, but got = {axis}")
-    })?;
+    })
+    .about("axis")?;
     check(batch_dims <= ndim_indices, || {
         format!("batch_dims should be with in indices shape, but got = {batch_dims}")
     })?;
@@ -981,7 +988,7 @@ fn repeat_rel(ctx: &mut Ctx) -> Step {
         format!(
             "repeat only accepts `axis` in [-data.ndim - 1, data.ndim], but got axis = {axis}, and data.ndim = {ndim}"
         )
-    })?;
+    }).about("axis")?;
     let pivot = if axis < 0 { ndim + axis } else { axis };
     let pivot = usize::try_from(pivot)
         .ok()
