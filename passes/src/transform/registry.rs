@@ -210,7 +210,9 @@ impl PassSpec {
         let transform = Arc::new(transform);
         PassSpec::without_params(info, description, PassKind::Function, move |info| {
             let transform = Arc::clone(&transform);
-            Arc::new(FunctionPass::new(info, move |f, m, ctx| transform(f, m, ctx)))
+            Arc::new(FunctionPass::new(info, move |f, m, ctx| {
+                transform(f, m, ctx)
+            }))
         })
     }
 

@@ -526,7 +526,10 @@ mod tests {
 /// count these apart and say how many; the conformance scorer still scores
 /// them. The metadata unit test in `src/meta/mod.rs` keeps the same list.
 pub fn awaiting_coverage(path: &Path) -> Option<&'static str> {
-    let mut parts = path.components().rev().map(|c| c.as_os_str().to_string_lossy());
+    let mut parts = path
+        .components()
+        .rev()
+        .map(|c| c.as_os_str().to_string_lossy());
     let file = parts.next()?;
     let pass = parts.next()?;
     let is_record_of = |name: &str| pass == name;
