@@ -221,6 +221,15 @@ pub(crate) struct Solver {
     shape_uf: HashMap<MetaObject, Dim>,
     /// Constraints of polymorphic function types, by the type's address.
     constraints: IdMap<usize, (Type, Vec<Constraint>)>,
+    /// Composite types (tuples, functions, ...) found to hold no unknown
+    /// type, by address (the value keeps the address taken): they resolve
+    /// to themselves, so resolving one again is not a walk over its parts.
+    /// Without it, the n projections of an n-field tuple (a `split`'s
+    /// results) would each walk all n fields: quadratic.
+    closed: IdMap<usize, Type>,
+    /// How many types resolution has visited, for tests of its cost.
+    #[cfg(test)]
+    pub(crate) resolve_steps: u64,
     pub diagnostics: Vec<Diagnostic>,
     /// The texts spans point into, to find an attribute's value in a call
     /// for an error about it (none: such errors stay at the call).
@@ -239,6 +248,9 @@ impl Solver {
             queue: VecDeque::new(),
             shape_uf: HashMap::new(),
             constraints: IdMap::default(),
+            closed: IdMap::default(),
+            #[cfg(test)]
+            resolve_steps: 0,
             diagnostics: Vec::new(),
             sources: None,
         }
@@ -1108,6 +1120,46 @@ impl Solver {
     }
 
     fn resolve_inner(&mut self, t: &Type, expanding: &mut Vec<u64>, ahead: bool) -> Type {
+        #[cfg(test)]
+        {
+            self.resolve_steps += 1;
+        }
+        match t.kind() {
+            TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => t.clone(),
+            TypeKind::Incomplete(_) => self.resolve_parts(t, expanding, ahead),
+            _ => {
+                let addr = type_addr(t);
+                if self.closed.contains_key(&addr) {
+                    return t.clone();
+                }
+                let out = self.resolve_parts(t, expanding, ahead);
+                if out.ptr_eq(t) && self.parts_closed(t) {
+                    self.closed.insert(addr, t.clone());
+                }
+                out
+            }
+        }
+    }
+
+    /// Whether every part of composite type `t` is known to hold no
+    /// unknown type (a leaf type, or a composite type found closed).
+    fn parts_closed(&self, t: &Type) -> bool {
+        let closed = |p: &Type| match p.kind() {
+            TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => true,
+            TypeKind::Incomplete(_) => false,
+            _ => self.closed.contains_key(&type_addr(p)),
+        };
+        match t.kind() {
+            TypeKind::Tuple(fields) => fields.iter().all(closed),
+            TypeKind::Func(f) => closed(&f.ret) && f.params.iter().all(closed),
+            TypeKind::Call { func, args } => closed(func) && args.iter().all(closed),
+            TypeKind::Ref(inner) => closed(inner),
+            _ => false,
+        }
+    }
+
+    /// One step of [`Self::resolve_inner`]: `t` with its parts resolved.
+    fn resolve_parts(&mut self, t: &Type, expanding: &mut Vec<u64>, ahead: bool) -> Type {
         match t.kind() {
             TypeKind::Tensor(_) | TypeKind::Var(_) | TypeKind::GlobalVar(_) => t.clone(),
             TypeKind::Incomplete(id) => {
@@ -1348,3 +1400,7 @@ fn tuple_get_item_rel(index: usize, args: &[Type]) -> Result<RelationOutcome, Re
         )),
     }
 }
+
+#[cfg(test)]
+#[path = "solver_cost_tests.rs"]
+mod cost_tests;
