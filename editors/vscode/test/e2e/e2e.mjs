@@ -319,17 +319,6 @@ const scenarios = [
           ctx.log(`after FoldConstant: ${text.replace(/\s+/g, ' ')}`);
         },
       },
-      {
-        // The trust flag in the initialization options (trusted from the start).
-        name: 'in a trusted workspace, saving runs the relay.toml on-save command',
-        async run(ctx) {
-          await openFile(ctx.page, 'model.relay');
-          await editAndSave(ctx.page);
-          await until('the on-save pipeline to run the command (project/ran-marker)', () =>
-            fs.existsSync(path.join(ctx.workspace, 'project', 'ran-marker')),
-          );
-        },
-      },
     ],
   },
   {
