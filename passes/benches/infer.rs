@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
-static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
+static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
 /// Models and the TVM timings file that has their `infer_s`.
 const MODELS: &[(&str, &str)] = &[

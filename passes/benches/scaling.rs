@@ -15,8 +15,8 @@
 
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
-use relay_passes::transform::registry::{self, PassSpec};
-use relay_passes::transform::{
+use relay_passes::pass_manager::registry::{self, PassSpec};
+use relay_passes::pass_manager::{
     run_pass, LogSink, Pass, PassContext, PassContextOptions, PipelineValue,
 };
 use std::fmt::Write as _;
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
-static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
+static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
 /// t(4n)/t(n) above this is superlinear.
 const TARGET_RATIO: f64 = 5.0;
@@ -169,6 +169,7 @@ fn context(tvm_exact: bool) -> Arc<PassContext> {
 /// The pass with arguments that make it do something (EtaExpand does
 /// nothing, and refuses to run, without one).
 fn create(spec: &PassSpec) -> Arc<dyn Pass> {
+    relay_passes::register_builtin_passes();
     let args: Vec<(String, PipelineValue)> = match spec.name.as_str() {
         "EtaExpand" => vec![
             ("expand_global_var".to_string(), PipelineValue::Bool(true)),
@@ -181,6 +182,7 @@ fn create(spec: &PassSpec) -> Arc<dyn Pass> {
 
 /// The type-checked module of `text`.
 fn typed_module(text: &str, ctx: &PassContext) -> IRModule {
+    relay_passes::register_builtin_passes();
     let (module, diagnostics) = parse_and_lower("generated", text);
     assert!(!diagnostics.has_errors(), "a generated input does not read");
     let infer = registry::create_by_name("InferType").expect("InferType exists");
@@ -220,6 +222,7 @@ fn time_pass(pass: &dyn Pass, module: &IRModule, ctx: &PassContext) -> Option<Du
 }
 
 fn main() {
+    relay_passes::register_builtin_passes();
     // `cargo bench` passes `--bench`; the rest are ours.
     let args: Vec<String> = std::env::args()
         .skip(1)

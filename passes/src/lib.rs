@@ -1,14 +1,19 @@
-//! Relay IR, the operator registry, the printer and the pass infrastructure.
+//! `relay-passes`: one import for the whole Relay library stack.
 //!
-//! Everything that analyses or rewrites Relay lives here; the CLI and the
-//! language server in `relay-server` only call into this crate. The layers,
-//! bottom up: [`source`] and [`diagnostic`] (files, spans, the one diagnostics
-//! type), [`op`] (the operator table of TVM v0.13 with attribute schemas),
-//! [`ir`] (expressions, types, modules, structural equality, traversal and
-//! rewriting), [`lower`] (syntax tree to IR), [`printer`] (TVM's `astext()`),
-//! [`infer`] (InferType), [`eval`] (constant evaluation), [`transform`] (the
-//! pass infrastructure: `PassInfo`, `PassContext`, passes, pipelines, the
-//! registry) and [`transforms`] (TVM's standard passes).
+//! The work is done by the layer crates under `passes/` (see
+//! `docs/architecture.md`); this façade re-exports each under the module
+//! name downstream code uses, so `relay_passes::ir::Expr` and
+//! `relay_passes::pass_manager::PassContext` keep working. Bottom up:
+//! [`source`], [`diagnostic`], [`dtype`], [`op`], [`metadata`], [`ir`] and
+//! [`printer`] (`relay-ir`); [`lower`] (`relay-lower`: syntax tree to IR);
+//! [`infer`] and [`checkable`] (`relay-infer`: InferType); [`eval`]
+//! (`relay-eval`: constant evaluation); [`pass_manager`]
+//! (`relay-pass-manager`: `PassInfo`, `PassContext`, instruments, pipelines,
+//! the registry — no concrete pass); [`transforms`] (`relay-transforms`:
+//! TVM's passes, registered by [`register_builtin_passes`]).
+//!
+//! Binaries call [`register_builtin_passes`] once at start; the pass manager
+//! itself knows no concrete pass.
 //!
 //! # Writing a pass
 //!
@@ -21,8 +26,11 @@
 //! use relay_passes::ir::rewrite::rewrite_function;
 //! use relay_passes::ir::AttrValue;
 //! use relay_passes::printer::{print_module, PrintOptions};
-//! use relay_passes::transform::registry::register_function_pass;
-//! use relay_passes::transform::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
+//! use relay_passes::pass_manager::registry::register_function_pass;
+//! use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
+//!
+//! // TVM's passes, once per process (as MLIR's `registerAllPasses()`).
+//! relay_passes::register_builtin_passes();
 //!
 //! // The pass: rewrite each call whose callee is the operator `nn.relu`.
 //! register_function_pass("ReluToClip", 1, &["InferType"], "nn.relu → clip", |f, _m, _ctx| {
@@ -61,19 +69,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod checkable;
-pub mod diagnostic;
-pub mod dtype;
-pub mod eval;
-mod fxhash;
-pub mod infer;
-pub mod ir;
-pub mod limits;
-pub mod lower;
-pub mod meta;
-pub mod op;
-pub mod printer;
-pub mod project;
-pub mod source;
-pub mod transform;
-pub mod transforms;
+pub use relay_eval as eval;
+pub use relay_infer as infer;
+pub use relay_infer::checkable;
+pub use relay_ir as ir;
+pub use relay_ir::{diagnostic, dtype, limits, metadata, op, printer, source};
+pub use relay_lower as lower;
+pub use relay_pass_manager as pass_manager;
+pub use relay_transforms as transforms;
+pub use relay_transforms::register_builtin_passes;
+
+/// The pass manager under its name before the layer split.
+#[doc(hidden)]
+pub use relay_pass_manager as transform;
+
+/// The metadata module under its name before the layer split.
+#[doc(hidden)]
+pub use relay_ir::metadata as meta;

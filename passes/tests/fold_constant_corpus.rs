@@ -129,7 +129,7 @@ fn batch_norm_constants_of_synthetic_bound_match_tvm() {
     use relay_passes::eval::{eval_call, CallInfo, Value};
     use relay_passes::ir::rewrite::post_order;
     use relay_passes::ir::{AttrValue, Attrs, ExprKind};
-    use relay_passes::meta::TensorData;
+    use relay_passes::metadata::TensorData;
     use std::sync::Arc;
 
     let root = common::corpus_root().join("models");

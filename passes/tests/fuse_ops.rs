@@ -6,15 +6,16 @@
 //! parameters named `p0, p1, …` in first-use order).
 
 use relay_passes::lower::parse_and_lower;
-use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::transform::{
+use relay_passes::pass_manager::{
     pipeline_from_text, run_pass, ConfigValue, PassContext, PassContextOptions,
 };
+use relay_passes::printer::{print_module, PrintOptions};
 use std::collections::BTreeMap;
 
 /// Runs `pipeline` on `source` under `opt_level` and `config`; returns the
 /// printed module or the error text.
 fn run(source: &str, pipeline: &str, opt_level: u32, config: &[(&str, ConfigValue)]) -> String {
+    relay_passes::register_builtin_passes();
     let (module, diagnostics) = parse_and_lower("case.relay", source);
     assert!(!diagnostics.has_errors(), "the case does not lower");
     let config: BTreeMap<String, ConfigValue> = config

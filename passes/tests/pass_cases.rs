@@ -13,8 +13,8 @@
 //! error messages instead, so expected failures are tested too.
 
 use relay_passes::lower::parse_and_lower;
+use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
 use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::transform::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
 use std::path::Path;
 
 /// The value of a `// key: value` header line.
@@ -30,6 +30,7 @@ fn header(text: &str, key: &str) -> Option<String> {
 }
 
 fn run_case(path: &Path) -> String {
+    relay_passes::register_builtin_passes();
     let text = std::fs::read_to_string(path).expect("the case is readable");
     let pipeline = header(&text, "pipeline").unwrap_or_else(|| {
         panic!("{} has no `// pipeline:` header", path.display());

@@ -7,8 +7,8 @@ mod common;
 
 use relay_passes::diagnostic::{Code, Diagnostic};
 use relay_passes::ir::{DictAttrs, Function, FunctionData, IRModule, Var};
-use relay_passes::transform::registry::{register, PassKind, PassSpec};
-use relay_passes::transform::{
+use relay_passes::pass_manager::registry::{register, PassKind, PassSpec};
+use relay_passes::pass_manager::{
     module_pass, run_pass, ConfigValue, HookResult, Pass, PassContext, PassContextOptions,
     PassInfo, PassInstrument, Sequential,
 };
@@ -417,8 +417,8 @@ fn the_seeds_module_pass_adds_a_function() {
 /// runs that find the module already typed). Prints both counts per model.
 #[test]
 fn the_property_cache_runs_infer_type_fewer_times_on_every_model() {
+    use relay_passes::pass_manager::instruments::PassCounts;
     use relay_passes::printer::{print_module, PrintOptions};
-    use relay_passes::transform::instruments::PassCounts;
 
     let Some(root) = common::corpus("the_property_cache_runs_infer_type_fewer_times") else {
         return;

@@ -14,5 +14,7 @@
 //! ```
 
 pub mod cli;
+mod external_pass;
 pub mod lsp;
+pub mod project;
 pub mod render;

@@ -4,7 +4,7 @@
 /// that markedly cheaper than the system allocator (see
 /// `passes/benches/pipeline.rs`, which measures with it too).
 #[global_allocator]
-static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
+static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
 fn main() {
     restore_default_sigpipe();

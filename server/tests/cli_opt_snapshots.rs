@@ -283,8 +283,8 @@ def @main(%x: float32) -> float32 {
 /// wraps every body it is given in `negative(…)`.
 fn register_negate_bodies() {
     use relay_passes::ir::{Expr, Function, FunctionData};
-    use relay_passes::transform::registry::{register, PassKind};
-    use relay_passes::transform::{function_pass, pass_error, PassInfo, PassSpec};
+    use relay_passes::pass_manager::registry::{register, PassKind};
+    use relay_passes::pass_manager::{function_pass, pass_error, PassInfo, PassSpec};
     use std::sync::Arc;
 
     register(PassSpec {

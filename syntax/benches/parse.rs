@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
-static ALLOCATOR: relay_syntax::allocator::Mimalloc = relay_syntax::allocator::Mimalloc;
+static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
 const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
 

@@ -28,8 +28,6 @@
 //! assert!(!broken.errors().is_empty());
 //! ```
 
-#[cfg(feature = "allocator")]
-pub mod allocator;
 pub mod ast;
 mod build_tree;
 pub mod format;

@@ -7,7 +7,7 @@
 
 use relay_passes::ir::rewrite::post_order_each;
 use relay_passes::ir::{ExprKind, IRModule};
-use relay_passes::transform::registry::register_module_pass;
+use relay_passes::pass_manager::registry::register_module_pass;
 
 /// The number of call nodes in a module (each shared node once), counted
 /// with the library's own traversal (iterative, each node visited once).

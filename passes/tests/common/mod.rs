@@ -12,11 +12,11 @@
 use relay_passes::diagnostic::Diagnostics;
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
-use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::transform::{
+use relay_passes::pass_manager::{
     pipeline_from_text, registry, run_pass, ConfigValue, PassContext, PassContextOptions,
     PassInstrument,
 };
+use relay_passes::printer::{print_module, PrintOptions};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -215,7 +215,7 @@ fn read_record(
 }
 
 fn config_value(key: &str, value: &Value) -> Option<ConfigValue> {
-    let ty = relay_passes::transform::config::config_type(key)?;
+    let ty = relay_passes::pass_manager::config::config_type(key)?;
     let text = match value {
         Value::String(s) => serde_json::to_string(s).ok()?,
         other => other.to_string(),
@@ -255,6 +255,7 @@ pub fn context_options(json: &Value) -> Result<PassContextOptions, String> {
 /// Parses, lowers and type-checks a text, as TVM's parser does (`relay opt`
 /// does the same before the pipeline).
 pub fn parse_typed(name: &str, text: &str) -> Result<IRModule, String> {
+    relay_passes::register_builtin_passes();
     let (module, diagnostics) = parse_and_lower(name, text);
     if diagnostics.has_errors() {
         return Err(format!("parse: {}", first_error(&diagnostics)));
@@ -275,6 +276,7 @@ pub fn run_pipeline(
     mut options: PassContextOptions,
     instruments: Vec<Arc<dyn PassInstrument>>,
 ) -> Result<IRModule, String> {
+    relay_passes::register_builtin_passes();
     let pipeline = pipeline_from_text(pipeline).map_err(|e| format!("pipeline: {e}"))?;
     options.instruments.extend(instruments);
     let ctx = PassContext::new(options)?;

@@ -186,9 +186,9 @@ fn run_pipeline(
     pipeline: &str,
     no_external: bool,
 ) -> Vec<Diagnostic> {
-    use relay_passes::project::{read_pipeline, Project};
-    use relay_passes::transform::pipeline::build_pipeline;
-    use relay_passes::transform::{run_pass, PassContext};
+    use crate::project::{read_pipeline, Project};
+    use relay_passes::pass_manager::pipeline::build_pipeline;
+    use relay_passes::pass_manager::{run_pass, PassContext};
     let project = match Project::find(path).map(|p| Project::load(&p)).transpose() {
         Ok(project) => project,
         Err(message) => return vec![Diagnostic::error(Code::ProjectConfig, message)],

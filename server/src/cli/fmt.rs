@@ -18,9 +18,9 @@
 
 use super::files::{expand, Input};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
+use crate::project::Project;
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
-use relay_passes::project::Project;
 use relay_passes::source::SourceMap;
 use relay_syntax::format::{format, FormatOptions, DEFAULT_WIDTH};
 use relay_syntax::Entry;

@@ -88,6 +88,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    // Passes registered before this call (an embedder's) keep their names.
+    relay_passes::register_builtin_passes();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {

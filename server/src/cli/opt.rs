@@ -4,22 +4,22 @@
 
 use super::input::{display_name, read_text};
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
+use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
-use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::project::{read_pipeline, ExternalCommands, Project};
-use relay_passes::transform::config::{config_type, ConfigValue};
-use relay_passes::transform::instruments::{
+use relay_passes::pass_manager::config::{config_type, ConfigValue};
+use relay_passes::pass_manager::instruments::{
     ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
 };
-use relay_passes::transform::target::{check_opt_level, check_target};
-use relay_passes::transform::PipelineError;
-use relay_passes::transform::{
+use relay_passes::pass_manager::target::{check_opt_level, check_target};
+use relay_passes::pass_manager::PipelineError;
+use relay_passes::pass_manager::{
     pipeline::build_pipeline, registry, run_pass, LogSink, PassContext, PassContextOptions,
     PassInstrument,
 };
+use relay_passes::printer::{print_module, PrintOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -133,7 +133,7 @@ fn read_config(entries: &[String]) -> Result<BTreeMap<String, ConfigValue>, Stri
             .split_once('=')
             .ok_or_else(|| format!("--config expects KEY=VALUE, found `{entry}`"))?;
         let ty = config_type(key).ok_or_else(|| {
-            let keys: Vec<&str> = relay_passes::transform::config::list_configs()
+            let keys: Vec<&str> = relay_passes::pass_manager::config::list_configs()
                 .into_iter()
                 .map(|(k, _)| k)
                 .collect();

@@ -2,7 +2,7 @@
 //! required passes, parameters (with defaults) and a one-line description.
 
 use super::EXIT_OK;
-use relay_passes::transform::registry::{self, PassKind};
+use relay_passes::pass_manager::registry::{self, PassKind};
 
 #[derive(Debug, clap::Args)]
 pub struct PassesArgs {

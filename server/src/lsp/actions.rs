@@ -11,16 +11,18 @@
 
 use super::analysis::{guarded, Analysis};
 use super::features::shows_types;
+use crate::project::{read_pipeline, ExternalCommands, Project};
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::ir::equal::{first_difference, module_first_difference};
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
+use relay_passes::pass_manager::instruments::PassTiming;
+use relay_passes::pass_manager::pipeline::{build_pipeline, Pipeline};
+use relay_passes::pass_manager::registry::{self, PassKind};
+use relay_passes::pass_manager::{
+    run_pass, LogSink, PassContext, PassContextOptions, PassInstrument,
+};
 use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::project::{read_pipeline, ExternalCommands, Project};
-use relay_passes::transform::instruments::PassTiming;
-use relay_passes::transform::pipeline::{build_pipeline, Pipeline};
-use relay_passes::transform::registry::{self, PassKind};
-use relay_passes::transform::{run_pass, LogSink, PassContext, PassContextOptions, PassInstrument};
 use relay_syntax::{SyntaxKind, TextRange, TextSize};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -241,7 +243,7 @@ fn run_stages(
     ctx: &PassContext,
     show_types: bool,
     stages: &mut Vec<Stage>,
-) -> Result<IRModule, relay_passes::transform::PassError> {
+) -> Result<IRModule, relay_passes::pass_manager::PassError> {
     let several = pipeline.items.len() > 1;
     let mut previous = print(&module, show_types);
     for item in &pipeline.items {
@@ -249,7 +251,7 @@ fn run_stages(
             items: vec![item.clone()],
         };
         let pass = build_pipeline(&one)
-            .map_err(|e| relay_passes::transform::PassError::new(&item.name, e.message))?;
+            .map_err(|e| relay_passes::pass_manager::PassError::new(&item.name, e.message))?;
         if several && !ctx.pass_enabled(pass.info()) {
             stages.push(Stage {
                 pass: item.name.clone(),

@@ -14,12 +14,12 @@
 //! inside a function costs nothing until the document changes.
 
 use super::analysis::{guarded, Analysis};
+use crate::project::Project;
 use relay_passes::ir::equal::{module_first_difference, structural_equal};
 use relay_passes::ir::rewrite::post_order_each;
 use relay_passes::ir::{ExprKind, IRModule, ModuleProperty};
-use relay_passes::project::Project;
-use relay_passes::transform::registry::{self, PassKind};
-use relay_passes::transform::{run_pass, PassContext};
+use relay_passes::pass_manager::registry::{self, PassKind};
+use relay_passes::pass_manager::{run_pass, PassContext};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -288,6 +288,7 @@ mod tests {
     use crate::lsp::text::Encoding;
 
     fn analysis(text: &str) -> Arc<Analysis> {
+        relay_passes::register_builtin_passes();
         Arc::new(
             analyze("t.relay", Arc::from(text), 1, Encoding::Utf16, &|| false).expect("analysed"),
         )

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use relay_server::lsp::Builder;
-//! # fn my_pass_spec() -> relay_passes::transform::PassSpec { unimplemented!() }
+//! # fn my_pass_spec() -> relay_passes::pass_manager::PassSpec { unimplemented!() }
 //! let status = Builder::new().register_pass(my_pass_spec()).run_stdio();
 //! std::process::exit(status);
 //! ```
@@ -23,8 +23,8 @@ pub mod text;
 
 pub use server::{Backend, DEFAULT_DEBOUNCE_MS};
 
-use relay_passes::transform::registry;
-use relay_passes::transform::PassSpec;
+use relay_passes::pass_manager::registry;
+use relay_passes::pass_manager::PassSpec;
 use tower_lsp_server::{ClientSocket, LspService, Server};
 
 /// Starts a language server with extra passes registered.
@@ -39,7 +39,7 @@ impl Builder {
         Builder::default()
     }
 
-    /// Registers a pass (through `relay_passes::transform::registry::register`)
+    /// Registers a pass (through `relay_passes::pass_manager::registry::register`)
     /// before the server starts: it is accepted in pipelines, listed by
     /// `relay.listPasses` and offered as a code action where it changes the
     /// code.
@@ -90,6 +90,8 @@ impl Builder {
 /// The language server as a service, without a transport: `run_stdio`
 /// serves it on stdin/stdout; tests and fuzz targets call it in-process.
 pub fn service() -> (LspService<Backend>, ClientSocket) {
+    // Passes registered before this call (an embedder's) keep their names.
+    relay_passes::register_builtin_passes();
     LspService::build(Backend::new)
         .custom_method("relay/passOutput", Backend::pass_output)
         .finish()

@@ -13,8 +13,8 @@ use relay_passes::infer::{infer_expr, infer_module};
 use relay_passes::ir::equal::module_first_difference;
 use relay_passes::ir::IRModule;
 use relay_passes::lower::{parse_and_lower, parse_and_lower_expr};
+use relay_passes::pass_manager::{registry, run_pass, PassContext, PassContextOptions};
 use relay_passes::printer::{print_module, PrintOptions};
-use relay_passes::transform::{registry, run_pass, PassContext, PassContextOptions};
 use relay_syntax::{parse, Entry, TextSize};
 use std::sync::Arc;
 
@@ -151,6 +151,7 @@ pub fn passes_target(data: &[u8], limits: Limits) -> PassesOutcome {
 
 /// [`passes_target`] with the choices from `entropy`.
 pub fn passes_on_generated(entropy: &mut Entropy, limits: Limits) -> PassesOutcome {
+    relay_passes::register_builtin_passes();
     let generated = generate(entropy, limits);
     assert!(
         generated.silent_rejections.is_empty(),
@@ -202,6 +203,7 @@ fn quiet_context(opt_level: u32) -> Arc<PassContext> {
 
 /// InferType, as `relay opt` runs it before the pipeline.
 fn typed(module: IRModule) -> Result<IRModule, String> {
+    relay_passes::register_builtin_passes();
     let ctx = quiet_context(2);
     let infer = registry::create_by_name("InferType")?;
     run_pass(&*infer, module, &ctx).map_err(|e| e.message)
@@ -209,6 +211,7 @@ fn typed(module: IRModule) -> Result<IRModule, String> {
 
 /// Runs the pass `name` with its default parameters at opt_level 3.
 pub fn run_one(name: &str, module: &IRModule) -> Result<IRModule, String> {
+    relay_passes::register_builtin_passes();
     let pass = registry::create_by_name(name)?;
     let ctx = quiet_context(3);
     let guard = ctx.enter().map_err(|e| e.message)?;

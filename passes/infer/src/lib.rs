@@ -1,0 +1,170 @@
+//! Type inference: TVM's `InferType` (`src/relay/transforms/type_infer.cc`,
+//! `src/relay/analysis/type_solver.cc`).
+//!
+//! Each function is inferred on its own, in three phases:
+//!
+//! 1. **Constraints** (`generate`): expressions are visited children
+//!    first, each node once; every node gets a type, made of known parts and
+//!    unknown (incomplete) types. Operator calls add relation instances;
+//!    other calls, `if`, `let`, `match` and annotations unify types.
+//! 2. **Solving** (`solver`): union-find unification and a FIFO queue of
+//!    relations, re-run when a type they mention is refined.
+//! 3. **Resolution** (`resolve`): every expression is rebuilt with its
+//!    checked type; unannotated variables and functions get the inferred
+//!    annotations; calls get their type arguments.
+//!
+//! Errors are diagnostics of [`Layer::Type`](relay_ir::diagnostic::Layer)
+//! at the offending expression, with types in Relay syntax. An error TVM
+//! treats as fatal stops the inference of that function only; the other
+//! functions of the module are still inferred, so every independent error
+//! is reported. Nothing panics on malformed IR, and nothing recurses on the
+//! size of the graph.
+//!
+//! ```
+//! use relay_infer::infer_module;
+//! use relay_lower::parse_and_lower;
+//!
+//! let (module, _) = parse_and_lower(
+//!     "a.relay",
+//!     "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(2, 3), float32]) { nn.relu(%x) }",
+//! );
+//! let (typed, diagnostics) = infer_module(&module);
+//! assert!(!diagnostics.has_errors());
+//! let main = typed.function("main").unwrap();
+//! assert_eq!(
+//!     relay_ir::printer::print_type(main.body().checked_type().unwrap()),
+//!     "Tensor[(2, 3), float32]"
+//! );
+//! ```
+
+pub mod checkable;
+pub mod relation;
+pub mod relations;
+
+mod attr_span;
+mod display;
+mod exhaust;
+mod generate;
+mod incremental;
+mod kind;
+mod resolve;
+mod solver;
+
+pub use generate::RelationLookup;
+pub use incremental::{CheckStats, IncrementalChecker};
+
+use generate::Inferencer;
+use relay_ir::diagnostic::{Diagnostic, Diagnostics};
+use relay_ir::{Expr, Function, IRModule, Type};
+use resolve::Resolver;
+
+/// The types of global functions, by name, as the functions of a module
+/// see them while they are checked.
+pub(crate) type GlobalTypes = relay_ir::fxhash::FxMap<String, Type>;
+
+/// Infers the types of every Relay function of `m` (TVM's `InferType`
+/// pass), with the operator relations of [`relations::by_name`].
+///
+/// Global functions are typed from the annotations of the callee, as TVM
+/// does, so each function is inferred independently. The result has every
+/// expression's `checked_type` set; a function with errors is returned with
+/// the types that could be found.
+pub fn infer_module(m: &IRModule) -> (IRModule, Diagnostics) {
+    infer_module_with(m, &relations::by_name)
+}
+
+/// [`infer_module`] with another way to find operator relations (tests use
+/// a few simple ones).
+pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule, Diagnostics) {
+    struct State<'a> {
+        name: String,
+        function: Function,
+        inferencer: Inferencer<'a>,
+        failed: bool,
+    }
+    let mut states = Vec::with_capacity(m.function_count());
+    let mut globals = GlobalTypes::default();
+    for (name, function) in m.functions() {
+        let mut inferencer = Inferencer::new(Some(m), lookup);
+        let failed = inferencer.run(function.expr()).is_err();
+        inferencer.solver.solve();
+        if let Some(t) = inferencer.type_of(function.expr()).cloned() {
+            let t = inferencer.solver.resolve(&t);
+            globals.insert(name.to_string(), t);
+        }
+        states.push(State {
+            name: name.to_string(),
+            function: function.clone(),
+            inferencer,
+            failed,
+        });
+    }
+    let mut out = m.clone();
+    let mut diagnostics = Diagnostics::new();
+    for mut state in states {
+        let (expr, diags) = finish(
+            &mut state.inferencer,
+            state.function.expr(),
+            &globals,
+            state.failed,
+        );
+        diagnostics.extend(diags);
+        if let Some(f) = expr.as_function() {
+            out.add_function(&state.name, f);
+        }
+    }
+    (out, diagnostics)
+}
+
+/// Infers the types in one expression (TVM's `InferType` on an
+/// expression). Global functions and ADTs are looked up in `m`.
+pub fn infer_expr(e: &Expr, m: Option<&IRModule>) -> (Expr, Diagnostics) {
+    infer_expr_with(e, m, &relations::by_name)
+}
+
+/// [`infer_expr`] with another way to find operator relations.
+pub fn infer_expr_with(
+    e: &Expr,
+    m: Option<&IRModule>,
+    lookup: RelationLookup<'_>,
+) -> (Expr, Diagnostics) {
+    let mut inferencer = Inferencer::new(m, lookup);
+    let failed = inferencer.run(e).is_err();
+    inferencer.solver.solve();
+    let globals = GlobalTypes::default();
+    let (expr, diags) = finish(&mut inferencer, e, &globals, failed);
+    (expr, diags.into_iter().collect())
+}
+
+/// Resolution, and the diagnostics of one function in the order found.
+fn finish(
+    inferencer: &mut Inferencer<'_>,
+    root: &Expr,
+    globals: &GlobalTypes,
+    failed: bool,
+) -> (Expr, Vec<Diagnostic>) {
+    let mut resolver = Resolver::new(inferencer, globals);
+    let expr = resolver.run(root);
+    let unresolved = std::mem::take(&mut resolver.unresolved);
+    (expr, unresolved_diagnostics(inferencer, unresolved, failed))
+}
+
+/// The diagnostics of one resolved function in the order found.
+fn unresolved_diagnostics(
+    inferencer: &mut Inferencer<'_>,
+    unresolved: resolve::Unresolved,
+    failed: bool,
+) -> Vec<Diagnostic> {
+    let mut diags = std::mem::take(&mut inferencer.solver.diagnostics);
+    // An unknown type is almost always the consequence of an error already
+    // reported; alone, it is reported once, at the innermost expression.
+    if diags.is_empty() && !failed {
+        diags.extend(unresolved.diagnostic());
+    }
+    diags
+}
+
+#[cfg(test)]
+mod identity_tests;
+#[cfg(test)]
+mod tests;

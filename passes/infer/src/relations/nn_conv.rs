@@ -1,0 +1,1302 @@
+//! Convolution relations (`src/relay/op/nn/convolution.cc`,
+//! `convolution.h`): `Conv1DRel`, `Conv2DRel` (also
+//! `nn.contrib_depthwise_conv2d_NCHWc`), `Conv3DRel`, `Conv2DTransposeRel`,
+//! `Conv3DTransposeRel`, `Conv2DWinogradRel` (registered as `Conv2DNCHWc`
+//! for `nn.contrib_conv2d_NCHWc`) and `DeformableConv2DRel`.
+//!
+//! Every shape goes through the data/kernel/output layouts: the data shape
+//! is converted to `NCHW` (`NCW`, `NCDHW`), the kernel's to `OIHW` (`IOHW`
+//! for transposed convolutions, `GOIHW` for a grouped kernel layout with a
+//! `G`), the output is computed there and converted back to the output
+//! layout. A layout conversion casts known sizes to `int32`, so outputs have
+//! `int32` dimensions (see [`super::layout`]). When both `kernel_size` and
+//! `channels` are set the weight's type is assigned (with the weight's dtype
+//! if it is already known, the data's otherwise); otherwise the relation
+//! waits for the weight. Spatial sizes follow
+//! `floordiv(in + pad_before + pad_after - ((k - 1) * dilation + 1), stride) + 1`
+//! (`Conv2DNCHWc` truncates instead of flooring), and stay `?` for a `?`
+//! input.
+
+use super::display::{self, shape_array};
+use super::layout::{BijectiveLayout, Layout};
+use super::shape::assert_eq as dims_equal;
+use super::shape::{add, c_int, const_int, dim_dtype, floordiv, is_any, mul, sub, truncdiv, I32};
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
+use crate::relation::RelationError;
+use relay_ir::dtype::DataType;
+use relay_ir::Dim;
+
+relations! {
+    /// `Conv1DRel`.
+    conv1d => conv1d_rel;
+    /// `Conv2DRel`.
+    conv2d => conv2d_rel;
+    /// `Conv3DRel`.
+    conv3d => conv3d_rel;
+    /// `Conv2DTransposeRel`.
+    conv2d_transpose => conv2d_transpose_rel;
+    /// `Conv3DTransposeRel`.
+    conv3d_transpose => conv3d_transpose_rel;
+    /// `Conv2DWinogradRel` (`Conv2DNCHWc`, `Conv2DWinograd`): the weight is
+    /// never checked nor assigned; `kernel_size` and `channels` must be set.
+    conv2d_nchwc => conv2d_winograd_rel;
+    /// `DeformableConv2DRel`: assigns the offset's type too.
+    deformable_conv2d => deformable_conv2d_rel;
+}
+
+/// `arr[i]`, an error where TVM would read past the end.
+pub(crate) fn at(dims: &[Dim], i: usize, name: &'static str) -> Result<Dim, RelationError> {
+    dims.get(i).cloned().ok_or_else(|| {
+        RelationError::new(format!(
+            "{} (attribute `{name}`)",
+            super::index_error(i, dims.len()).message
+        ))
+        .about_attribute(name)
+    })
+}
+
+/// `Layout(name)` written as TVM's `operator<<` writes a layout.
+fn repr(layout: &str) -> String {
+    format!("Layout({layout})")
+}
+
+fn parse_layout(name: &str) -> Result<Layout, RelationError> {
+    Layout::parse(name)
+}
+
+/// `BijectiveLayout(from, to)`, or an error with `message`.
+fn bijective(
+    from: &Layout,
+    to: &str,
+    message: impl FnOnce() -> String,
+) -> Result<BijectiveLayout, RelationError> {
+    let to = Layout::parse(to)?;
+    BijectiveLayout::new(from, &to).ok_or_else(|| RelationError::new(message()))
+}
+
+/// `1 + (k - 1) * dilation`.
+pub(crate) fn dilated(k: &Dim, dilation: &Dim) -> Dim {
+    add(&c_int(1), &mul(&sub(k, &c_int(1)), dilation))
+}
+
+/// `GetPaddingHeightWidth`.
+pub(crate) fn padding_hw(padding: &[Dim]) -> Result<(Dim, Dim), RelationError> {
+    match padding.len() {
+        1 => Ok((mul(&padding[0], &c_int(2)), mul(&padding[0], &c_int(2)))),
+        2 => Ok((mul(&padding[0], &c_int(2)), mul(&padding[1], &c_int(2)))),
+        4 => Ok((add(&padding[0], &padding[2]), add(&padding[1], &padding[3]))),
+        n => error(format!(" Padding size should be 1, 2 or 4, but got {n}")),
+    }
+}
+
+/// `GetPaddingDepthHeightWidth`.
+fn padding_dhw(padding: &[Dim]) -> Result<[Dim; 3], RelationError> {
+    match padding.len() {
+        1 => {
+            let p = mul(&padding[0], &c_int(2));
+            Ok([p.clone(), p.clone(), p])
+        }
+        3 => Ok([
+            mul(&padding[0], &c_int(2)),
+            mul(&padding[1], &c_int(2)),
+            mul(&padding[2], &c_int(2)),
+        ]),
+        6 => Ok([
+            add(&padding[0], &padding[3]),
+            add(&padding[1], &padding[4]),
+            add(&padding[2], &padding[5]),
+        ]),
+        n => error(format!(" Padding size should be 1, 3 or 6, but got {n}")),
+    }
+}
+
+/// `indexdiv(in + pad - dilated, stride) + 1`, or `in` when it is `?`.
+fn out_size(input: &Dim, pad: &Dim, dilated: &Dim, stride: &Dim) -> Result<Dim, RelationError> {
+    if is_any(input) {
+        return Ok(input.clone());
+    }
+    Ok(add(
+        &floordiv(&sub(&add(input, pad), dilated), stride)?,
+        &c_int(1),
+    ))
+}
+
+/// `stride * (in - 1) + dilated - pad + output_padding`, or `in` when `?`.
+fn transposed_size(
+    input: &Dim,
+    stride: &Dim,
+    dilated: &Dim,
+    pad: &Dim,
+    output_padding: &Dim,
+) -> Dim {
+    if is_any(input) {
+        return input.clone();
+    }
+    add(
+        &sub(&add(&mul(stride, &sub(input, &c_int(1))), dilated), pad),
+        output_padding,
+    )
+}
+
+/// `out_dtype`, or the data's dtype when void; `Conv2DRel` and `Conv3DRel`
+/// fall back to the weight's when the data's is void too.
+fn out_dtype(
+    ctx: &Ctx,
+    data: DataType,
+    weight: Option<DataType>,
+) -> Result<DataType, RelationError> {
+    let mut dtype = ctx.attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data;
+        if dtype.bits == 0 {
+            if let Some(w) = weight {
+                dtype = w;
+            }
+        }
+    }
+    Ok(dtype)
+}
+
+fn groups_dim(groups: i64) -> Dim {
+    c_int(groups)
+}
+
+pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(1);
+    let attrs = ctx.attrs;
+    let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let out_layout_name = attrs.str("out_layout")?;
+    let groups = attrs.int("groups")?;
+    let in_layout = parse_layout(&data_layout_name).about("data_layout")?;
+    let kernel_layout = parse_layout(&kernel_layout_name).about("kernel_layout")?;
+    let is_dnnl_group_conv = groups > 1 && kernel_layout_name.contains('G');
+    let k_oihw = if is_dnnl_group_conv { "GOIHW" } else { "OIHW" };
+
+    let trans_in = bijective(&in_layout, "NCHW", || {
+        format!(
+            "conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
+            repr(&data_layout_name)
+        )
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&kernel_layout, k_oihw, || {
+        format!(
+            "conv2d only support kernel layouts that are convertible from {}. The provided layout is: {}",
+            repr(k_oihw),
+            repr(&kernel_layout_name)
+        )
+    }).about("kernel_layout")?;
+    let out_layout_name = if out_layout_name.is_empty() {
+        data_layout_name.clone()
+    } else {
+        out_layout_name
+    };
+    let out_layout = parse_layout(&out_layout_name).about("out_layout")?;
+    let trans_out = bijective(&out_layout, "NCHW", || {
+        format!(
+            "conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
+            repr(&out_layout_name)
+        )
+    }).about("out_layout")?;
+
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let is_depthwise = if groups > 1 {
+        let Some(weight) = &weight else {
+            return error("Weight shape must be specified when groups is greater than 1.");
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        // `ExprDeepEqual(groups, dim)`: same value and dtype (int32).
+        let deep_equal = |d: &Dim| const_int(d) == Some(groups) && dim_dtype(d) == I32;
+        deep_equal(&dshape[1]) && deep_equal(&wshape[0])
+    } else {
+        false
+    };
+
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let (channels, dilated_y, dilated_x);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        check(kernel_size.len() == 2, || {
+            format!(
+                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                kernel_size.len()
+            )
+        })
+        .about("kernel_size")?;
+        check(dilation.len() == 2, || {
+            format!(
+                "Check failed: dilation.size() == 2 ({} vs. 2)",
+                dilation.len()
+            )
+        })
+        .about("dilation")?;
+        let g = groups_dim(groups);
+        let wshape = if is_dnnl_group_conv {
+            vec![
+                g.clone(),
+                floordiv(channels_attr, &g)?,
+                floordiv(&dshape[1], &g)?,
+                kernel_size[0].clone(),
+                kernel_size[1].clone(),
+            ]
+        } else if is_depthwise {
+            vec![
+                dshape[1].clone(),
+                floordiv(channels_attr, &dshape[1])?,
+                kernel_size[0].clone(),
+                kernel_size[1].clone(),
+            ]
+        } else {
+            vec![
+                channels_attr.clone(),
+                floordiv(&dshape[1], &g)?,
+                kernel_size[0].clone(),
+                kernel_size[1].clone(),
+            ]
+        };
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        channels = channels_attr.clone();
+        dilated_y = dilated(&kernel_size[0], &dilation[0]);
+        dilated_x = dilated(&kernel_size[1], &dilation[1]);
+        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
+        ctx.assign(1, tensor(wshape, weight_dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(kernel_size.len() == 2, || {
+                format!(
+                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                    kernel_size.len()
+                )
+            })
+            .about("kernel_size")?;
+            if !dims_equal(&kernel_size[0], &wshape[2]) || !dims_equal(&kernel_size[1], &wshape[3])
+            {
+                return error(format!(
+                    "Conv2D: shape of weight is inconsistent with kernel_size, kernel_size={} wshape={}",
+                    shape_array(kernel_size),
+                    shape_array(&wshape)
+                ));
+            }
+        }
+        if let Some(channels_attr) = &channels_attr {
+            if !dims_equal(channels_attr, &wshape[0]) {
+                return error(format!(
+                    "conv2D: the first dimensions of the weight tensor ({})does not match the number of channels ({}).",
+                    shape_array(&wshape),
+                    display::dim(channels_attr)
+                ));
+            }
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
+            let per_group = floordiv(&dshape[1], &groups_dim(groups))?;
+            if !dims_equal(&per_group, &wshape[1]) {
+                return error(format!(
+                    "conv2d: requires that `{}`, the input channels ({}) divided by groups ({groups}),\n must match the input channels of the weight `{}`, where the weight shape is ({}).",
+                    display::dim(&per_group),
+                    display::dim(&dshape[1]),
+                    display::dim(&wshape[1]),
+                    shape_array(&wshape)
+                ));
+            }
+        }
+        check(dilation.len() >= 2, || {
+            "dilation must have 2 elements".to_string()
+        })
+        .about("dilation")?;
+        channels = wshape[0].clone();
+        dilated_y = dilated(&wshape[2], &dilation[0]);
+        dilated_x = dilated(&wshape[3], &dilation[1]);
+    }
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let oshape = vec![
+        dshape[0].clone(),
+        channels,
+        out_size(&dshape[2], &pad_h, &dilated_y, &at(&strides, 0, "strides")?)?,
+        out_size(&dshape[3], &pad_w, &dilated_x, &at(&strides, 1, "strides")?)?,
+    ];
+    let oshape = trans_out.backward_shape(&oshape)?;
+    ctx.assign(2, tensor(oshape, out_dtype));
+    Ok(true)
+}
+
+fn conv1d_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(1);
+    let attrs = ctx.attrs;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let groups = groups_dim(attrs.int("groups")?);
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let (channels, dilated_k);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        let k0 = at(kernel_size, 0, "kernel_size")?;
+        let wshape = vec![
+            channels_attr.clone(),
+            floordiv(&dshape[1], &groups)?,
+            k0.clone(),
+        ];
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        channels = channels_attr.clone();
+        dilated_k = dilated(&k0, &at(&dilation, 0, "dilation")?);
+        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
+        ctx.assign(1, tensor(wshape, weight_dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(
+                dims_equal(&at(kernel_size, 0, "kernel_size")?, &wshape[2]),
+                || {
+                    format!(
+                    "Conv1D: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+                    shape_array(kernel_size),
+                    shape_array(&wshape)
+                )
+                },
+            )?;
+        }
+        if let Some(channels_attr) = &channels_attr {
+            check(dims_equal(channels_attr, &wshape[0]), || {
+                format!(
+                    "Conv1D: shape of weight is inconsistent with channels,  channels={} wshape={}",
+                    display::dim(channels_attr),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
+            check(dims_equal(&dshape[1], &wshape[1]), || {
+                "Check failed: reporter->AssertEQ(dshape_ncw[1], wshape[1])".to_string()
+            })?;
+        }
+        channels = wshape[0].clone();
+        dilated_k = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
+    }
+    let padding = attrs.dims_or_empty("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let width = if is_any(&dshape[2]) {
+        dshape[2].clone()
+    } else {
+        let numerator = sub(
+            &add(
+                &add(&dshape[2], &at(&padding, 0, "padding")?),
+                &at(&padding, 1, "padding")?,
+            ),
+            &dilated_k,
+        );
+        add(
+            &floordiv(&numerator, &at(&strides, 0, "strides")?)?,
+            &c_int(1),
+        )
+    };
+    let mut dtype = attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data.dtype;
+    }
+    let oshape = trans_out.backward_shape(&[dshape[0].clone(), channels, width])?;
+    ctx.assign(2, tensor(oshape, dtype));
+    Ok(true)
+}
+
+fn conv3d_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(1);
+    let attrs = ctx.attrs;
+    let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCDHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    let trans_kernel = bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIDHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCDHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCDHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let groups = groups_dim(attrs.int("groups")?);
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let channels;
+    let mut dilated_k = Vec::with_capacity(3);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        check(kernel_size.len() == 3, || {
+            format!(
+                "Check failed: kernel_size.size() == 3 ({} vs. 3)",
+                kernel_size.len()
+            )
+        })
+        .about("kernel_size")?;
+        check(dilation.len() == 3, || {
+            format!(
+                "Check failed: dilation.size() == 3 ({} vs. 3)",
+                dilation.len()
+            )
+        })
+        .about("dilation")?;
+        let mut wshape = vec![channels_attr.clone(), floordiv(&dshape[1], &groups)?];
+        wshape.extend(kernel_size.iter().cloned());
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        channels = channels_attr.clone();
+        for i in 0..3 {
+            dilated_k.push(dilated(&kernel_size[i], &dilation[i]));
+        }
+        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
+        ctx.assign(1, tensor(wshape, weight_dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(kernel_size.len() == 3, || {
+                format!(
+                    "Check failed: kernel_size.size() == 3 ({} vs. 3)",
+                    kernel_size.len()
+                )
+            })
+            .about("kernel_size")?;
+            check(
+                (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
+                || {
+                    format!(
+                        "Conv3D: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+                        shape_array(kernel_size),
+                        shape_array(&wshape)
+                    )
+                },
+            )?;
+        }
+        if let Some(channels_attr) = &channels_attr {
+            check(dims_equal(channels_attr, &wshape[0]), || {
+                format!(
+                    "Conv3D: shape of weight is inconsistent with channels,  channels={} wshape={}",
+                    display::dim(channels_attr),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
+            let per_group = floordiv(&dshape[1], &groups)?;
+            check(dims_equal(&per_group, &wshape[1]), || {
+                "Check failed: reporter->AssertEQ(indexdiv(dshape_ncdhw[1], param->groups), wshape[1])"
+                    .to_string()
+            })?;
+        }
+        channels = wshape[0].clone();
+        for i in 0..3 {
+            dilated_k.push(dilated(&wshape[i + 2], &at(&dilation, i, "dilation")?));
+        }
+    }
+    let pad = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let mut oshape = vec![dshape[0].clone(), channels];
+    for i in 0..3 {
+        oshape.push(out_size(
+            &dshape[i + 2],
+            &pad[i],
+            &dilated_k[i],
+            &at(&strides, i, "strides")?,
+        )?);
+    }
+    let oshape = trans_out.backward_shape(&oshape)?;
+    ctx.assign(2, tensor(oshape, out_dtype));
+    Ok(true)
+}
+
+pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(1);
+    let attrs = ctx.attrs;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let groups_value = attrs.int("groups")?;
+    let is_dnnl_group_conv = groups_value > 1 && kernel_layout_name.contains('G');
+    let k_iohw = if is_dnnl_group_conv { "GIOHW" } else { "IOHW" };
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
+        format!(
+            "Conv2DTransposed only support input layouts that are convertible from NCHW. But got {}",
+            repr(&data_layout_name)
+        )
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, k_iohw, || {
+        format!(
+            "Conv2DTransposed only support kernel layouts that are convertible from {}. But got {} {}",
+            repr(k_iohw),
+            repr(&kernel_layout_name),
+            repr(k_iohw)
+        )
+    }).about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
+        format!(
+            "Conv2DTransposed only support output layouts that are convertible from NCHW. But got {}",
+            repr(&out_layout_name)
+        )
+    }).about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let groups = groups_dim(groups_value);
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let (channels, dilated_y, dilated_x);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        check(kernel_size.len() == 2, || {
+            format!(
+                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                kernel_size.len()
+            )
+        })
+        .about("kernel_size")?;
+        check(dilation.len() == 2, || {
+            format!(
+                "Check failed: dilation.size() == 2 ({} vs. 2)",
+                dilation.len()
+            )
+        })
+        .about("dilation")?;
+        let wshape = if is_dnnl_group_conv {
+            vec![
+                groups.clone(),
+                floordiv(&dshape[1], &groups)?,
+                floordiv(channels_attr, &groups)?,
+                kernel_size[0].clone(),
+                kernel_size[1].clone(),
+            ]
+        } else {
+            vec![
+                dshape[1].clone(),
+                floordiv(channels_attr, &groups)?,
+                kernel_size[0].clone(),
+                kernel_size[1].clone(),
+            ]
+        };
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        dilated_y = dilated(&kernel_size[0], &dilation[0]);
+        dilated_x = dilated(&kernel_size[1], &dilation[1]);
+        channels = channels_attr.clone();
+        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
+        ctx.assign(1, tensor(wshape, weight_dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(kernel_size.len() == 2, || {
+                format!(
+                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                    kernel_size.len()
+                )
+            })
+            .about("kernel_size")?;
+            check(
+                dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
+                || {
+                    format!(
+                        "Conv2DTransposed: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+                        shape_array(kernel_size),
+                        shape_array(&wshape)
+                    )
+                },
+            )?;
+        }
+        if let Some(channels_attr) = &channels_attr {
+            let per_group = floordiv(channels_attr, &groups)?;
+            check(dims_equal(&per_group, &wshape[1]), || {
+                format!(
+                    "Conv2DTransposed: shape of weight is inconsistent with out_channels,  out_channels // groups != weight.shape[1]  out_channels={} groups={groups_value} weight.shape={}",
+                    display::dim(channels_attr),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[0]) {
+            check(dims_equal(&dshape[1], &wshape[0]), || {
+                format!(
+                    "Conv2DTransposed: shape of weight is inconsistent with in_channels. data.shape= {} groups= {groups_value} weight.shape= {}",
+                    shape_array(&dshape),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        channels = wshape[1].clone();
+        dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
+        dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
+    }
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let output_padding = attrs.dims_or_empty("output_padding")?;
+    let oshape = vec![
+        dshape[0].clone(),
+        channels,
+        transposed_size(
+            &dshape[2],
+            &at(&strides, 0, "strides")?,
+            &dilated_y,
+            &pad_h,
+            &at(&output_padding, 0, "output_padding")?,
+        ),
+        transposed_size(
+            &dshape[3],
+            &at(&strides, 1, "strides")?,
+            &dilated_x,
+            &pad_w,
+            &at(&output_padding, 1, "output_padding")?,
+        ),
+    ];
+    let mut dtype = attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data.dtype;
+    }
+    let oshape = trans_out.backward_shape(&oshape)?;
+    ctx.assign(2, tensor(oshape, dtype));
+    Ok(true)
+}
+
+fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(1);
+    let attrs = ctx.attrs;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCDHW", || {
+        format!(
+            "Conv3d_transpose only support input layouts that are convertible from NCDHW. But got {}",
+            repr(&data_layout_name)
+        )
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "IODHW", || {
+        format!(
+            "Conv3d_transpose only support kernel layouts that are convertible from IODHW. But got {}",
+            repr(&kernel_layout_name)
+        )
+    }).about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCDHW", || {
+        format!(
+            "Conv3d_transpose only support output layouts that are convertible from NCDHW. But got {}",
+            repr(&out_layout_name)
+        )
+    }).about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let groups_value = attrs.int("groups")?;
+    let groups = groups_dim(groups_value);
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let channels;
+    // TVM's names: `d` for depth, then `y` and `x` (see below).
+    let (dilated_d, dilated_y, dilated_x);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        check(kernel_size.len() == 3, || {
+            format!(
+                "Check failed: kernel_size.size() == 3 ({} vs. 3)",
+                kernel_size.len()
+            )
+        })
+        .about("kernel_size")?;
+        check(dilation.len() == 3, || {
+            format!(
+                "Check failed: dilation.size() == 3 ({} vs. 3)",
+                dilation.len()
+            )
+        })
+        .about("dilation")?;
+        let mut wshape = vec![dshape[1].clone(), floordiv(channels_attr, &groups)?];
+        wshape.extend(kernel_size.iter().cloned());
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        dilated_d = dilated(&kernel_size[0], &dilation[0]);
+        dilated_y = dilated(&kernel_size[1], &dilation[1]);
+        dilated_x = dilated(&kernel_size[2], &dilation[2]);
+        channels = channels_attr.clone();
+        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
+        ctx.assign(1, tensor(wshape, weight_dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(kernel_size.len() == 3, || {
+                format!(
+                    "Check failed: kernel_size.size() == 3 ({} vs. 3)",
+                    kernel_size.len()
+                )
+            })
+            .about("kernel_size")?;
+            check(
+                (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
+                || {
+                    format!(
+                        "Conv3DTransposed: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+                        shape_array(kernel_size),
+                        shape_array(&wshape)
+                    )
+                },
+            )?;
+        }
+        if let Some(channels_attr) = &channels_attr {
+            let per_group = floordiv(channels_attr, &groups)?;
+            check(dims_equal(&per_group, &wshape[1]), || {
+                format!(
+                    "Conv3DTransposed: shape of weight is inconsistent out_channels,  out_channels // groups != weight.shape[1]  out_channels={} groups={groups_value} wshape={}",
+                    display::dim(channels_attr),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[0]) {
+            check(dims_equal(&dshape[1], &wshape[0]), || {
+                "Check failed: reporter->AssertEQ(dshape_ncdhw[1], wshape[0])".to_string()
+            })?;
+        }
+        channels = wshape[1].clone();
+        dilated_d = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
+        // TVM swaps these two in this branch: `x` from the kernel's height,
+        // `y` from its width, and uses `y` for the output height.
+        dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
+        dilated_y = dilated(&wshape[4], &at(&dilation, 2, "dilation")?);
+    }
+    let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let output_padding = attrs.dims_or_empty("output_padding")?;
+    let oshape = vec![
+        dshape[0].clone(),
+        channels,
+        transposed_size(
+            &dshape[2],
+            &at(&strides, 0, "strides")?,
+            &dilated_d,
+            &pad_d,
+            &at(&output_padding, 0, "output_padding")?,
+        ),
+        transposed_size(
+            &dshape[3],
+            &at(&strides, 1, "strides")?,
+            &dilated_y,
+            &pad_h,
+            &at(&output_padding, 1, "output_padding")?,
+        ),
+        transposed_size(
+            &dshape[4],
+            &at(&strides, 2, "strides")?,
+            &dilated_x,
+            &pad_w,
+            &at(&output_padding, 2, "output_padding")?,
+        ),
+    ];
+    let mut dtype = attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data.dtype;
+    }
+    let oshape = trans_out.backward_shape(&oshape)?;
+    ctx.assign(2, tensor(oshape, dtype));
+    Ok(true)
+}
+
+fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let attrs = ctx.attrs;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let trans_in = bijective(
+        &parse_layout(&data_layout_name).about("data_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support input layouts that are convertible from NCHW. But got {}",
+                repr(&data_layout_name)
+            )
+        },
+    )
+    .about("data_layout")?;
+    bijective(
+        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
+        "OIHW",
+        || {
+            format!(
+                "Conv only support kernel layouts that are convertible from OIHW. But got {}",
+                repr(&kernel_layout_name)
+            )
+        },
+    )
+    .about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(
+        &parse_layout(&out_layout_name).about("out_layout")?,
+        "NCHW",
+        || {
+            format!(
+                "Conv only support output layouts that are convertible from NCHW. But got {}",
+                repr(&out_layout_name)
+            )
+        },
+    )
+    .about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let (Some(kernel_size), Some(channels)) = (attrs.dims("kernel_size")?, attrs.dim("channels")?)
+    else {
+        return error(
+            "The kernel size and channels of a Conv must be set or inferred by previous pass",
+        );
+    };
+    let dilation = attrs.dims_or_empty("dilation")?;
+    check(kernel_size.len() == 2, || {
+        format!(
+            "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+            kernel_size.len()
+        )
+    })
+    .about("kernel_size")?;
+    check(dilation.len() == 2, || {
+        format!(
+            "Check failed: dilation.size() == 2 ({} vs. 2)",
+            dilation.len()
+        )
+    })
+    .about("dilation")?;
+    let dilated_y = dilated(&kernel_size[0], &dilation[0]);
+    let dilated_x = dilated(&kernel_size[1], &dilation[1]);
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    // `(in + pad - dilated) / stride + 1` with C++ `/`: truncating.
+    let size = |input: &Dim, pad: &Dim, dil: &Dim, stride: &Dim| -> Result<Dim, RelationError> {
+        if is_any(input) {
+            return Ok(input.clone());
+        }
+        Ok(add(
+            &truncdiv(&sub(&add(input, pad), dil), stride)?,
+            &c_int(1),
+        ))
+    };
+    let oshape = vec![
+        dshape[0].clone(),
+        channels,
+        size(&dshape[2], &pad_h, &dilated_y, &at(&strides, 0, "strides")?)?,
+        size(&dshape[3], &pad_w, &dilated_x, &at(&strides, 1, "strides")?)?,
+    ];
+    let mut dtype = attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data.dtype;
+    }
+    let oshape = trans_out.backward_shape(&oshape)?;
+    ctx.assign(2, tensor(oshape, dtype));
+    Ok(true)
+}
+
+fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
+    // TVM `ICHECK(data)`; we wait while the data is incomplete.
+    let Some(data) = ctx.tensor_or_wait(0, "Check failed: (data) is false: ")? else {
+        return Ok(false);
+    };
+    let weight = ctx.tensor(2);
+    let attrs = ctx.attrs;
+    let data_layout_name = attrs.str("data_layout")?;
+    let kernel_layout_name = attrs.str("kernel_layout")?;
+    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
+        format!(
+            "deformable_conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
+            repr(&data_layout_name)
+        )
+    }).about("data_layout")?;
+    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "OIHW", || {
+        format!(
+            "deformable_conv2d only support kernel layouts that are convertible from OIHW. The provided layout is: {}",
+            repr(&kernel_layout_name)
+        )
+    }).about("kernel_layout")?;
+    let out_layout_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_layout_name.clone(),
+        s => s,
+    };
+    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
+        format!(
+            "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
+            repr(&out_layout_name)
+        )
+    }).about("out_layout")?;
+    let dshape = trans_in.forward_shape(&data.shape)?;
+    let groups = groups_dim(attrs.int("groups")?);
+    let kernel_size = attrs.dims("kernel_size")?;
+    let channels_attr = attrs.dim("channels")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let (channels, ksize_y, ksize_x, dilated_y, dilated_x);
+    if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
+        check(kernel_size.len() == 2, || {
+            format!(
+                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                kernel_size.len()
+            )
+        })
+        .about("kernel_size")?;
+        check(dilation.len() == 2, || {
+            format!(
+                "Check failed: dilation.size() == 2 ({} vs. 2)",
+                dilation.len()
+            )
+        })
+        .about("dilation")?;
+        let wshape = vec![
+            channels_attr.clone(),
+            floordiv(&dshape[1], &groups)?,
+            kernel_size[0].clone(),
+            kernel_size[1].clone(),
+        ];
+        let wshape = trans_kernel.backward_shape(&wshape)?;
+        channels = channels_attr.clone();
+        ksize_y = kernel_size[0].clone();
+        ksize_x = kernel_size[1].clone();
+        dilated_y = dilated(&kernel_size[0], &dilation[0]);
+        dilated_x = dilated(&kernel_size[1], &dilation[1]);
+        ctx.assign(2, tensor(wshape, data.dtype));
+    } else {
+        let Some(weight) = &weight else {
+            return Ok(false);
+        };
+        let wshape = trans_kernel.forward_shape(&weight.shape)?;
+        if let Some(kernel_size) = &kernel_size {
+            check(kernel_size.len() == 2, || {
+                format!(
+                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
+                    kernel_size.len()
+                )
+            })
+            .about("kernel_size")?;
+            check(
+                dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
+                || {
+                    format!(
+                        "DeformableConv2D: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+                        shape_array(kernel_size),
+                        shape_array(&wshape)
+                    )
+                },
+            )?;
+        }
+        if let Some(channels_attr) = &channels_attr {
+            check(dims_equal(channels_attr, &wshape[0]), || {
+                format!(
+                    "DeformableConv2D: shape of weight is inconsistent with channels,  channels={} wshape={}",
+                    display::dim(channels_attr),
+                    shape_array(&wshape)
+                )
+            })?;
+        }
+        if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
+            let per_group = floordiv(&dshape[1], &groups)?;
+            check(dims_equal(&per_group, &wshape[1]), || {
+                "Check failed: reporter->AssertEQ(indexdiv(dshape_nchw[1], param->groups), wshape[1])"
+                    .to_string()
+            })?;
+        }
+        channels = wshape[0].clone();
+        ksize_y = wshape[2].clone();
+        ksize_x = wshape[3].clone();
+        dilated_y = dilated(&wshape[2], &at(&dilation, 0, "dilation")?);
+        dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
+    }
+    let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let one = c_int(1);
+    let out_h = add(
+        &floordiv(
+            &sub(&add(&dshape[2], &pad_h), &dilated_y),
+            &at(&strides, 0, "strides")?,
+        )?,
+        &one,
+    );
+    let out_w = add(
+        &floordiv(
+            &sub(&add(&dshape[3], &pad_w), &dilated_x),
+            &at(&strides, 1, "strides")?,
+        )?,
+        &one,
+    );
+    let deformable_groups = c_int(attrs.int("deformable_groups")?);
+    let offset_channels = mul(
+        &mul(&mul(&c_int(2), &ksize_y), &ksize_x),
+        &deformable_groups,
+    );
+    let offset_shape = trans_in.backward_shape(&[
+        dshape[0].clone(),
+        offset_channels,
+        out_h.clone(),
+        out_w.clone(),
+    ])?;
+    ctx.assign(1, tensor(offset_shape, data.dtype));
+    let mut dtype = attrs.dtype("out_dtype")?;
+    if dtype.bits == 0 {
+        dtype = data.dtype;
+    }
+    let oshape = trans_out.backward_shape(&[dshape[0].clone(), channels, out_h, out_w])?;
+    ctx.assign(3, tensor(oshape, dtype));
+    Ok(true)
+}
+
+#[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
+mod tests {
+    use super::super::test_util::*;
+    use relay_ir::{Dim, Type};
+
+    #[test]
+    fn conv2d_nchw_assigns_weight() {
+        let data = t(&[1, 3, 224, 224], "float32");
+        let attrs = [
+            ("strides", ints(&[2, 2])),
+            ("padding", ints(&[3, 3])),
+            ("channels", int(64)),
+            ("kernel_size", ints(&[7, 7])),
+        ];
+        let assigns = solved("nn.conv2d", &[data, Type::incomplete()], &attrs);
+        assert_eq!(assigns[0], (1, t(&[64, 3, 7, 7], "float32")));
+        assert_eq!(assigns[1], (2, t(&[1, 64, 112, 112], "float32")));
+    }
+
+    #[test]
+    fn conv2d_nhwc_from_weight_and_depthwise() {
+        let data = t(&[1, 224, 224, 3], "float32");
+        let weight = t(&[3, 3, 3, 32], "float32");
+        let attrs = [
+            ("strides", ints(&[2, 2])),
+            ("padding", ints(&[0, 0, 1, 1])),
+            ("data_layout", s("NHWC")),
+            ("kernel_layout", s("HWIO")),
+        ];
+        assert_eq!(
+            solve_out("nn.conv2d", &[data, weight], &attrs),
+            t(&[1, 112, 112, 32], "float32")
+        );
+        let data = t(&[1, 112, 112, 32], "float32");
+        let attrs = [
+            ("padding", ints(&[1, 1, 1, 1])),
+            ("groups", relay_ir::AttrValue::Int(32)),
+            ("channels", int(32)),
+            ("kernel_size", ints(&[3, 3])),
+            ("data_layout", s("NHWC")),
+            ("kernel_layout", s("HWOI")),
+        ];
+        let assigns = solved("nn.conv2d", &[data, t(&[3, 3, 32, 1], "float32")], &attrs);
+        assert_eq!(assigns[0], (1, t(&[3, 3, 32, 1], "float32")));
+        assert_eq!(assigns[1], (2, t(&[1, 112, 112, 32], "float32")));
+        let err = fails(
+            "nn.conv2d",
+            &[t(&[1, 4, 8, 8], "float32"), Type::incomplete()],
+            &[("groups", relay_ir::AttrValue::Int(2))],
+        );
+        assert_eq!(
+            err,
+            "Weight shape must be specified when groups is greater than 1."
+        );
+    }
+
+    #[test]
+    fn conv2d_blocked_layouts_and_int64() {
+        let data = t(&[1, 4, 16, 16, 4], "float32");
+        let attrs = [
+            ("padding", ints(&[1, 1])),
+            ("channels", int(16)),
+            ("kernel_size", ints(&[3, 3])),
+            ("data_layout", s("NCHW4c")),
+            ("kernel_layout", s("OIHW4i4o")),
+        ];
+        let assigns = solved("nn.conv2d", &[data, Type::incomplete()], &attrs);
+        assert_eq!(assigns[0], (1, t(&[4, 4, 3, 3, 4, 4], "float32")));
+        assert_eq!(assigns[1], (2, t(&[1, 4, 16, 16, 4], "float32")));
+        // Layout conversion casts to int32.
+        let out = solve_out(
+            "nn.conv2d",
+            &[t64(&[1, 3, 8, 8], "float32"), t(&[4, 3, 3, 3], "float32")],
+            &[],
+        );
+        assert_eq!(out, t(&[1, 4, 6, 6], "float32"));
+        let any = td(
+            vec![Dim::Any, Dim::int32(3), Dim::Any, Dim::int32(8)],
+            "float32",
+        );
+        assert_eq!(
+            solve_out("nn.conv2d", &[any, t(&[4, 3, 3, 3], "float32")], &[]),
+            td(
+                vec![Dim::Any, Dim::int32(4), Dim::Any, Dim::int32(6)],
+                "float32"
+            )
+        );
+        assert!(waits(
+            "nn.conv2d",
+            &[t(&[1, 3, 8, 8], "float32"), Type::incomplete()],
+            &[]
+        ));
+    }
+
+    #[test]
+    fn layout_errors() {
+        let err = fails(
+            "nn.conv2d",
+            &[t(&[1, 3, 8], "float32"), t(&[4, 3, 3], "float32")],
+            &[("data_layout", s("NCW"))],
+        );
+        assert_eq!(
+            err,
+            "conv2d only support input layouts that are convertible from NCHW. The provided layout is: Layout(NCW)"
+        );
+        let err = fails(
+            "nn.conv2d",
+            &[t(&[1, 3, 8], "float32"), t(&[4, 3, 3, 3], "float32")],
+            &[],
+        );
+        assert_eq!(
+            err,
+            "Input shape size 3 mismatch with the expected shape size 4"
+        );
+    }
+
+    #[test]
+    fn transposed_and_others() {
+        let out = solve_out(
+            "nn.conv2d_transpose",
+            &[t(&[1, 3, 18, 18], "float32"), t(&[3, 10, 3, 3], "float32")],
+            &[("strides", ints(&[1, 1])), ("padding", ints(&[1, 1]))],
+        );
+        assert_eq!(out, t(&[1, 10, 18, 18], "float32"));
+        let out = solve_out(
+            "nn.conv1d",
+            &[t(&[1, 3, 224], "float32"), t(&[10, 3, 3], "float32")],
+            &[("padding", ints(&[1, 1]))],
+        );
+        assert_eq!(out, t(&[1, 10, 224], "float32"));
+        let out = solve_out(
+            "nn.contrib_conv2d_NCHWc",
+            &[
+                t(&[1, 4, 56, 56, 16], "float32"),
+                t(&[4, 4, 3, 3, 16, 16], "float32"),
+            ],
+            &[
+                ("padding", ints(&[1, 1])),
+                ("channels", int(64)),
+                ("kernel_size", ints(&[3, 3])),
+                ("data_layout", s("NCHW16c")),
+                ("kernel_layout", s("OIHW16i16o")),
+                ("out_layout", s("NCHW16c")),
+            ],
+        );
+        assert_eq!(out, t(&[1, 4, 56, 56, 16], "float32"));
+        let assigns = solved(
+            "nn.deformable_conv2d",
+            &[
+                t(&[1, 4, 16, 16], "float32"),
+                Type::incomplete(),
+                Type::incomplete(),
+            ],
+            &[
+                ("padding", ints(&[1, 1])),
+                ("channels", int(4)),
+                ("kernel_size", ints(&[3, 3])),
+            ],
+        );
+        assert_eq!(assigns[0], (2, t(&[4, 4, 3, 3], "float32")));
+        assert_eq!(assigns[1], (1, t(&[1, 18, 16, 16], "float32")));
+        assert_eq!(assigns[2], (3, t(&[1, 4, 16, 16], "float32")));
+    }
+}

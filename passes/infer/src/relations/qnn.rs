@@ -1,0 +1,549 @@
+//! QNN relations (`src/relay/qnn/op/*.cc`, `op_common.h`, `utils.h`):
+//! `QnnBroadcastRel` (`qnn.add`, `qnn.mul`, `qnn.subtract`),
+//! `QnnConcatenateRel`, `QnnConv2DRel`, `QnnConv2DTransposeRel`,
+//! `QnnDenseRel`, `QuantizeRel` and `RequantizeRel`.
+//!
+//! Each checks the dtypes of its quantized inputs and the scalar types of
+//! its scales and zero points, assigns per-channel scale/zero-point vectors
+//! (`AssignType`: a non-scalar scale gets the shape `[C]`), and then runs the
+//! plain relation on the tensor inputs (`BroadcastRel`, `ConcatenateRel`,
+//! `Conv2DRel`, `Conv2DTransposeRel`, `MatmulRel`). Where TVM's `ICHECK`s
+//! would abort on a scale or zero point that is still incomplete, we wait.
+
+use super::broadcast::broadcast_rel;
+use super::display;
+use super::nn_misc::matmul_rel;
+use super::shape::{c_int, const_int, mul};
+use super::transform::concatenate_rel;
+use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
+use crate::relation::RelationError;
+use relay_ir::dtype::DataType;
+use relay_ir::{Dim, TypeKind};
+
+relations! {
+    /// `QnnBroadcastRel`.
+    qnn_broadcast => qnn_broadcast_rel;
+    /// `QnnConcatenateRel`.
+    qnn_concatenate => qnn_concatenate_rel;
+    /// `QnnConv2DRel`.
+    qnn_conv2d => qnn_conv2d_rel;
+    /// `QnnConv2DTransposeRel`.
+    qnn_conv2d_transpose => qnn_conv2d_transpose_rel;
+    /// `QnnDenseRel`.
+    qnn_dense => qnn_dense_rel;
+    /// `QuantizeRel`.
+    quantize => quantize_rel;
+    /// `RequantizeRel`.
+    requantize => requantize_rel;
+}
+
+const INT8: DataType = DataType::int(8);
+const UINT8: DataType = DataType::uint(8);
+const INT16: DataType = DataType::int(16);
+const UINT16: DataType = DataType::uint(16);
+const INT32: DataType = DataType::INT32;
+const INT64: DataType = DataType::INT64;
+const FLOAT32: DataType = DataType::FLOAT32;
+
+/// `IsScalarType(types[slot], dtype)`; `Ok(false)` to wait on an
+/// incomplete type.
+fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
+    let ty = ctx.ty(slot);
+    match ty.kind() {
+        TypeKind::Incomplete(_) => Ok(false),
+        TypeKind::Tensor(t) => {
+            check(t.shape.is_empty(), || {
+                format!(
+                    "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
+                    t.shape.len()
+                )
+            })?;
+            check(t.dtype == dtype, || {
+                format!("Expected {dtype} but got {}", t.dtype)
+            })?;
+            Ok(true)
+        }
+        _ => Err(RelationError::at_input(
+            format!(
+                "Only tensor type can be checked for scalar values. But got{}",
+                display::ty(ty)
+            ),
+            slot,
+        )),
+    }
+}
+
+/// `AssignType(types[slot], dtype, dim)`: a scalar stays, a vector becomes
+/// `[dim]`; `Ok(false)` to wait on an incomplete type.
+fn assign_type(ctx: &mut Ctx, slot: usize, dtype: DataType, dim: Dim) -> Step {
+    let ty = ctx.ty(slot).clone();
+    match ty.kind() {
+        TypeKind::Incomplete(_) => Ok(false),
+        TypeKind::Tensor(t) => {
+            check(t.dtype == dtype, || {
+                format!("Expected type is {dtype} but received {}", t.dtype)
+            })?;
+            if !t.shape.is_empty() {
+                ctx.assign(slot, tensor(vec![dim], t.dtype));
+            }
+            Ok(true)
+        }
+        _ => Err(RelationError::at_input(
+            format!(
+                "Can assign type to Tensor type only. But got {}",
+                display::ty(&ty)
+            ),
+            slot,
+        )),
+    }
+}
+
+/// The channel axis of a rank-`rank` operand (`get_channel_axis`).
+fn channel_axis(rank: i64, axis: i64) -> i64 {
+    if rank <= 1 {
+        0
+    } else if axis < 0 {
+        rank + axis
+    } else {
+        axis
+    }
+}
+
+/// The size along `axis`, `Integer(1)` for a scalar.
+fn axis_shape(shape: &[Dim], axis: i64) -> Result<Dim, RelationError> {
+    if shape.is_empty() {
+        return Ok(c_int(1));
+    }
+    usize::try_from(axis)
+        .ok()
+        .and_then(|a| shape.get(a))
+        .cloned()
+        .ok_or_else(|| RelationError::new(format!("axis {axis} is out of range")))
+}
+
+fn scalar_rank(ctx: &Ctx, slot: usize) -> Result<usize, RelationError> {
+    ctx.tensor(slot)
+        .map(|t| t.shape.len())
+        .ok_or_else(|| RelationError::new("scale and zero point must be tensors"))
+}
+
+fn qnn_broadcast_rel(ctx: &mut Ctx) -> Step {
+    if (0..8).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    let (Some(lhs), Some(rhs)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let lhs_rank = lhs.shape.len() as i64;
+    let rhs_rank = rhs.shape.len() as i64;
+    let lhs_axis_attr = ctx.attrs.int("lhs_axis")?;
+    let rhs_axis_attr = ctx.attrs.int("rhs_axis")?;
+    let lhs_axis = channel_axis(lhs_rank, lhs_axis_attr);
+    let rhs_axis = channel_axis(rhs_rank, rhs_axis_attr);
+    let lhs_scalar = scalar_rank(ctx, 2)? == 0 && scalar_rank(ctx, 3)? == 0;
+    let rhs_scalar = scalar_rank(ctx, 4)? == 0 && scalar_rank(ctx, 5)? == 0;
+    if !lhs_scalar {
+        check(lhs_axis < lhs_rank.max(1) && lhs_axis >= 0, || {
+            format!("lhs_axis {lhs_axis_attr} is out of range")
+        })?;
+    }
+    if !rhs_scalar {
+        check(rhs_axis < rhs_rank.max(1) && rhs_axis >= 0, || {
+            format!("rhs_axis {rhs_axis_attr} is out of range")
+        })?;
+    }
+    let lhs_dim = axis_shape(&lhs.shape, lhs_axis)?;
+    let rhs_dim = axis_shape(&rhs.shape, rhs_axis)?;
+    let steps = [
+        assign_type(ctx, 2, FLOAT32, lhs_dim.clone())?,
+        assign_type(ctx, 3, INT32, lhs_dim)?,
+        assign_type(ctx, 4, FLOAT32, rhs_dim.clone())?,
+        assign_type(ctx, 5, INT32, rhs_dim)?,
+        is_scalar_type(ctx, 6, FLOAT32)?,
+        is_scalar_type(ctx, 7, INT32)?,
+    ];
+    if steps.contains(&false) {
+        return Ok(false);
+    }
+    ctx.nested(&[0, 1, 8], broadcast_rel)
+}
+
+fn qnn_concatenate_rel(ctx: &mut Ctx) -> Step {
+    if ctx.is_incomplete(0) {
+        return Ok(false);
+    }
+    for (slot, what, dtype) in [
+        (1usize, "scales as the second", FLOAT32),
+        (2, "zero_points as the third", INT32),
+    ] {
+        let fields = match ctx.ty(slot).kind() {
+            TypeKind::Tuple(fields) => fields.clone(),
+            TypeKind::Incomplete(_) => return Ok(false),
+            _ => {
+                return Err(RelationError::at_input(
+                    format!(
+                        "qnn concatenate requires a tuple of {what} argument, found {}",
+                        display::ty(ctx.ty(slot))
+                    ),
+                    slot,
+                ))
+            }
+        };
+        for field in &fields {
+            if field.is_incomplete() {
+                return Ok(false);
+            }
+            let Some(t) = field.as_tensor() else {
+                return error(format!(
+                    "Only tensor type can be checked for scalar values. But got{}",
+                    display::ty(field)
+                ));
+            };
+            check(t.shape.is_empty(), || {
+                format!(
+                    "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
+                    t.shape.len()
+                )
+            })?;
+            check(t.dtype == dtype, || {
+                format!("Expected {dtype} but got {}", t.dtype)
+            })?;
+        }
+    }
+    if ctx.is_incomplete(3) || ctx.is_incomplete(4) {
+        return Ok(false);
+    }
+    if !is_scalar_type(ctx, 3, FLOAT32)? || !is_scalar_type(ctx, 4, INT32)? {
+        return Ok(false);
+    }
+    ctx.nested(&[0, 5], concatenate_rel)
+}
+
+/// The weight scale's channel count: `weight.shape[O]` for one group,
+/// `weight.shape[I] * weight.shape[O]` otherwise.
+fn weight_scale_dim(
+    weight_shape: &[Dim],
+    kernel_layout: &str,
+    groups: i64,
+) -> Result<Dim, RelationError> {
+    let get = |axis: usize| {
+        weight_shape
+            .get(axis)
+            .cloned()
+            .ok_or_else(|| RelationError::new("Kernel layout attribute is not defined"))
+    };
+    let o = kernel_layout.find('O');
+    if groups == 1 {
+        let o = o.ok_or_else(|| RelationError::new("Kernel layout attribute is not defined"))?;
+        get(o)
+    } else {
+        let i = kernel_layout.find('I');
+        match (i, o) {
+            (Some(i), Some(o)) => Ok(mul(&get(i)?, &get(o)?)),
+            _ => error("Kernel layout attribute is not defined"),
+        }
+    }
+}
+
+fn qnn_conv2d_rel(ctx: &mut Ctx) -> Step {
+    let (Some(data), Some(weight)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check([INT8, UINT8, INT16].contains(&data.dtype), || {
+        format!(
+            "Expected qnn conv2d type(int8, uint8, int16) for input but was {}",
+            data.dtype
+        )
+    })?;
+    check([INT8, UINT8, INT16].contains(&weight.dtype), || {
+        format!(
+            "Expected qnn conv2d type(int8, uint8, int16) for weight but was {}",
+            weight.dtype
+        )
+    })?;
+    check([INT16, INT32, INT64].contains(&out_dtype), || {
+        format!("Expected qnn conv2d type(int16, int32, int64) for output but was {out_dtype}")
+    })?;
+    if (2..5).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    if !is_scalar_type(ctx, 2, INT32)? || !is_scalar_type(ctx, 4, FLOAT32)? {
+        return Ok(false);
+    }
+    let dim = weight_scale_dim(
+        &weight.shape,
+        &ctx.attrs.str("kernel_layout")?,
+        ctx.attrs.int("groups")?,
+    )?;
+    if !assign_type(ctx, 5, FLOAT32, dim)? {
+        return Ok(false);
+    }
+    ctx.nested(&[0, 1, 6], super::nn_conv::conv2d_rel)
+}
+
+fn qnn_conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
+    let (Some(data), Some(weight)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check([INT8, UINT8, INT16, UINT16].contains(&data.dtype), || {
+        format!(
+            "Expected qnn conv2d type(int8, uint8, int16) for input but was {}",
+            data.dtype
+        )
+    })?;
+    check([INT8, UINT8].contains(&weight.dtype), || {
+        format!(
+            "Expected qnn conv2d type(int8, uint8) for weight but was {}",
+            weight.dtype
+        )
+    })?;
+    check([INT16, INT32, INT64].contains(&out_dtype), || {
+        format!("Expected qnn conv2d type(int16, int32, int64) for output but was {out_dtype}")
+    })?;
+    if (2..5).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    let tensors = (ctx.tensor(2), ctx.tensor(3), ctx.tensor(4));
+    let (Some(input_zp), Some(weight_zp), Some(input_scale)) = tensors else {
+        return error("scale and zero point must be tensors");
+    };
+    check(weight_zp.dtype == INT32, || {
+        "Check failed: weight_zp_type->dtype == DataType::Int(32)".to_string()
+    })?;
+    let is_single = |shape: &[Dim]| {
+        shape.is_empty()
+            || shape
+                .iter()
+                .map(const_int)
+                .try_fold(1i64, |acc, d| d.map(|d| acc * d))
+                == Some(1)
+    };
+    check(
+        is_single(&input_zp.shape) && is_single(&input_scale.shape),
+        || "Zero point or scale should be scalar or a vector with one element.".to_string(),
+    )?;
+    assign_type(ctx, 2, INT32, c_int(1))?;
+    assign_type(ctx, 4, FLOAT32, c_int(1))?;
+    let dim = weight_scale_dim(
+        &weight.shape,
+        &ctx.attrs.str("kernel_layout")?,
+        ctx.attrs.int("groups")?,
+    )?;
+    if !assign_type(ctx, 5, FLOAT32, dim)? {
+        return Ok(false);
+    }
+    ctx.nested(&[0, 1, 6], super::nn_conv::conv2d_transpose_rel)
+}
+
+fn qnn_dense_rel(ctx: &mut Ctx) -> Step {
+    let (Some(data), Some(weight)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check([INT8, UINT8, INT16, UINT16].contains(&data.dtype), || {
+        format!(
+            "Expected quantized dense type(int8, uint8, int16, uint16) for input but was {}",
+            data.dtype
+        )
+    })?;
+    check([INT8, UINT8].contains(&weight.dtype), || {
+        format!(
+            "Expected quantized dense type(int8, uint8) for weight but was {}",
+            weight.dtype
+        )
+    })?;
+    check([INT32, INT64].contains(&out_dtype), || {
+        format!("Expected quantized dense type(int32, int64) for output but was {out_dtype}")
+    })?;
+    if (2..5).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    if !is_scalar_type(ctx, 2, INT32)? || !is_scalar_type(ctx, 4, FLOAT32)? {
+        return Ok(false);
+    }
+    let units = ctx.attrs.dim("units")?.unwrap_or(Dim::Any);
+    if !assign_type(ctx, 5, FLOAT32, units)? {
+        return Ok(false);
+    }
+    ctx.nested(&[0, 1, 6], matmul_rel)
+}
+
+fn quantize_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    check(data.dtype == FLOAT32, || {
+        format!("Input type should be one of float32 but was {}", data.dtype)
+    })?;
+    let axis_attr = ctx.attrs.int("axis")?;
+    let rank = data.shape.len() as i64;
+    let axis = if axis_attr < 0 {
+        if rank > 0 {
+            rank + axis_attr
+        } else {
+            0
+        }
+    } else {
+        axis_attr
+    };
+    let what = "Quantize: expect to be TensorType but get ";
+    let Some(scale) = ctx.tensor_or_wait(1, what)? else {
+        return Ok(false);
+    };
+    let Some(zp) = ctx.tensor_or_wait(2, what)? else {
+        return Ok(false);
+    };
+    if !(scale.shape.is_empty() && zp.shape.is_empty()) {
+        check(axis < rank.max(1) && axis >= 0, || {
+            format!("axis {axis_attr} is out of range")
+        })
+        .about("axis")?;
+    }
+    let dim = axis_shape(&data.shape, axis)?;
+    assign_type(ctx, 1, FLOAT32, dim.clone())?;
+    assign_type(ctx, 2, INT32, dim)?;
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check([INT8, UINT8, INT16, INT32].contains(&out_dtype), || {
+        format!("Output type should be one of [int8, unit8, int16, int32] but was {out_dtype}")
+    })?;
+    ctx.assign(3, tensor(data.shape.clone(), out_dtype));
+    Ok(true)
+}
+
+fn requantize_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    if ctx.is_incomplete(3) || ctx.is_incomplete(4) {
+        return Ok(false);
+    }
+    check(
+        [INT8, UINT8, INT16, INT32, INT64].contains(&data.dtype),
+        || {
+            format!(
+                "Input type should be one of [int8, uint8, int16, int32, int64] but was {}",
+                data.dtype
+            )
+        },
+    )?;
+    let axis_attr = ctx.attrs.int("axis")?;
+    let rank = data.shape.len() as i64;
+    let axis = if axis_attr < 0 {
+        if rank > 0 {
+            rank + axis_attr
+        } else {
+            0
+        }
+    } else {
+        axis_attr
+    };
+    check(axis < rank.max(1) && axis >= 0, || {
+        format!("axis {axis_attr} is out of range")
+    })
+    .about("axis")?;
+    let dim = axis_shape(&data.shape, axis)?;
+    if !assign_type(ctx, 1, FLOAT32, dim.clone())? || !assign_type(ctx, 2, INT32, dim)? {
+        return Ok(false);
+    }
+    if !is_scalar_type(ctx, 3, FLOAT32)? || !is_scalar_type(ctx, 4, INT32)? {
+        return Ok(false);
+    }
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check([INT8, UINT8, INT16, INT32].contains(&out_dtype), || {
+        format!("Output type should be one of [int8, uint8, int16, int32] but was {out_dtype}")
+    })?;
+    ctx.assign(5, tensor(data.shape.clone(), out_dtype));
+    Ok(true)
+}
+
+#[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
+mod tests {
+    use super::super::test_util::*;
+    use relay_ir::Type;
+
+    fn scalar(dtype: &str) -> Type {
+        t(&[], dtype)
+    }
+
+    #[test]
+    fn qnn_ops() {
+        let out = solve_out(
+            "qnn.requantize",
+            &[
+                t(&[1, 4], "int32"),
+                scalar("float32"),
+                scalar("int32"),
+                scalar("float32"),
+                scalar("int32"),
+            ],
+            &[("out_dtype", dt("int8"))],
+        );
+        assert_eq!(out, t(&[1, 4], "int8"));
+        let assigns = solved(
+            "qnn.quantize",
+            &[t(&[2, 3], "float32"), t(&[5], "float32"), scalar("int32")],
+            &[
+                ("out_dtype", dt("uint8")),
+                ("axis", relay_ir::AttrValue::Int(1)),
+            ],
+        );
+        assert_eq!(assigns[0], (1, t(&[3], "float32")));
+        assert_eq!(assigns[1], (3, t(&[2, 3], "uint8")));
+        let out = solve_out(
+            "qnn.add",
+            &[
+                t(&[2, 3], "int8"),
+                t(&[3], "int8"),
+                scalar("float32"),
+                scalar("int32"),
+                scalar("float32"),
+                scalar("int32"),
+                scalar("float32"),
+                scalar("int32"),
+            ],
+            &[],
+        );
+        assert_eq!(out, t(&[2, 3], "int8"));
+        let out = solve_out(
+            "qnn.dense",
+            &[
+                t(&[1, 8], "int8"),
+                t(&[4, 8], "int8"),
+                scalar("int32"),
+                scalar("int32"),
+                scalar("float32"),
+                scalar("float32"),
+            ],
+            &[("units", int(4)), ("out_dtype", dt("int32"))],
+        );
+        assert_eq!(out, t(&[1, 4], "int32"));
+        let out = solve_out(
+            "qnn.conv2d",
+            &[
+                t(&[1, 3, 8, 8], "uint8"),
+                t(&[4, 3, 3, 3], "int8"),
+                scalar("int32"),
+                scalar("int32"),
+                scalar("float32"),
+                t(&[4], "float32"),
+            ],
+            &[("out_dtype", dt("int32"))],
+        );
+        assert_eq!(out, t(&[1, 4, 6, 6], "int32"));
+        assert!(waits(
+            "qnn.conv2d",
+            &[
+                t(&[1, 3, 8, 8], "uint8"),
+                t(&[4, 3, 3, 3], "int8"),
+                Type::incomplete(),
+                scalar("int32"),
+                scalar("float32"),
+                t(&[4], "float32"),
+            ],
+            &[("out_dtype", dt("int32"))],
+        ));
+    }
+}

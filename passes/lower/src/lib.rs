@@ -1,0 +1,530 @@
+//! Lowering: from the typed syntax tree of `relay_syntax` to the IR, with
+//! name resolution and diagnostics.
+//!
+//! This is the semantic half of TVM v0.13's `src/relay/parser/parser.cc`: the
+//! syntax crate decides what the text *says*, lowering decides what it
+//! *means*. The semantics are TVM's, quirks included, but where TVM aborts at
+//! the first problem lowering reports a [`Diagnostic`] (layer
+//! [`Layer::Name`](relay_ir::diagnostic::Layer::Name)), recovers and goes on, so
+//! one run reports every name error of a file.
+//!
+//! * [`lower_module`] / [`parse_and_lower`]: `tvm.relay.parse` (without the
+//!   `InferType` TVM runs afterwards); [`lower_module_into`] seeds the module
+//!   as TVM's `init_module` does (how `nat.rly` sees the prelude's `List`).
+//! * [`lower_expr`] / [`parse_and_lower_expr`]: `tvm.relay.parse_expr` (one
+//!   expression, no module: globals and ADT names are not checked).
+//!
+//! Every IR node carries the [`Span`] of the syntax node
+//! it came from. What lowering resolves, and how:
+//!
+//! * **Locals.** Scopes as TVM pushes them: a function's parameters and body,
+//!   each `if` branch, each match clause (with its pattern variables), every
+//!   `{ }` block, and the rest of a sequence after each `let`. A `let` binds
+//!   its variable *before* its value is read (so `let %f = fn () { %f() }`
+//!   recurses) and into the scope that is current, which for the first `let`
+//!   of a chain is the enclosing one. TVM's scopes are hash maps whose
+//!   `insert` keeps an existing entry, so a name bound twice in one scope
+//!   keeps resolving to the first binding; we do the same and warn.
+//!   `free_var`s are visible for the rest of the parse. Every use of a
+//!   variable is the very `Var` node of its binding.
+//! * **Graph bindings** `%N = e;` make `%N` stand for the node `e` itself (a
+//!   DAG). As in TVM the table belongs to the whole parse and the first
+//!   definition of a number wins (a later one gets a warning).
+//! * **Globals** are interned by name; in a module, one no `def` defines is an
+//!   error. A `def` defining a name again replaces the earlier one (warning).
+//! * **Names without a sigil**: a constructor, else an operator
+//!   ([`relay_ir::op::lookup`]). A constructor with no fields that is not called
+//!   becomes `Call(C, [])`.
+//! * **Call attributes** are built as TVM's reflection builds them: every
+//!   field of the operator's attrs schema in declaration order, converted to
+//!   the field's type, defaults for the rest (see `attrs.rs`).
+//! * **Types**: dtypes, tensor shapes, tuples, function types, type
+//!   parameters in scope, ADT applications (`List[A]`, and `List` as a call
+//!   with no arguments, as TVM does).
+//! * **Metadata**: the `#[metadata]` section is read once
+//!   ([`ObjectGraph::parse`](relay_ir::metadata::ObjectGraph::parse)) and
+//!   `meta[K][i]` resolves to constants with their exact data, variables,
+//!   shape dimensions, virtual devices or attrs objects.
+
+mod attrs;
+
+mod exprs;
+mod metadata_refs;
+mod names;
+mod scope;
+mod tree;
+mod types;
+
+pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
+
+use relay_ir::diagnostic::{Code, Diagnostic, Diagnostics};
+use relay_ir::dtype::DataType;
+use relay_ir::op::{AttrsSchema, OpDef};
+use relay_ir::source::{FileId, SourceMap, Span};
+use relay_ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
+use relay_syntax::ast::{self, AstNode, AstToken};
+use relay_syntax::{SyntaxKind, SyntaxNode, TextRange, TextSize};
+use std::collections::{HashMap, HashSet};
+
+use self::metadata_refs::MetaState;
+use self::names::NameRecorder;
+use self::scope::{FastHashMap, Scopes};
+use self::tree::Node;
+
+/// The result of lowering a module: the module, what was found wrong, and
+/// how every name of the text was resolved.
+#[derive(Debug)]
+pub struct Lowered {
+    pub module: IRModule,
+    pub diagnostics: Diagnostics,
+    /// Every definition and use site of a name, with what each use resolves
+    /// to (go to definition, references and rename read it).
+    pub names: NameIndex,
+}
+
+/// Lowers a parsed module (`tvm.relay.parse`). The spans of the result point
+/// into `file`; the caller owns the [`SourceMap`] (the module's `sources` are
+/// left empty).
+pub fn lower_module(file: FileId, root: &ast::SourceFile) -> Lowered {
+    lower_module_into(file, root, IRModule::new())
+}
+
+/// Lowers a parsed module into `init`, as TVM's `init_module`: its global
+/// functions and type definitions (with their constructors) are known to the
+/// text, and the text's definitions are added to it.
+pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -> Lowered {
+    let mut lw = Lowerer::new(file, true);
+    lw.text_end = root.syntax().text_range().end();
+    lw.root = Some(root.syntax().clone());
+    let mut module = init;
+    lw.seed(&module);
+    lw.load_metadata(root.metadata());
+
+    let items: Vec<ast::Item> = root.items().collect();
+
+    // Every name a definition introduces, wherever it is in the file: globals
+    // and ADT names may be used before their definition.
+    let mut def_ranges: HashMap<String, TextRange> = HashMap::new();
+    let mut duplicate_types: HashSet<TextSize> = HashSet::new();
+    for item in &items {
+        match item {
+            ast::Item::Def(def) => {
+                let Some(name) = def.name() else { continue };
+                let range = name.syntax().text_range();
+                if let Some(previous) = def_ranges.get(name.name()) {
+                    let diagnostic = Diagnostic::warning(
+                        Code::Redefinition,
+                        format!(
+                            "`@{}` is defined again; TVM keeps the last definition",
+                            name.name()
+                        ),
+                    )
+                    .with_span(lw.span(range))
+                    .with_label(lw.span(*previous), "previous definition here");
+                    lw.push(diagnostic);
+                }
+                def_ranges.insert(name.name().to_string(), range);
+                // Uses resolve to the last definition, the one TVM keeps.
+                let def = lw
+                    .names
+                    .define(NameKind::Global, name.name(), Some(range), None);
+                lw.globals.insert(name.name().to_string(), def);
+            }
+            ast::Item::TypeDef(_) | ast::Item::ExternTypeDef(_) => {
+                let Some(token) = item.name_token() else {
+                    continue;
+                };
+                let name = token.text().to_string();
+                let range = token.text_range();
+                let def = lw
+                    .names
+                    .define(NameKind::TypeName, &name, Some(range), None);
+                if let Some(previous) = lw.adts.get(&name) {
+                    let mut diagnostic = Diagnostic::error(
+                        Code::DuplicateDefinition,
+                        format!("a type with the name `{name}` was previously defined"),
+                    )
+                    .with_span(lw.span(range));
+                    if let Some(previous) = previous.range {
+                        diagnostic = diagnostic.with_label(lw.span(previous), "first defined here");
+                    }
+                    lw.push(diagnostic);
+                    duplicate_types.insert(range.start());
+                    continue;
+                }
+                lw.adts.insert(
+                    name.clone(),
+                    AdtEntry {
+                        header: GlobalTypeVar::new(&name),
+                        range: Some(range),
+                        def,
+                    },
+                );
+            }
+        }
+    }
+
+    // Type definitions first, so constructors are known in every body.
+    for item in &items {
+        let node = Node::of(item.syntax());
+        // `type_params`, `ctors` and `name` of `TypeDef` / `ExternTypeDef`.
+        let params: Vec<Node<'_>> = node
+            .child_of(SyntaxKind::TYPE_PARAM_LIST)
+            .into_iter()
+            .flat_map(|list| list.children_of(SyntaxKind::TYPE_PARAM))
+            .collect();
+        let name = node.token(SyntaxKind::IDENT);
+        let data = match item {
+            ast::Item::TypeDef(_) => {
+                let ctors: Vec<Node<'_>> = node
+                    .child_of(SyntaxKind::CTOR_LIST)
+                    .into_iter()
+                    .flat_map(|list| list.children_of(SyntaxKind::CTOR_DEF))
+                    .collect();
+                lw.type_def(name, &params, &ctors)
+            }
+            // Constructors of an `extern type` are a syntax error; TVM keeps
+            // none of them in a well-formed module.
+            ast::Item::ExternTypeDef(_) => lw.type_def(name, &params, &[]),
+            ast::Item::Def(_) => continue,
+        };
+        let is_duplicate = item
+            .name_token()
+            .is_some_and(|t| duplicate_types.contains(&t.text_range().start()));
+        if let Some(data) = data {
+            if !is_duplicate {
+                module.add_type_definition(data);
+            }
+        }
+    }
+
+    for item in &items {
+        if let ast::Item::Def(def) = item {
+            let function = lw.def(Node::of(def.syntax()));
+            if let (Some(name), Some(function)) = (def.name(), function) {
+                module.add_function(name.name(), function);
+            }
+        }
+    }
+
+    let (diagnostics, names) = lw.finish();
+    Lowered {
+        module,
+        diagnostics,
+        names,
+    }
+}
+
+/// Lowers a parsed expression (`tvm.relay.parse_expr`): `free_var`s declare
+/// free variables, globals and ADT names are not checked (there is no
+/// module), a `#[metadata]` section may follow.
+pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
+    let mut lw = Lowerer::new(file, false);
+    lw.text_end = root.syntax().text_range().end();
+    lw.root = Some(root.syntax().clone());
+    lw.load_metadata(root.metadata());
+    // TVM's `ParseExpr` pushes one scope before reading the expression.
+    lw.locals.push();
+    let expr = match root.expr() {
+        Some(expr) => lw.expr(Node::of(expr.syntax())),
+        None => lw.missing(root.syntax().text_range()),
+    };
+    lw.locals.pop();
+    (expr, lw.finish().0)
+}
+
+/// Parses and lowers a module text. The text is registered in the module's
+/// `sources` under `name`; syntax errors come first in the diagnostics (layer
+/// `Syntax`), then lowering's, each group in text order.
+pub fn parse_and_lower(name: &str, text: &str) -> (IRModule, Diagnostics) {
+    let mut sources = SourceMap::new();
+    let file = sources.add(name, text);
+    let parse = relay_syntax::parse_module(text);
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors()
+        .iter()
+        .map(|e| Diagnostic::from_syntax_error(file, e))
+        .collect();
+    let (mut module, lowered) = match parse.source_file() {
+        Some(root) => {
+            let lowered = lower_module(file, &root);
+            (lowered.module, lowered.diagnostics)
+        }
+        None => (IRModule::new(), Diagnostics::new()),
+    };
+    diagnostics.extend(lowered);
+    module.sources = sources;
+    (module, diagnostics.into_iter().collect())
+}
+
+/// Parses and lowers one expression. Its spans point into file 0 of a source
+/// map holding just this text (`SourceMap::new().add(name, text)`); use
+/// [`parse_and_lower_expr_in`] to register the text in a map of your own.
+pub fn parse_and_lower_expr(name: &str, text: &str) -> (Expr, Diagnostics) {
+    let mut sources = SourceMap::new();
+    parse_and_lower_expr_in(&mut sources, name, text)
+}
+
+/// [`parse_and_lower_expr`], registering the text in `sources`.
+pub fn parse_and_lower_expr_in(
+    sources: &mut SourceMap,
+    name: &str,
+    text: &str,
+) -> (Expr, Diagnostics) {
+    let file = sources.add(name, text);
+    let parse = relay_syntax::parse_expr(text);
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors()
+        .iter()
+        .map(|e| Diagnostic::from_syntax_error(file, e))
+        .collect();
+    let (expr, lowered) = match parse.expr_file() {
+        Some(root) => lower_expr(file, &root),
+        None => {
+            let span = Span::new(file, TextRange::empty(TextSize::from(0)));
+            (
+                Var::new("missing", None, Some(span)).into_expr(),
+                Diagnostics::new(),
+            )
+        }
+    };
+    diagnostics.extend(lowered);
+    (expr, diagnostics.into_iter().collect())
+}
+
+/// An ADT name known to the lowering.
+#[derive(Debug, Clone)]
+struct AdtEntry {
+    header: GlobalTypeVar,
+    /// The name token of its definition (`None` for the initial module's).
+    range: Option<TextRange>,
+    /// Its definition in the name index.
+    def: DefId,
+}
+
+/// A constructor known to the lowering.
+#[derive(Debug, Clone)]
+struct CtorEntry {
+    ctor: Constructor,
+    /// The name token of its definition (`None` for the initial module's).
+    range: Option<TextRange>,
+    /// ADT names its fields use that no `type` defines, with their ranges.
+    /// TVM notices them only where the constructor is used.
+    undefined: Vec<(String, TextRange)>,
+    /// Its definition in the name index.
+    def: DefId,
+}
+
+/// A local variable in scope: its IR variable and its definition.
+#[derive(Debug, Clone)]
+struct LocalEntry {
+    var: Var,
+    def: DefId,
+}
+
+/// The state of one lowering run: TVM's `Parser` minus the token stream.
+pub(crate) struct Lowerer {
+    file: FileId,
+    diagnostics: Vec<Diagnostic>,
+    /// Module mode: globals and ADT names are checked against the module.
+    module_mode: bool,
+    /// Local variables in scope.
+    locals: Scopes<LocalEntry>,
+    /// `free_var` declarations, visible for the rest of the parse.
+    free_vars: FastHashMap<String, LocalEntry>,
+    /// The variables made up for undeclared locals, one per name.
+    undeclared: FastHashMap<String, LocalEntry>,
+    /// Type parameters in scope, with their definitions.
+    type_vars: Scopes<(TypeVar, DefId)>,
+    /// Graph bindings of the whole parse: the node, its binding's range and
+    /// its definition.
+    graph: FastHashMap<u64, (Expr, TextRange, DefId)>,
+    /// The global functions the module defines, with the definition uses
+    /// resolve to.
+    globals: FastHashMap<String, DefId>,
+    /// ADT names the module defines.
+    adts: FastHashMap<String, AdtEntry>,
+    /// Constructors defined so far.
+    ctors: FastHashMap<String, CtorEntry>,
+    /// While lowering a constructor's fields: the undefined ADT names met.
+    undefined_in_ctor: Option<Vec<(String, TextRange)>>,
+    /// The metadata section.
+    meta: MetaState,
+    /// Definitions and uses of names, as they are resolved.
+    names: NameRecorder,
+    /// The end of the text: `free_var`s and graph bindings are visible up
+    /// to it.
+    text_end: TextSize,
+    /// The root of the tree being lowered, to find the typed AST nodes
+    /// of views (see [`tree::Node::to_syntax`]).
+    root: Option<SyntaxNode>,
+    /// Operators by name, as [`relay_ir::op::lookup`] finds them.
+    ops: FastHashMap<Box<str>, Option<&'static OpDef>>,
+    /// Dtypes by name, as [`DataType::parse`] reads them.
+    dtypes: FastHashMap<Box<str>, DataType>,
+    /// Attrs schemas by the address of their operator's attrs type key.
+    schemas: FastHashMap<usize, Option<&'static AttrsSchema>>,
+}
+
+impl Lowerer {
+    fn new(file: FileId, module_mode: bool) -> Lowerer {
+        Lowerer {
+            file,
+            diagnostics: Vec::new(),
+            module_mode,
+            locals: Scopes::new(),
+            free_vars: FastHashMap::default(),
+            undeclared: FastHashMap::default(),
+            type_vars: Scopes::new(),
+            graph: FastHashMap::default(),
+            globals: FastHashMap::default(),
+            adts: FastHashMap::default(),
+            ctors: FastHashMap::default(),
+            undefined_in_ctor: None,
+            meta: MetaState::Absent,
+            names: NameRecorder::default(),
+            text_end: TextSize::from(u32::MAX),
+            root: None,
+            ops: FastHashMap::default(),
+            dtypes: FastHashMap::default(),
+            schemas: FastHashMap::default(),
+        }
+    }
+
+    /// Makes the definitions of an initial module known.
+    fn seed(&mut self, module: &IRModule) {
+        for (name, _) in module.functions() {
+            let def = self.names.define(NameKind::Global, name, None, None);
+            self.globals.insert(name.to_string(), def);
+        }
+        for (name, data) in module.type_definitions() {
+            let def = self.names.define(NameKind::TypeName, name, None, None);
+            self.adts.insert(
+                name.to_string(),
+                AdtEntry {
+                    header: data.header.clone(),
+                    range: None,
+                    def,
+                },
+            );
+            for ctor in &data.constructors {
+                let def = self
+                    .names
+                    .define(NameKind::Constructor, ctor.name(), None, None);
+                self.ctors.insert(
+                    ctor.name().to_string(),
+                    CtorEntry {
+                        ctor: ctor.clone(),
+                        range: None,
+                        undefined: Vec::new(),
+                        def,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The typed AST node of a view, for the code written against the
+    /// typed AST (metadata references).
+    fn ast<N: AstNode>(&self, node: Node<'_>) -> Option<N> {
+        node.to_ast(self.root.as_ref()?)
+    }
+
+    /// The typed AST token of a view.
+    fn ast_token<T: AstToken>(&self, token: tree::Token<'_>) -> Option<T> {
+        token.to_ast(self.root.as_ref()?)
+    }
+
+    /// [`relay_ir::op::lookup`], remembered: a model calls a few operators
+    /// many times.
+    fn lookup_op(&mut self, name: &str) -> Option<&'static OpDef> {
+        if let Some(&found) = self.ops.get(name) {
+            return found;
+        }
+        let found = relay_ir::op::lookup(name);
+        self.ops.insert(name.into(), found);
+        found
+    }
+
+    /// [`relay_ir::op::attrs_schema`] of an operator's attrs type, remembered
+    /// by the address of the (static) key.
+    fn op_schema(&mut self, type_key: &'static str) -> Option<&'static AttrsSchema> {
+        let addr = type_key.as_ptr() as usize;
+        if let Some(&found) = self.schemas.get(&addr) {
+            return found;
+        }
+        let found = relay_ir::op::attrs_schema(type_key);
+        self.schemas.insert(addr, found);
+        found
+    }
+
+    fn span(&self, range: TextRange) -> Span {
+        Span::new(self.file, range)
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Reports an error at `range`.
+    fn error(&mut self, code: Code, range: TextRange, message: impl Into<String>) {
+        let diagnostic = Diagnostic::error(code, message).with_span(self.span(range));
+        self.push(diagnostic);
+    }
+
+    /// Reports an error at `range` with a help line.
+    fn error_with_help(
+        &mut self,
+        code: Code,
+        range: TextRange,
+        message: impl Into<String>,
+        help: Option<String>,
+    ) {
+        let mut diagnostic = Diagnostic::error(code, message).with_span(self.span(range));
+        if let Some(help) = help {
+            diagnostic = diagnostic.with_help(help);
+        }
+        self.push(diagnostic);
+    }
+
+    /// A stand-in for an expression that could not be lowered (the reason
+    /// has been reported, here or by the parser).
+    fn missing(&self, range: TextRange) -> Expr {
+        Var::new("missing", None, Some(self.span(range))).into_expr()
+    }
+
+    /// The diagnostics in text order, and the names resolved.
+    fn finish(mut self) -> (Diagnostics, NameIndex) {
+        self.diagnostics
+            .sort_by_key(|d| d.span.map_or(u32::MAX, |s| u32::from(s.range.start())));
+        (self.diagnostics.into_iter().collect(), self.names.finish())
+    }
+}
+
+/// `did you mean `…`?` for the closest of `candidates`, decorated by `show`.
+/// Names of one or two characters get no suggestion: any other short name
+/// is "close" to them.
+fn suggestion<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    show: impl Fn(&str) -> String,
+) -> Option<String> {
+    if name.chars().count() < 3 {
+        return None;
+    }
+    // Sorted, so that ties are broken the same way in every run (the
+    // candidates often come from hash maps).
+    let mut candidates: Vec<&str> = candidates.into_iter().collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    relay_ir::op::did_you_mean(name, candidates)
+        .map(|best| format!("did you mean `{}`?", show(best)))
+}
+
+/// The range of a token or node wrapper.
+fn token_range(token: &impl AstToken) -> TextRange {
+    token.syntax().text_range()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,166 @@
+//! `DefuseOps`: the inverse of `FuseOps`, as TVM v0.13's `defuse_ops.cc`
+//! does it — every call of a function literal (the `%N = fn (%p0, ...,
+//! Primitive=1) {...}; %N(args)` FuseOps makes) is replaced by the
+//! function's body with each parameter replaced by its argument.
+//!
+//! The expression is rebuilt bottom-up, so calls nested inside a function
+//! body are inlined before the function itself is. Parameters are matched
+//! by name, as TVM does: every variable in the body is looked up by its
+//! name among the parameters. Two parameters with the same name, or a body
+//! variable that is not a parameter (TVM would produce an invalid
+//! expression), are reported as errors.
+
+use relay_ir::diagnostic::Diagnostic;
+use relay_ir::rewrite::rewrite_post_order;
+use relay_ir::{Expr, ExprKind, Function, IRModule, Pattern};
+use relay_pass_manager::registry::{PassKind, PassSpec};
+use relay_pass_manager::{pass_error, FunctionPass, PassContext, PassInfo};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The registry entry.
+pub(crate) fn spec() -> PassSpec {
+    let info = PassInfo::new("DefuseOps", 3, &["InferType"]);
+    let factory_info = info.clone();
+    let mut spec = PassSpec {
+        name: "DefuseOps".into(),
+        info,
+        kind: PassKind::Function,
+        params: Vec::new(),
+        description: "Inline every call of a function literal (undo FuseOps)".into(),
+        factory: Arc::new(|_| Err(String::new())),
+    };
+    let described = spec.clone();
+    spec.factory = Arc::new(move |args| {
+        let pass = FunctionPass::new(factory_info.clone(), defuse_function)
+            .with_description(described.describe(args));
+        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
+    });
+    spec
+}
+
+fn defuse_function(
+    function: Function,
+    _module: &IRModule,
+    _ctx: &PassContext,
+) -> Result<Function, Diagnostic> {
+    defuse_ops(&function).map_err(pass_error)
+}
+
+/// Inlines every call of a function literal in `function`.
+pub fn defuse_ops(function: &Function) -> Result<Function, String> {
+    let mut failure: Option<String> = None;
+    let rewritten = rewrite_post_order(function.expr(), |_original, rebuilt| {
+        if failure.is_some() {
+            return rebuilt;
+        }
+        let ExprKind::Call(call) = rebuilt.kind() else {
+            return rebuilt;
+        };
+        let ExprKind::Function(callee) = call.callee.kind() else {
+            return rebuilt;
+        };
+        match inline_body(
+            callee.params.iter().map(|p| p.name()),
+            &callee.body,
+            &call.args,
+        ) {
+            Ok(inlined) => inlined,
+            Err(message) => {
+                failure = Some(message);
+                rebuilt
+            }
+        }
+    });
+    if let Some(message) = failure {
+        return Err(message);
+    }
+    rewritten
+        .as_function()
+        .ok_or_else(|| "DefuseOps: the function was rewritten to a non-function".to_string())
+}
+
+/// `body` with every variable replaced by the argument of the parameter
+/// of the same name.
+fn inline_body<'a>(
+    param_names: impl Iterator<Item = &'a str>,
+    body: &Expr,
+    args: &[Expr],
+) -> Result<Expr, String> {
+    let mut by_name: HashMap<&str, &Expr> = HashMap::new();
+    for (name, arg) in param_names.zip(args) {
+        if by_name.insert(name, arg).is_some() {
+            return Err(format!(
+                "DefuseOps: several parameters are named `{name}`, so arguments cannot be \
+                 matched to them"
+            ));
+        }
+    }
+    check_substitutable(body, &by_name)?;
+    Ok(rewrite_post_order(
+        body,
+        |_original, rebuilt| match rebuilt.kind() {
+            ExprKind::Var(var) => by_name
+                .get(var.name.as_str())
+                .map_or(rebuilt.clone(), |arg| (*arg).clone()),
+            _ => rebuilt,
+        },
+    ))
+}
+
+/// Every variable of `body` must name a parameter, and a variable in a
+/// binding position must be replaced by a variable.
+fn check_substitutable(body: &Expr, by_name: &HashMap<&str, &Expr>) -> Result<(), String> {
+    for node in relay_ir::rewrite::post_order(body) {
+        let binders: Vec<&Expr> = match node.kind() {
+            ExprKind::Var(var) => {
+                if !by_name.contains_key(var.name.as_str()) {
+                    return Err(format!(
+                        "DefuseOps: variable `%{}` of an inlined function is not one of its \
+                         parameters",
+                        var.name
+                    ));
+                }
+                continue;
+            }
+            ExprKind::Let { var, .. } => vec![var.expr()],
+            ExprKind::Function(f) => f.params.iter().map(|p| p.expr()).collect(),
+            ExprKind::Match { clauses, .. } => {
+                let mut vars = Vec::new();
+                for clause in clauses {
+                    pattern_vars(&clause.pattern, &mut vars);
+                }
+                vars
+            }
+            _ => continue,
+        };
+        for binder in binders {
+            let name = match binder.kind() {
+                ExprKind::Var(var) => var.name.as_str(),
+                _ => continue,
+            };
+            if !by_name
+                .get(name)
+                .is_some_and(|arg| matches!(arg.kind(), ExprKind::Var(_)))
+            {
+                return Err(format!(
+                    "DefuseOps: bound variable `%{name}` of an inlined function would be \
+                     replaced by a non-variable"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pattern_vars<'a>(pattern: &'a Pattern, out: &mut Vec<&'a Expr>) {
+    match pattern {
+        Pattern::Wildcard => {}
+        Pattern::Var(var) => out.push(var.expr()),
+        Pattern::Constructor(_, fields) | Pattern::Tuple(fields) => {
+            for field in fields {
+                pattern_vars(field, out);
+            }
+        }
+    }
+}

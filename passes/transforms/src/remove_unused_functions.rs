@@ -1,0 +1,96 @@
+//! `RemoveUnusedFunctions`: drops every global function that the entry
+//! functions (`main` by default) do not reach, as TVM v0.13's
+//! `removed_unused_funcs.cc` does. A function is reached when a reached
+//! function mentions its global anywhere (a call or a reference), so
+//! functions passed around as values stay. Type definitions are kept.
+
+use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::rewrite::post_order;
+use relay_ir::{ExprKind, IRModule};
+use relay_pass_manager::pipeline::PipelineValue;
+use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
+use relay_pass_manager::{ModulePass, PassInfo};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub(crate) fn spec() -> PassSpec {
+    let info = PassInfo::new("RemoveUnusedFunctions", 1, &[]);
+    let factory_info = info.clone();
+    let mut spec = PassSpec {
+        name: "RemoveUnusedFunctions".into(),
+        info,
+        kind: PassKind::Module,
+        params: vec![ParamSpec::new(
+            "entry_functions",
+            ParamType::List,
+            PipelineValue::List(vec![PipelineValue::Str("main".into())]),
+            "the global functions to keep together with everything they reach",
+        )],
+        description: "Remove global functions not reachable from the entry functions".into(),
+        factory: Arc::new(|_| Err(String::new())),
+    };
+    let described = spec.clone();
+    spec.factory = Arc::new(move |args| {
+        let entries = match args.get("entry_functions") {
+            Some(PipelineValue::List(items)) => items
+                .iter()
+                .map(|item| match item {
+                    PipelineValue::Str(name) => Ok(name.clone()),
+                    other => Err(format!(
+                        "entry_functions must be a list of strings, found {}",
+                        other.type_name()
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => vec!["main".to_string()],
+        };
+        let pass = ModulePass::new(factory_info.clone(), move |module, _ctx| {
+            remove_unused_functions(module, &entries)
+        })
+        .with_description(described.describe(args));
+        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
+    });
+    spec
+}
+
+/// Keeps the functions reachable from `entries`; an entry that does not
+/// exist is an error (TVM fails looking it up).
+pub fn remove_unused_functions(
+    mut module: IRModule,
+    entries: &[String],
+) -> Result<IRModule, Diagnostic> {
+    let mut reached: HashSet<String> = HashSet::new();
+    let mut pending: Vec<String> = Vec::new();
+    for entry in entries {
+        if module.function(entry).is_none() {
+            return Err(Diagnostic::error(
+                Code::PassFailed,
+                format!("RemoveUnusedFunctions: entry function @{entry} is not in the module"),
+            ));
+        }
+        if reached.insert(entry.clone()) {
+            pending.push(entry.clone());
+        }
+    }
+    while let Some(name) = pending.pop() {
+        let Some(function) = module.function(&name) else {
+            continue;
+        };
+        for node in post_order(function.expr()) {
+            if let ExprKind::GlobalVar(global) = node.kind() {
+                if reached.insert(global.name().to_string()) {
+                    pending.push(global.name().to_string());
+                }
+            }
+        }
+    }
+    let unused: Vec<String> = module
+        .functions()
+        .map(|(name, _)| name.to_string())
+        .filter(|name| !reached.contains(name))
+        .collect();
+    for name in unused {
+        module.remove_function(&name);
+    }
+    Ok(module)
+}
