@@ -6,11 +6,15 @@
 //!   list of [`SyntaxError`]s with exact ranges.
 //! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
 //!   every rejection has a message in TVM's words where TVM has one.
-//! * [`ast`] is the typed layer every later stage reads.
+//! * Two views read the tree: [`ast`], the typed layer on rowan's cursors
+//!   (parents, siblings: what the language server and the formatter need),
+//!   and [`green_view`], a copy-free walk over the green tree for readers that
+//!   go through a whole file once (lowering), several times faster. Both
+//!   classify kinds with the same `can_cast`, so they read the tree alike.
 //! * [`format`](mod@crate::format) lays a file out in TVM's printed style, keeping its comments.
 //!
 //! This crate knows nothing about the IR, types or passes (those are in
-//! `relay-passes`).
+//! the crates under `passes/`).
 //!
 //! ```
 //! use relay_syntax::ast::AstNode;
@@ -31,6 +35,7 @@
 pub mod ast;
 mod build_tree;
 pub mod format;
+pub mod green_view;
 mod lexer;
 pub mod literal;
 mod parser;

@@ -11,13 +11,13 @@
 //! from with the default.
 
 use super::exprs::{literal_token, number};
-use super::tree::{is_attr_value, Node};
 use super::{suggestion, Lowerer};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
 pub use relay_ir::op::{self, default_value, AttrField, AttrType, AttrsSchema};
 use relay_ir::{AttrValue, Attrs, DictAttrs, Expr, ExprKind};
 use relay_syntax::ast;
+use relay_syntax::green_view::{is_attr_value, Node};
 use relay_syntax::literal::NumberValue;
 use relay_syntax::SyntaxKind::*;
 use relay_syntax::TextRange;

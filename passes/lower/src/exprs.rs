@@ -11,7 +11,6 @@
 //! says in a comment which typed-AST accessor it stands for where that is
 //! not obvious.
 
-use super::tree::{is_expr, is_pattern, is_stmt, is_type, Element, Node, Token};
 use super::DefId;
 use super::{suggestion, LocalEntry, Lowerer, NameKind};
 use relay_ir::diagnostic::{Code, Diagnostic};
@@ -23,6 +22,7 @@ use relay_ir::{
     Var, VarId,
 };
 use relay_syntax::ast::{self, BinOp};
+use relay_syntax::green_view::{is_expr, is_pattern, is_stmt, is_type, Element, Node, Token};
 use relay_syntax::literal::{parse_number, NumberValue};
 use relay_syntax::SyntaxKind::{self, *};
 use relay_syntax::TextRange;

@@ -52,7 +52,6 @@ mod exprs;
 mod metadata_refs;
 mod names;
 mod scope;
-mod tree;
 mod types;
 
 pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
@@ -69,7 +68,7 @@ use std::collections::{HashMap, HashSet};
 use self::metadata_refs::MetaState;
 use self::names::NameRecorder;
 use self::scope::{FastHashMap, Scopes};
-use self::tree::Node;
+use relay_syntax::green_view::{self as tree, Node};
 
 /// The result of lowering a module: the module, what was found wrong, and
 /// how every name of the text was resolved.

@@ -1,12 +1,12 @@
 //! Types (TVM's `ParseType`, `ParseShape`, `ParseNonPrimitiveType`) and type
 //! definitions (`ParseTypeDef`).
 
-use super::tree::{is_type, Element, Node, Token};
 use super::{suggestion, CtorEntry, Lowerer, NameKind};
 use relay_ir::diagnostic::Code;
 use relay_ir::dtype::DataType;
 use relay_ir::{Constructor, Dim, GlobalTypeVar, Type, TypeData, TypeKind, TypeVar, TypeVarKind};
 use relay_syntax::ast;
+use relay_syntax::green_view::{is_type, Element, Node, Token};
 use relay_syntax::literal::NumberValue;
 use relay_syntax::SyntaxKind::*;
 

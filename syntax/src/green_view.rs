@@ -1,5 +1,6 @@
 //! A read-only view of the syntax tree that walks rowan's green tree
-//! directly, for lowering.
+//! directly: the reader for consumers that read a whole file once, front to
+//! back (lowering to the IR).
 //!
 //! The typed AST of `relay_syntax` goes through rowan's cursors, which
 //! allocate (and later free) an object for every child they step over, and
@@ -15,8 +16,8 @@
 //! against the typed AST (metadata references), [`Node::to_syntax`] finds
 //! the cursor node under a root.
 
-use relay_syntax::ast::{self, AstNode, AstToken};
-use relay_syntax::{
+use crate::ast::{self, AstNode, AstToken};
+use crate::{
     RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize,
 };
 use rowan::{GreenNodeData, GreenTokenData, Language, NodeOrToken};
@@ -24,34 +25,36 @@ use std::sync::OnceLock;
 
 /// A node of the tree, at its offset in the text.
 #[derive(Clone, Copy)]
-pub(super) struct Node<'a> {
+pub struct Node<'a> {
     green: &'a GreenNodeData,
     start: TextSize,
 }
 
 /// A token of the tree, at its offset in the text.
 #[derive(Clone, Copy)]
-pub(super) struct Token<'a> {
+pub struct Token<'a> {
     green: &'a GreenTokenData,
     start: TextSize,
 }
 
 /// A child of a node: a node or a token.
 #[derive(Clone, Copy)]
-pub(super) enum Element<'a> {
+pub enum Element<'a> {
     Node(Node<'a>),
     Token(Token<'a>),
 }
 
 impl<'a> Element<'a> {
-    pub(super) fn into_node(self) -> Option<Node<'a>> {
+    #[inline]
+    pub fn into_node(self) -> Option<Node<'a>> {
         match self {
             Element::Node(node) => Some(node),
             Element::Token(_) => None,
         }
     }
 
-    pub(super) fn into_token(self) -> Option<Token<'a>> {
+    #[inline]
+    pub fn into_token(self) -> Option<Token<'a>> {
         match self {
             Element::Token(token) => Some(token),
             Element::Node(_) => None,
@@ -61,7 +64,7 @@ impl<'a> Element<'a> {
 
 /// The children of a node, with their offsets.
 #[derive(Clone)]
-pub(super) struct Elements<'a> {
+pub struct Elements<'a> {
     children: rowan::Children<'a>,
     offset: TextSize,
 }
@@ -91,7 +94,8 @@ impl<'a> Iterator for Elements<'a> {
 
 impl<'a> Node<'a> {
     /// The view of a cursor node (borrowing its green node).
-    pub(super) fn of(node: &'a SyntaxNode) -> Node<'a> {
+    #[inline]
+    pub fn of(node: &'a SyntaxNode) -> Node<'a> {
         Node {
             green: node.green(),
             start: node.text_range().start(),
@@ -99,18 +103,18 @@ impl<'a> Node<'a> {
     }
 
     #[inline]
-    pub(super) fn kind(self) -> SyntaxKind {
+    pub fn kind(self) -> SyntaxKind {
         kind_of(self.green.kind())
     }
 
     #[inline]
-    pub(super) fn range(self) -> TextRange {
+    pub fn range(self) -> TextRange {
         TextRange::at(self.start, self.green.text_len())
     }
 
     /// The children, nodes and tokens, trivia included.
     #[inline]
-    pub(super) fn elements(self) -> Elements<'a> {
+    pub fn elements(self) -> Elements<'a> {
         Elements {
             children: self.green.children(),
             offset: self.start,
@@ -118,48 +122,57 @@ impl<'a> Node<'a> {
     }
 
     /// The child nodes.
-    pub(super) fn nodes(self) -> impl Iterator<Item = Node<'a>> {
+    #[inline]
+    pub fn nodes(self) -> impl Iterator<Item = Node<'a>> {
         self.elements().filter_map(Element::into_node)
     }
 
     /// The child tokens.
-    pub(super) fn tokens(self) -> impl Iterator<Item = Token<'a>> {
+    #[inline]
+    pub fn tokens(self) -> impl Iterator<Item = Token<'a>> {
         self.elements().filter_map(Element::into_token)
     }
 
     /// `ast::child`: the first child node whose kind passes `is`.
-    pub(super) fn child(self, is: fn(SyntaxKind) -> bool) -> Option<Node<'a>> {
+    #[inline]
+    pub fn child(self, is: fn(SyntaxKind) -> bool) -> Option<Node<'a>> {
         self.nodes().find(|n| is(n.kind()))
     }
 
     /// The first child node of kind `kind`.
-    pub(super) fn child_of(self, kind: SyntaxKind) -> Option<Node<'a>> {
+    #[inline]
+    pub fn child_of(self, kind: SyntaxKind) -> Option<Node<'a>> {
         self.nodes().find(|n| n.kind() == kind)
     }
 
     /// `ast::children`: the child nodes whose kind passes `is`.
-    pub(super) fn children(self, is: fn(SyntaxKind) -> bool) -> impl Iterator<Item = Node<'a>> {
+    #[inline]
+    pub fn children(self, is: fn(SyntaxKind) -> bool) -> impl Iterator<Item = Node<'a>> {
         self.nodes().filter(move |n| is(n.kind()))
     }
 
     /// The child nodes of kind `kind`.
-    pub(super) fn children_of(self, kind: SyntaxKind) -> impl Iterator<Item = Node<'a>> {
+    #[inline]
+    pub fn children_of(self, kind: SyntaxKind) -> impl Iterator<Item = Node<'a>> {
         self.nodes().filter(move |n| n.kind() == kind)
     }
 
     /// Whether both views are the same node of the same tree.
-    pub(super) fn same(self, other: Node<'_>) -> bool {
+    #[inline]
+    pub fn same(self, other: Node<'_>) -> bool {
         std::ptr::eq(self.green, other.green) && self.start == other.start
     }
 
     /// `ast::token` / `ast::typed_token`: the first child token of `kind`.
-    pub(super) fn token(self, kind: SyntaxKind) -> Option<Token<'a>> {
+    #[inline]
+    pub fn token(self, kind: SyntaxKind) -> Option<Token<'a>> {
         self.tokens().find(|t| t.kind() == kind)
     }
 
     /// `ast::children_before(…).next()`: the first child node passing `is`
     /// before the first child token whose kind is in `stops`.
-    pub(super) fn child_before(
+    #[inline]
+    pub fn child_before(
         self,
         stops: &[SyntaxKind],
         is: fn(SyntaxKind) -> bool,
@@ -176,11 +189,8 @@ impl<'a> Node<'a> {
 
     /// `ast::child_after`: the first child node passing `is` after the
     /// first child token whose kind is in `stops`.
-    pub(super) fn child_after(
-        self,
-        stops: &[SyntaxKind],
-        is: fn(SyntaxKind) -> bool,
-    ) -> Option<Node<'a>> {
+    #[inline]
+    pub fn child_after(self, stops: &[SyntaxKind], is: fn(SyntaxKind) -> bool) -> Option<Node<'a>> {
         let mut elements = self.elements();
         elements.by_ref().find(|e| match e {
             Element::Token(t) => stops.contains(&t.kind()),
@@ -193,7 +203,8 @@ impl<'a> Node<'a> {
 
     /// `PathExpr::name`, `AttrKey::name`: the `IDENT` and `.` tokens joined
     /// without trivia. Borrowed when the name is one token (`add`).
-    pub(super) fn dotted_text(self) -> std::borrow::Cow<'a, str> {
+    #[inline]
+    pub fn dotted_text(self) -> std::borrow::Cow<'a, str> {
         let mut parts = self
             .tokens()
             .filter(|t| matches!(t.kind(), SyntaxKind::IDENT | SyntaxKind::DOT));
@@ -215,7 +226,8 @@ impl<'a> Node<'a> {
     /// The cursor node this view stands for, found from `root` (the root
     /// of the tree the view was made from), for code written against the
     /// typed AST. `None` only if the view is not in that tree.
-    pub(super) fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxNode> {
+    #[inline]
+    pub fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxNode> {
         let range = self.range();
         let is_me = |n: &SyntaxNode| {
             std::ptr::eq(n.green(), self.green) && n.text_range().start() == self.start
@@ -238,35 +250,38 @@ impl<'a> Node<'a> {
     }
 
     /// The typed AST node of this view.
-    pub(super) fn to_ast<N: AstNode>(self, root: &SyntaxNode) -> Option<N> {
+    #[inline]
+    pub fn to_ast<N: AstNode>(self, root: &SyntaxNode) -> Option<N> {
         self.to_syntax(root).and_then(N::cast)
     }
 }
 
 impl<'a> Token<'a> {
     #[inline]
-    pub(super) fn kind(self) -> SyntaxKind {
+    pub fn kind(self) -> SyntaxKind {
         kind_of(self.green.kind())
     }
 
     #[inline]
-    pub(super) fn text(self) -> &'a str {
+    pub fn text(self) -> &'a str {
         self.green.text()
     }
 
     #[inline]
-    pub(super) fn range(self) -> TextRange {
+    pub fn range(self) -> TextRange {
         TextRange::at(self.start, self.green.text_len())
     }
 
     /// A name token without its sigil (`Local::name`, `Global::name`).
-    pub(super) fn name_after(self, sigil: char) -> &'a str {
+    #[inline]
+    pub fn name_after(self, sigil: char) -> &'a str {
         let text = self.text();
         text.strip_prefix(sigil).unwrap_or(text)
     }
 
     /// The cursor token this view stands for, found from `root`.
-    pub(super) fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxToken> {
+    #[inline]
+    pub fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxToken> {
         let range = self.range();
         let is_me = |t: &SyntaxToken| {
             std::ptr::eq(t.green(), self.green) && t.text_range().start() == self.start
@@ -284,7 +299,8 @@ impl<'a> Token<'a> {
     }
 
     /// The typed AST token of this view.
-    pub(super) fn to_ast<T: AstToken>(self, root: &SyntaxNode) -> Option<T> {
+    #[inline]
+    pub fn to_ast<T: AstToken>(self, root: &SyntaxNode) -> Option<T> {
         self.to_syntax(root).and_then(T::cast)
     }
 }
@@ -350,23 +366,28 @@ fn in_group(kind: SyntaxKind, group: u8) -> bool {
 
 // The groups of kinds of the typed AST's enums, as `child` predicates.
 
-pub(super) fn is_expr(kind: SyntaxKind) -> bool {
+#[inline]
+pub fn is_expr(kind: SyntaxKind) -> bool {
     in_group(kind, EXPR)
 }
 
-pub(super) fn is_type(kind: SyntaxKind) -> bool {
+#[inline]
+pub fn is_type(kind: SyntaxKind) -> bool {
     in_group(kind, TYPE)
 }
 
-pub(super) fn is_stmt(kind: SyntaxKind) -> bool {
+#[inline]
+pub fn is_stmt(kind: SyntaxKind) -> bool {
     in_group(kind, STMT)
 }
 
-pub(super) fn is_pattern(kind: SyntaxKind) -> bool {
+#[inline]
+pub fn is_pattern(kind: SyntaxKind) -> bool {
     in_group(kind, PATTERN)
 }
 
-pub(super) fn is_attr_value(kind: SyntaxKind) -> bool {
+#[inline]
+pub fn is_attr_value(kind: SyntaxKind) -> bool {
     in_group(kind, ATTR_VALUE)
 }
 
