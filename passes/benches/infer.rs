@@ -19,7 +19,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use relay_passes::infer::{infer_module, IncrementalChecker};
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
@@ -37,7 +37,7 @@ const FUNCTIONS: usize = 100;
 const EDITED: usize = 50;
 
 fn models_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models")
+    relay_test_support::tvm::expected_root().join("models")
 }
 
 /// Lowers on a thread with a large stack: real models are deep.

@@ -11,7 +11,6 @@
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
-use std::path::Path;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
@@ -20,7 +19,7 @@ static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
 
 fn models() -> Vec<(&'static str, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models");
+    let dir = relay_test_support::tvm::expected_root().join("models");
     let mut out = Vec::new();
     for name in MODELS {
         let path = dir.join(format!("{name}.relay"));

@@ -132,11 +132,10 @@ fn batch_norm_constants_of_synthetic_bound_match_tvm() {
     use relay_passes::metadata::TensorData;
     use std::sync::Arc;
 
-    let root = common::corpus_root().join("models");
-    if !root.is_dir() {
-        eprintln!("\n!!! SKIPPED batch_norm_constants_of_synthetic_bound_match_tvm: no corpus\n");
+    let Some(root) = common::corpus("batch_norm_constants_of_synthetic_bound_match_tvm") else {
         return;
-    }
+    };
+    let root = root.join("models");
     let read = |name: &str| {
         let text = std::fs::read_to_string(root.join(name)).unwrap();
         let (module, diagnostics) = parse_and_lower(name, &text);

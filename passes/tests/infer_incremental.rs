@@ -10,20 +10,8 @@ use relay_passes::infer::{infer_module, CheckStats, IncrementalChecker};
 use relay_passes::ir::{Expr, Function, FunctionData, IRModule, Var};
 use relay_passes::lower::parse_and_lower;
 use relay_passes::printer::{print_module, PrintOptions};
-use std::path::{Path, PathBuf};
-
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "\n\n*** SKIPPED: the TVM corpus is not at {} — incremental InferType NOT compared ***\n\n",
-            dir.display()
-        );
-        None
-    }
-}
+use relay_test_support::files::sorted_files;
+use relay_test_support::tvm::root_or_skip;
 
 fn lower(name: &str, text: &str) -> Option<IRModule> {
     let (module, diagnostics) = parse_and_lower(name, text);
@@ -146,18 +134,11 @@ fn run_on_big_stack(name: String, text: String) -> Result<bool, String> {
         .unwrap_or_else(|_| Err("panicked".to_string()))
 }
 
-fn sorted_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    out.retain(|p| p.to_string_lossy().ends_with(suffix));
-    out.sort();
-    out
-}
-
 #[test]
 fn incremental_equals_full_on_infer_type_records() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = root_or_skip("infer_incremental") else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut total = 0;
     let mut compared = 0;
@@ -182,7 +163,9 @@ fn incremental_equals_full_on_infer_type_records() {
 
 #[test]
 fn incremental_equals_full_on_models() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = root_or_skip("infer_incremental") else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut total = 0;
     let mut compared = 0;

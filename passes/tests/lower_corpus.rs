@@ -14,42 +14,9 @@ mod common;
 use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::lower::{lower_module_into, parse_and_lower, parse_and_lower_expr};
 use relay_passes::source::SourceMap;
-use std::path::{Path, PathBuf};
-
-fn corpus() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-             !!! TVM corpus not found at {}: lowering corpus tests SKIPPED !!!\n\
-             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n",
-            root.display()
-        );
-        None
-    }
-}
-
-fn read(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-fn sorted_dir(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-/// Whether `parser/{ok,err}/NNNN.json` says the text was read with `parse_expr`.
-fn is_expr_entry(json: &Path) -> bool {
-    let text = std::fs::read_to_string(json).unwrap_or_default();
-    let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    value.get("entry").and_then(|v| v.as_str()) == Some("expr")
-}
+use relay_test_support::files::{read_lossy as read, sorted_entries as sorted_dir};
+use relay_test_support::tvm::{is_expr_entry, read_json, root_or_skip};
+use std::path::Path;
 
 /// One text to lower.
 struct Case {
@@ -111,14 +78,16 @@ fn parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R>
 
 #[test]
 fn accepted_texts_lower_without_errors() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = root_or_skip("lower_corpus") else {
+        return;
+    };
     let mut cases = Vec::new();
     let mut skipped_sources = 0;
     for path in sorted_dir(&root.join("parser/ok")) {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let expr = is_expr_entry(&path);
+        let expr = is_expr_entry(&read_json(&path));
         let base = path.with_extension("");
         let stem = base.file_name().unwrap().to_string_lossy().to_string();
         let source = read(&base.with_extension("relay"));
@@ -264,7 +233,9 @@ fn is_name_error(message: &str) -> bool {
 
 #[test]
 fn name_error_rejects_get_a_lowering_error() {
-    let Some(root) = corpus() else { return };
+    let Some(root) = root_or_skip("lower_corpus") else {
+        return;
+    };
     let mut cases = Vec::new();
     let mut rejected = 0;
     for path in sorted_dir(&root.join("parser/err")) {
@@ -282,7 +253,7 @@ fn name_error_rejects_get_a_lowering_error() {
             Case {
                 name: format!("parser/err/{stem}"),
                 text: read(&base.with_extension("relay")),
-                expr: is_expr_entry(&path),
+                expr: is_expr_entry(&read_json(&path)),
             },
             message,
         ));

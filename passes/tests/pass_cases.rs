@@ -1,5 +1,7 @@
-//! Data-driven pass tests: every `test_data/pass_cases/*.relay` names its
-//! pipeline (and optionally its opt_level) in leading comments:
+//! Data-driven pass tests: hand-written cases in
+//! `test_data/passes/<PassName>/<case>.relay`, one folder per registered
+//! pass (the registry's constructor name). Each case names its pipeline (and
+//! optionally its opt_level and target) in leading comments:
 //!
 //! ```text
 //! // pipeline: SimplifyInference, FoldConstant
@@ -9,13 +11,16 @@
 //!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
 //! pipeline and printed with its types; the output is an insta snapshot
-//! named after the file. A case whose pipeline fails snapshots the rendered
-//! error messages instead, so expected failures are tested too.
+//! `tests/snapshots/passes/<PassName>/<case>.snap`. A case whose pipeline
+//! fails snapshots the rendered error messages instead, so expected failures
+//! are tested too. A registered pass without a folder holding at least one
+//! case fails `every_registered_pass_has_cases`.
 
 use relay_passes::lower::parse_and_lower;
+use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
 use relay_passes::printer::{print_module, PrintOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The value of a `// key: value` header line.
 fn header(text: &str, key: &str) -> Option<String> {
@@ -72,24 +77,91 @@ fn run_case(path: &Path) -> String {
     }
 }
 
+/// `test_data/passes`: one folder per pass.
+fn cases_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/passes")
+}
+
+/// The `.relay` files directly in `dir`, sorted.
+fn relay_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|entry| entry.expect("readable entry").path())
+                .filter(|path| path.extension().is_some_and(|e| e == "relay"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Every pass folder with its cases, sorted by pass name.
+fn pass_folders() -> Vec<(String, Vec<PathBuf>)> {
+    let root = cases_root();
+    let mut folders: Vec<(String, Vec<PathBuf>)> = std::fs::read_dir(&root)
+        .expect("test_data/passes exists")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.is_dir())
+        .map(|dir| {
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            (name, relay_files(&dir))
+        })
+        .collect();
+    folders.sort();
+    folders
+}
+
 #[test]
 fn pass_cases() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/pass_cases");
-    let mut cases: Vec<_> = std::fs::read_dir(&dir)
-        .expect("test_data/pass_cases exists")
-        .map(|entry| entry.expect("readable entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "relay"))
+    let folders = pass_folders();
+    assert!(
+        !folders.is_empty(),
+        "no pass folders in {}",
+        cases_root().display()
+    );
+    for (pass, cases) in &folders {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_snapshot_path(format!("snapshots/passes/{pass}"));
+        settings.bind(|| {
+            for path in cases {
+                let name = path.file_stem().unwrap().to_string_lossy().to_string();
+                let output = run_case(path);
+                insta::assert_snapshot!(name, output);
+            }
+        });
+    }
+}
+
+/// Every pass of the builtin registry has a folder of hand-written cases,
+/// and every folder names a registered pass (a renamed pass must take its
+/// cases along).
+#[test]
+fn every_registered_pass_has_cases() {
+    let registered: Vec<String> = registry::all().into_iter().map(|spec| spec.name).collect();
+    assert!(!registered.is_empty(), "the builtin registry is empty");
+    let folders = pass_folders();
+    let without: Vec<&String> = registered
+        .iter()
+        .filter(|name| {
+            !folders
+                .iter()
+                .any(|(folder, cases)| folder == *name && !cases.is_empty())
+        })
         .collect();
-    cases.sort();
-    assert!(!cases.is_empty(), "no cases in {}", dir.display());
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_snapshot_path("snapshots/pass_cases");
-    settings.bind(|| {
-        for path in &cases {
-            let name = path.file_stem().unwrap().to_string_lossy().to_string();
-            let output = run_case(path);
-            insta::assert_snapshot!(name, output);
-        }
-    });
+    assert!(
+        without.is_empty(),
+        "registered passes without a case in {}/<PassName>/*.relay: {without:?}",
+        cases_root().display()
+    );
+    let unknown: Vec<&String> = folders
+        .iter()
+        .map(|(folder, _)| folder)
+        .filter(|folder| !registered.contains(folder))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "case folders that name no registered pass: {unknown:?}"
+    );
 }

@@ -151,12 +151,3 @@ fn model_corpus_round_trips() {
         "only {passed}/{total} models round-trip (at least {MODELS_MIN} did before)"
     );
 }
-
-#[test]
-fn strip_types_matches_the_conformance_regex() {
-    assert_eq!(strip_types("%0 = f(%x) /* ty=int32 */;"), "%0 = f(%x);");
-    assert_eq!(strip_types("fn (%x /* ty=int32 */) {"), "fn (%x) {");
-    assert_eq!(strip_types("a /* ty=fn (A) -> B */ b"), "a b");
-    assert_eq!(strip_types("/* ty=x*/ a"), "/* ty=x*/ a");
-    assert_eq!(normalize("a  \nb\n\n"), "a\nb");
-}

@@ -20,20 +20,9 @@ use relay_passes::ir::equal::{first_difference, module_first_difference};
 use relay_passes::ir::{Expr, ExprKind, IRModule};
 use relay_passes::lower::{parse_and_lower, parse_and_lower_expr};
 use relay_passes::printer::{print_expr, print_module, PrintOptions};
+use relay_test_support::files::sorted_files;
+use relay_test_support::tvm::{is_expr_entry, read_json};
 use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm")
-}
-
-fn skip_loudly(dir: &Path) {
-    eprintln!(
-        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-         !!! TVM corpus not found at {}: round-trip corpus test SKIPPED !!!\n\
-         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n",
-        dir.display()
-    );
-}
 
 /// One text to round-trip.
 struct Case {
@@ -52,29 +41,11 @@ enum Outcome {
     Fails(String),
 }
 
-fn sorted_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 /// Every text of the corpus, grouped by where it comes from.
 fn corpus_cases(root: &Path) -> Vec<(&'static str, Vec<Case>)> {
     let mut parser = Vec::new();
     for json_path in sorted_files(&root.join("parser/ok"), ".json") {
-        let json: serde_json::Value = std::fs::read_to_string(&json_path)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or(serde_json::Value::Null);
-        let expr = json.get("entry").and_then(|e| e.as_str()) == Some("expr");
+        let expr = is_expr_entry(&read_json(&json_path));
         for ext in ["relay", "expected"] {
             let path = json_path.with_extension(ext);
             if path.is_file() {
@@ -186,11 +157,9 @@ fn round_trip(case: &Case) -> Outcome {
 
 #[test]
 fn every_corpus_module_round_trips_through_the_printer() {
-    let root = corpus_dir();
-    if !root.is_dir() {
-        skip_loudly(&root);
+    let Some(root) = common::corpus("roundtrip_corpus") else {
         return;
-    }
+    };
     // Lowering and printing recurse once per level of syntactic nesting;
     // give the workers the stack a main thread would have.
     let pool = rayon::ThreadPoolBuilder::new()

@@ -209,8 +209,7 @@ fn main() {
         // `cargo test --all-targets` runs benches as tests: nothing to do.
         return;
     }
-    let resnet =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models/resnet152.relay");
+    let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
     let large = generate_module(10 << 20);
     if let Ok(text) = std::fs::read_to_string(&resnet) {
         bench_phases("resnet152", &text);

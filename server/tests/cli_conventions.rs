@@ -4,9 +4,9 @@
 //! `relay opt` that show nesting and skipped passes (`--time-passes`, its
 //! JSON form, `--print-ir-after-all`).
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use relay_test_support::run::{run, Run};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_relay");
 
@@ -33,32 +33,8 @@ def @main(%x: float32) {
 }
 "#;
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn relay_with_stdin(args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run(Path::new(BIN), args, stdin, None)
 }
 
 fn relay(args: &[&str]) -> Run {

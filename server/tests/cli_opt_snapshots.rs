@@ -9,8 +9,8 @@
 //! the binary uses (`relay_server::cli::run`), with a closure pass
 //! registered as a downstream crate would (see `examples/embed`).
 
-use std::path::PathBuf;
-use std::process::Command;
+use relay_test_support::run::{run, Run};
+use std::path::{Path, PathBuf};
 
 const BIN: &str = env!("CARGO_BIN_EXE_relay");
 
@@ -37,22 +37,8 @@ fn input(name: &str, text: &str) -> PathBuf {
     path
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn relay(args: &[&str]) -> Run {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the relay binary runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run(Path::new(BIN), args, "", None)
 }
 
 fn opt(file: &std::path::Path, extra: &[&str]) -> Run {
@@ -108,7 +94,7 @@ fn time_passes_shows_the_nested_tree() {
         &file,
         &["-p", PIPELINE, "--opt-level", "3", "--time-passes"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     insta::assert_snapshot!("time_passes", redact_timing(&run.stderr));
 }
 
@@ -125,7 +111,7 @@ fn print_ir_after_change_prints_unified_diffs() {
             "--print-ir-after-change",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("\n+++ after FoldConstant"),
         "{}",
@@ -150,7 +136,7 @@ fn print_ir_before_and_after_named_passes() {
             "DeadCodeElimination",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     insta::assert_snapshot!("print_ir_before_after", run.stderr);
     // The IR after the last pass is what is printed on stdout.
     let after = run
@@ -176,7 +162,7 @@ fn explain_says_why_each_pass_ran_or_not() {
             "--explain",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     insta::assert_snapshot!("explain", run.stderr);
 }
 
@@ -198,8 +184,8 @@ fn count_passes_with_and_without_the_cache() {
             "--tvm-exact",
         ],
     );
-    assert_eq!(cached.code, 0, "{}", cached.stderr);
-    assert_eq!(exact.code, 0, "{}", exact.stderr);
+    assert_eq!(cached.code(), 0, "{}", cached.stderr);
+    assert_eq!(exact.code(), 0, "{}", exact.stderr);
     assert_eq!(cached.stdout, exact.stdout, "the cache changed the result");
     insta::assert_snapshot!(
         "count_passes",
@@ -241,7 +227,7 @@ fn pipeline_errors_point_at_the_bad_spot() {
     let mut report = String::new();
     for (what, pipeline) in cases {
         let run = opt(&file, &["-p", pipeline]);
-        assert_eq!(run.code, 2, "{what}: {pipeline}: {}", run.stderr);
+        assert_eq!(run.code(), 2, "{what}: {pipeline}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{what}: printed a module");
         assert!(run.stderr.contains('^'), "{what}: no caret: {}", run.stderr);
         report.push_str(&format!("== {what}: -p '{pipeline}'\n{}\n", run.stderr));

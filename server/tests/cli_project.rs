@@ -5,6 +5,7 @@
 //! lists, errors in an external pass's output pointing into that output
 //! (once), reproducers that keep the context, and `--no-external`.
 
+use relay_test_support::run::{run, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,27 +19,10 @@ def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
 }
 "#;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn relay_in(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the relay binary runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run(Path::new(BIN), args, "", Some(dir))
 }
 
-/// A fresh project directory `name` with `relay.toml` = `toml` and the
-/// module in `sub/model.relay`.
 fn project(name: &str, toml: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("cli_project")
@@ -64,7 +48,7 @@ fn a_relative_path_from_a_subfolder_finds_the_project() {
         "opt_level = 3\n[pipelines]\ncleanup = \"FoldConstant, DeadCodeElimination\"\n",
     );
     let run = relay_in(&dir.join("sub"), &["opt", "model.relay", "-p", "cleanup"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(run.stdout.contains("3f"), "not folded:\n{}", run.stdout);
 }
 
@@ -85,7 +69,7 @@ fn external_passes_run_in_the_project_directory_with_the_context() {
             "relay.FuseOps.max_depth=16",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     let env = std::fs::read_to_string(dir.join("env.txt")).expect("the pass ran in the project");
     assert_eq!(env, r#"Record|3|llvm|{"relay.FuseOps.max_depth":16}"#);
 }
@@ -96,7 +80,7 @@ fn opt_level_of_relay_toml_holds_unless_the_flag_is_given() {
     let file = "sub/model.relay";
     // FoldConstant has opt_level 2: in a list, opt_level 0 skips it.
     let run = relay_in(&dir, &["opt", file, "-p", "Record, FoldConstant"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(run.stdout.contains("add(1f, 2f)"), "{}", run.stdout);
     let env = std::fs::read_to_string(dir.join("env.txt")).unwrap();
     assert!(env.starts_with("Record|0|"), "{env}");
@@ -111,7 +95,7 @@ fn opt_level_of_relay_toml_holds_unless_the_flag_is_given() {
             "2",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(run.stdout.contains("3f"), "{}", run.stdout);
     let env = std::fs::read_to_string(dir.join("env.txt")).unwrap();
     assert!(env.starts_with("Record|2|"), "{env}");
@@ -124,7 +108,7 @@ fn a_named_pipeline_stands_inside_a_list() {
         &format!("[pipelines]\ncleanup = \"FoldConstant, DeadCodeElimination\"\n{RECORDING_PASS}"),
     );
     let run = relay_in(&dir, &["opt", "sub/model.relay", "-p", "Record, cleanup"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(run.stdout.contains("3f"), "{}", run.stdout);
     assert!(dir.join("env.txt").exists());
     // `relay check --pipeline` reads pipelines the same way.
@@ -132,7 +116,7 @@ fn a_named_pipeline_stands_inside_a_list() {
         &dir,
         &["check", "sub/model.relay", "--pipeline", "Record, cleanup"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
 }
 
 #[test]
@@ -145,7 +129,7 @@ command = ['sh', '-c', 'cat > /dev/null; printf "#[version = \"0.0.5\"]\ndef @ma
 "##,
     );
     let run = relay_in(&dir, &["opt", "sub/model.relay", "-p", "Garble"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code(), 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("<output of Garble>:2:"),
         "the error does not point into the output:\n{}",
@@ -190,7 +174,7 @@ fn a_reproducer_keeps_the_context() {
             repro.to_str().unwrap(),
         ],
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code(), 1, "{}", run.stderr);
     let args = std::fs::read_to_string(repro.join("pipeline.txt")).unwrap();
     assert_eq!(
         args.trim_end(),
@@ -221,7 +205,7 @@ fn no_external_skips_the_commands_with_a_warning() {
         &dir,
         &["opt", "sub/model.relay", "-p", "Record", "--no-external"],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(!dir.join("env.txt").exists(), "the command ran");
     assert!(
         run.stderr

@@ -4,7 +4,8 @@
 //! `--opt-level` and `--target` against what exists — each with a caret
 //! under the offending value and exit status 2.
 
-use std::path::PathBuf;
+use relay_test_support::run::{run, Run};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_relay");
@@ -26,17 +27,8 @@ fn input() -> PathBuf {
     path
 }
 
-struct Run {
-    code: Option<i32>,
-    stderr: String,
-}
-
 fn relay(args: &[&str]) -> Run {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    Run {
-        code: out.status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run(Path::new(BIN), args, "", None)
 }
 
 fn opt(extra: &[&str]) -> Run {

@@ -13,7 +13,6 @@
 //! every real use of a parse eventually does.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use std::path::Path;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
@@ -22,7 +21,7 @@ static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 const MODELS: &[&str] = &["resnet152", "collage_gpt2"];
 
 fn models() -> Vec<(&'static str, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm/models");
+    let dir = relay_test_support::tvm::expected_root().join("models");
     let mut out = Vec::new();
     for name in MODELS {
         let path = dir.join(format!("{name}.relay"));

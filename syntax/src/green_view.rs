@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn view_matches_cursors() {
         let text = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 2), float32]) {\n  %0 = nn.relu(%x) /* c */;\n  let %y = (%0, meta[relay.Constant][0]);\n  %y.1\n}\n";
-        let parse = relay_syntax::parse_module(text);
+        let parse = crate::parse_module(text);
         let root = parse.syntax_node();
         let mut viewed = Vec::new();
         fn walk(node: Node<'_>, out: &mut Vec<(SyntaxKind, TextRange)>) {

@@ -201,20 +201,6 @@ proptest! {
 
 // ---- mutations of the corpus ----
 
-/// The TVM corpus, or `None` (with a loud message) where it is absent.
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "\n!!!!!!!! SKIPPED: the TVM corpus is not at {} !!!!!!!!\n",
-            dir.display()
-        );
-        None
-    }
-}
-
 fn corpus_files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for (dir, ext) in [("models", "relay"), ("parser/ok", "relay"), ("std", "rly")] {
@@ -348,7 +334,7 @@ fn window<'t>(text: &'t str, rng: &mut Rng) -> &'t str {
 
 #[test]
 fn lossless_on_mutated_corpus() {
-    let Some(root) = corpus_dir() else {
+    let Some(root) = relay_test_support::tvm::root_or_skip("lossless corpus mutations") else {
         return;
     };
     let files = corpus_files(&root);

@@ -1,33 +1,14 @@
-//! Shared helpers for the conformance tests: locating `../shared/tvm` and
-//! walking its case directories.
-//!
-//! The reference data is not in this repository. When it is absent the tests
-//! say so loudly on stderr and pass without checking anything; CI always has
-//! it beside the clone.
+//! Helpers of the conformance tests: walking the parser cases of
+//! `../shared/tvm` and classifying TVM's error messages. Locating the data
+//! (and the loud skip when it is absent), reading and listing files are
+//! `relay-test-support`'s (re-exported here).
 
 pub mod fuzz;
 
 use std::path::{Path, PathBuf};
 
-/// `../shared/tvm` relative to the repository root (or the directory named
-/// by `RELAY_SHARED_TVM`, for a checkout that lives elsewhere, such as a git
-/// worktree), if present.
-pub fn shared_tvm() -> Option<PathBuf> {
-    let root = match std::env::var_os("RELAY_SHARED_TVM") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm"),
-    };
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "\n==========\nSKIPPED: the TVM reference data was not found at {}.\n\
-             Conformance tests need ../shared/tvm beside the repository.\n==========\n",
-            root.display()
-        );
-        None
-    }
-}
+pub use relay_test_support::files::{read_lossy as read, sorted_files as files_with_suffix};
+pub use relay_test_support::tvm::root_or_skip;
 
 /// One `parser/{ok,err}` case.
 #[derive(Debug, Clone)]
@@ -51,7 +32,7 @@ impl ParserCase {
 
     /// Whether TVM read this text with `parse_expr` rather than `parse`.
     pub fn is_expr(&self) -> bool {
-        self.meta.get("entry").and_then(|v| v.as_str()) == Some("expr")
+        relay_test_support::tvm::is_expr_entry(&self.meta)
     }
 
     pub fn source(&self) -> String {
@@ -61,12 +42,6 @@ impl ParserCase {
     pub fn with_ext(&self, ext: &str) -> PathBuf {
         self.base.with_extension(ext)
     }
-}
-
-/// Reads a file as text (corpus files are UTF-8; invalid bytes are replaced).
-pub fn read(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Every parser case, `ok` then `err`, in name order.
@@ -80,7 +55,7 @@ pub fn parser_cases(root: &Path) -> Vec<ParserCase> {
         names.sort();
         for path in names {
             if path.extension().is_some_and(|e| e == "json") {
-                let meta = serde_json::from_str(&read(&path)).unwrap_or(serde_json::Value::Null);
+                let meta = relay_test_support::tvm::read_json(&path);
                 out.push(ParserCase {
                     category,
                     base: path.with_extension(""),
@@ -89,16 +64,6 @@ pub fn parser_cases(root: &Path) -> Vec<ParserCase> {
             }
         }
     }
-    out
-}
-
-/// Files in `dir` whose names end with `suffix`, sorted.
-pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    out.retain(|p| p.to_string_lossy().ends_with(suffix));
-    out.sort();
     out
 }
 

@@ -13,7 +13,7 @@ use relay_passes::lower::{parse_and_lower, parse_and_lower_expr_in};
 use relay_passes::source::SourceMap;
 use relay_syntax::format::{format, FormatError, FormatOptions, DEFAULT_WIDTH};
 use relay_syntax::{parse, tokenize, Entry, SyntaxKind};
-use relay_tests::{files_with_suffix, parser_cases, read, shared_tvm};
+use relay_tests::{files_with_suffix, parser_cases, read, root_or_skip};
 use std::path::{Path, PathBuf};
 
 struct Input {
@@ -317,7 +317,9 @@ fn formatting_the_repository_keeps_comments_and_meaning() {
 
 #[test]
 fn formatting_the_tvm_corpus_keeps_comments_and_meaning() {
-    let Some(root) = shared_tvm() else { return };
+    let Some(root) = root_or_skip("fmt_corpus") else {
+        return;
+    };
     let mut counts = Counts::default();
     check(&shared_inputs(&root), &mut counts);
     report("../shared/tvm", &counts);

@@ -4,7 +4,7 @@
 
 use relay_syntax::{parse, Entry};
 use relay_tests::{
-    classify_tvm_error, files_with_suffix, parser_cases, read, shared_tvm, TvmErrorClass,
+    classify_tvm_error, files_with_suffix, parser_cases, read, root_or_skip, TvmErrorClass,
 };
 
 fn entry(is_expr: bool) -> Entry {
@@ -17,7 +17,9 @@ fn entry(is_expr: bool) -> Entry {
 
 #[test]
 fn accepted_texts_parse_without_syntax_errors() {
-    let Some(root) = shared_tvm() else { return };
+    let Some(root) = root_or_skip("parser_corpus") else {
+        return;
+    };
     let mut checked = 0;
     let mut failures = Vec::new();
     let mut inputs: Vec<(String, String, Entry)> = Vec::new();
@@ -71,7 +73,9 @@ fn accepted_texts_parse_without_syntax_errors() {
 
 #[test]
 fn rejected_texts_get_a_syntax_error_when_tvm_gave_one() {
-    let Some(root) = shared_tvm() else { return };
+    let Some(root) = root_or_skip("parser_corpus") else {
+        return;
+    };
     let (mut syntax, mut other, mut other_with_syntax_error) = (0, 0, 0);
     let mut missed = Vec::new();
     for case in parser_cases(&root)

@@ -26,14 +26,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Where the conformance data lives.
+/// Where the conformance data lives (`relay_test_support::tvm`).
 fn corpus_root() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var("RELAY_TVM_CORPUS").ok().map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm")),
-        Some(PathBuf::from("/work/shared/tvm")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    relay_test_support::tvm::root_or_skip("relation corpus tests")
 }
 
 #[derive(Default, Debug, Clone)]

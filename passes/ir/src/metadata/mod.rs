@@ -226,8 +226,8 @@ mod corpus_tests {
     use super::*;
     use std::path::{Path, PathBuf};
 
-    fn corpus_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tvm")
+    fn corpus_dir() -> Option<PathBuf> {
+        relay_test_support::tvm::root_or_skip("metadata corpus_tests")
     }
 
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -249,16 +249,7 @@ mod corpus_tests {
 
     /// (path, text after `#[metadata]`) of every corpus file with a metadata section.
     fn sections() -> Option<Vec<(PathBuf, String)>> {
-        let dir = corpus_dir();
-        if !dir.is_dir() {
-            eprintln!(
-                "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-                 !!! TVM corpus not found at {}: metadata corpus tests SKIPPED !!!\n\
-                 !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n",
-                dir.display()
-            );
-            return None;
-        }
+        let dir = corpus_dir()?;
         let mut files = Vec::new();
         walk(&dir, &mut files);
         files.sort();
@@ -280,36 +271,10 @@ mod corpus_tests {
         Some(out)
     }
 
-    /// Records this project does not cover yet: TVM's InferType on
-    /// operators without a relation here (`passes/InferType/2NNN`, issue 17:
-    /// their metadata uses attrs types and TIR nodes the schema table lacks)
-    /// and the results of passes not implemented yet (issue 22). The same
-    /// list as `awaiting_coverage` in `passes/tests/common`.
+    /// Records this project does not cover yet (see
+    /// `relay_test_support::tvm::awaiting_coverage`).
     fn awaiting_coverage(path: &Path) -> bool {
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
-        let pass = path
-            .parent()
-            .and_then(Path::file_name)
-            .map(|p| p.to_string_lossy().into_owned());
-        let (Some(file), Some(pass)) = (file, pass) else {
-            return false;
-        };
-        if pass == "InferType" && file.starts_with('2') && file.as_bytes().get(4) == Some(&b'.') {
-            return true;
-        }
-        [
-            "BatchingOps",
-            "DivToMul",
-            "FakeQuantizationToInteger",
-            "FirstOrderGradient",
-            "LazyGradientInit",
-            "MergeCompilerRegions",
-            "PartialEvaluate",
-            "PartitionGraph",
-            "Pipeline-MergeCompilerRegions+PartitionGraph",
-            "ToMixedPrecision",
-        ]
-        .contains(&pass.as_str())
+        relay_test_support::tvm::awaiting_coverage(path).is_some()
     }
 
     #[test]
