@@ -139,6 +139,7 @@ fn pass_cases() {
 /// cases along).
 #[test]
 fn every_registered_pass_has_cases() {
+    relay_passes::register_builtin_passes();
     let registered: Vec<String> = registry::all().into_iter().map(|spec| spec.name).collect();
     assert!(!registered.is_empty(), "the builtin registry is empty");
     let folders = pass_folders();
