@@ -15,17 +15,14 @@ use crate::ir::IRModule;
 use crate::lower::parse_and_lower;
 use crate::printer::{print_module, PrintOptions};
 use crate::transform::registry::PassSpec;
-use crate::transform::{PassContext, PassInfo};
 
 /// The source name TVM gives the printed text.
 pub const GENERATED_SOURCE: &str = "GeneratedSource";
 
 pub(crate) fn spec() -> PassSpec {
-    super::module_pass_spec(
-        PassInfo::new("AnnotateSpans", 0, &[]),
-        "Print the module and parse it back, so every node has a span in that text",
-        |module, _ctx: &PassContext| annotate_spans(&module),
-    )
+    PassSpec::module("AnnotateSpans", 0)
+        .doc("Print the module and parse it back, so every node has a span in that text")
+        .transform(|module, _ctx| annotate_spans(&module))
 }
 
 /// Re-reads `module` from its own printed text.

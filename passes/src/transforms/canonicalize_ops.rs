@@ -4,19 +4,16 @@
 //! input's checked type gives the rank; an untyped `bias_add` is left as it
 //! is.
 
-use crate::diagnostic::Diagnostic;
 use crate::ir::build::{expand_bias_to_match_axis, op_call};
 use crate::ir::rewrite::rewrite_function;
 use crate::ir::{Expr, Function};
 use crate::transform::registry::PassSpec;
-use crate::transform::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("CanonicalizeOps", 3, &["InferType"]),
-        "Rewrite nn.bias_add into expand_dims and add",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(canonicalize_ops(&f)) },
-    )
+    PassSpec::function("CanonicalizeOps", 3)
+        .required(&["InferType"])
+        .doc("Rewrite nn.bias_add into expand_dims and add")
+        .transform(|f, _m, _ctx| Ok(canonicalize_ops(&f)))
 }
 
 /// Expands every `nn.bias_add` of `function`.

@@ -13,30 +13,16 @@
 use crate::diagnostic::Diagnostic;
 use crate::ir::rewrite::rewrite_post_order;
 use crate::ir::{Expr, ExprKind, Function, IRModule, Pattern};
-use crate::transform::registry::{PassKind, PassSpec};
-use crate::transform::{pass_error, FunctionPass, PassContext, PassInfo};
+use crate::transform::registry::PassSpec;
+use crate::transform::{pass_error, PassContext};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("DefuseOps", 3, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "DefuseOps".into(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: "Inline every call of a function literal (undo FuseOps)".into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let pass = FunctionPass::new(factory_info.clone(), defuse_function)
-            .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
-    });
-    spec
+    PassSpec::function("DefuseOps", 3)
+        .required(&["InferType"])
+        .doc("Inline every call of a function literal (undo FuseOps)")
+        .transform(defuse_function)
 }
 
 fn defuse_function(

@@ -34,23 +34,22 @@ use crate::ir::{
 };
 use crate::meta::TensorData;
 use crate::transform::registry::PassSpec;
-use crate::transform::PassInfo;
 use crate::transforms::fold_constant::{fold_constant_expr, FoldOptions};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("DynamicToStatic", 2, &[]),
-        "Replace dynamic operators whose shape arguments fold to constants by static ones, and \
-         fold constants",
-        |f, m, ctx| -> Result<Function, Diagnostic> {
+    PassSpec::function("DynamicToStatic", 2)
+        .doc(
+            "Replace dynamic operators whose shape arguments fold to constants by static ones, \
+             and fold constants",
+        )
+        .transform(|f, m, ctx| {
             if let Some(blocker) = isolation_blocker(&f) {
                 return Err(blocker);
             }
             let options = FoldOptions::from_context(false, ctx);
             Ok(dynamic_to_static(&f, m, &options))
-        },
-    )
+        })
 }
 
 /// Why TVM's per-function re-typing in an empty module fails on

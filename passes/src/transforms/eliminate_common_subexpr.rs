@@ -22,33 +22,20 @@ use crate::dtype::DataType;
 use crate::ir::equal::structural_equal;
 use crate::ir::rewrite::{children, with_children};
 use crate::ir::{Attrs, Expr, ExprKind, Function, IRModule, VarId};
-use crate::transform::registry::{PassKind, PassSpec};
-use crate::transform::{FunctionPass, PassContext, PassInfo};
+use crate::transform::registry::PassSpec;
+use crate::transform::PassContext;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// The registry entry. `fskip` is a Python callback in TVM and cannot be
 /// given in a pipeline; Rust callers use [`eliminate_common_subexpr_with`].
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("EliminateCommonSubexpr", 3, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "EliminateCommonSubexpr".into(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: "Replace operator calls (and tuple projections) equal to an earlier one by \
-                      that earlier one"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let pass = FunctionPass::new(factory_info.clone(), cse_function)
-            .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
-    });
-    spec
+    PassSpec::function("EliminateCommonSubexpr", 3)
+        .required(&["InferType"])
+        .doc(
+            "Replace operator calls (and tuple projections) equal to an earlier one by \
+             that earlier one",
+        )
+        .transform(cse_function)
 }
 
 fn cse_function(f: Function, _m: &IRModule, _ctx: &PassContext) -> Result<Function, Diagnostic> {

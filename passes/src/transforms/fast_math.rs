@@ -4,20 +4,17 @@
 //! 4, so a Sequential runs it only at `opt_level` 4 or with
 //! `required_pass=["FastMath"]`.
 
-use crate::diagnostic::Diagnostic;
 use crate::ir::build::op_call;
 use crate::ir::rewrite::rewrite_function;
 use crate::ir::{Expr, Function};
 use crate::op;
 use crate::transform::registry::PassSpec;
-use crate::transform::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("FastMath", 4, &["InferType"]),
-        "Replace exp, erf, tanh and softmax by their fast approximations",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(fast_math(&f)) },
-    )
+    PassSpec::function("FastMath", 4)
+        .required(&["InferType"])
+        .doc("Replace exp, erf, tanh and softmax by their fast approximations")
+        .transform(|f, _m, _ctx| Ok(fast_math(&f)))
 }
 
 /// The fast counterpart of an operator, if it has one.

@@ -17,21 +17,18 @@
 //! first. TVM gives up (keeping the sandwich) when the layout is not `NHWC`
 //! or a size it needs is missing or not a known integer; so does this pass.
 
-use crate::diagnostic::Diagnostic;
 use crate::dtype::DataType;
 use crate::ir::attrs::{AttrValue, Attrs};
 use crate::ir::build::attrs_replacing;
 use crate::ir::rewrite::rewrite_function;
 use crate::ir::{Dim, Expr, Function};
 use crate::transform::registry::PassSpec;
-use crate::transform::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("FlattenAtrousConv", 0, &["InferType"]),
-        "Fold space_to_batch_nd / conv2d / batch_to_space_nd into one dilated conv2d",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(flatten_atrous_conv(&f)) },
-    )
+    PassSpec::function("FlattenAtrousConv", 0)
+        .required(&["InferType"])
+        .doc("Fold space_to_batch_nd / conv2d / batch_to_space_nd into one dilated conv2d")
+        .transform(|f, _m, _ctx| Ok(flatten_atrous_conv(&f)))
 }
 
 /// The operators of the sandwich, in the order the walk meets them.

@@ -3,38 +3,28 @@
 //! on an untouched, already checked module is skipped (unless the context
 //! asks for TVM's exact behaviour).
 
+use crate::diagnostic::Diagnostic;
 use crate::infer::infer_module;
-use crate::ir::ModuleProperty;
-use crate::transform::{ModulePass, PassInfo, PassKind, PassSpec};
-use std::sync::Arc;
+use crate::ir::{IRModule, ModuleProperty};
+use crate::transform::{PassContext, PassSpec};
 
-pub(super) fn specs() -> Vec<PassSpec> {
-    vec![PassSpec {
-        name: "InferType".into(),
-        info: info(),
-        kind: PassKind::Module,
-        params: Vec::new(),
-        description: "Infer and check the type of every expression of every function.".into(),
-        factory: Arc::new(|_| Ok(Arc::new(pass()))),
-    }]
+pub(super) fn spec() -> PassSpec {
+    PassSpec::module("InferType", 0)
+        .establishes(ModuleProperty::TypeChecked)
+        .doc("Infer and check the type of every expression of every function.")
+        .transform(infer_types)
 }
 
-fn info() -> PassInfo {
-    PassInfo::new("InferType", 0, &[])
-}
-
-/// The InferType pass.
-pub fn pass() -> ModulePass {
-    ModulePass::new(info(), |module, ctx| {
-        let (mut typed, diagnostics) = infer_module(&module);
-        let ok = !diagnostics.has_errors();
-        for diagnostic in diagnostics {
-            ctx.report(diagnostic);
-        }
-        if ok {
-            typed.set_property(ModuleProperty::TypeChecked);
-        }
-        Ok(typed)
-    })
-    .establishing(ModuleProperty::TypeChecked)
+/// Types every function of `module`, reporting the diagnostics to `ctx`;
+/// the result is marked `TypeChecked` when there was no error.
+fn infer_types(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagnostic> {
+    let (mut typed, diagnostics) = infer_module(&module);
+    let ok = !diagnostics.has_errors();
+    for diagnostic in diagnostics {
+        ctx.report(diagnostic);
+    }
+    if ok {
+        typed.set_property(ModuleProperty::TypeChecked);
+    }
+    Ok(typed)
 }

@@ -12,14 +12,12 @@
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::rewrite::post_order;
 use crate::ir::{ExprKind, IRModule};
-use crate::transform::PassInfo;
+use crate::transform::PassSpec;
 
-pub(crate) fn spec() -> crate::transform::registry::PassSpec {
-    super::module_pass_spec(
-        PassInfo::new("LambdaLift", 1, &[]),
-        "Lift nested functions to globals (refuses modules that have any)",
-        |module, _ctx| lambda_lift(module),
-    )
+pub(crate) fn spec() -> PassSpec {
+    PassSpec::module("LambdaLift", 1)
+        .doc("Lift nested functions to globals (refuses modules that have any)")
+        .transform(|module, _ctx| lambda_lift(module))
 }
 
 /// Returns `module` unchanged when it has no function to lift; otherwise a

@@ -32,63 +32,46 @@ pub mod to_a_normal_form;
 pub mod to_basic_block_normal_form;
 pub mod to_graph_normal_form;
 
-pub use infer_type::pass as infer_type;
+use crate::transform::PassSpec;
 
-use crate::diagnostic::Diagnostic;
-use crate::ir::{Function, IRModule};
-use crate::transform::{PassContext, PassInfo, PassSpec};
-
-/// Every built-in pass, for the registry.
+/// Every built-in pass, for the registry: each declared in its own file
+/// with `PassSpec::function(..)`/`PassSpec::module(..)` (see
+/// [`crate::transform::pass_builder`]). A new pass gets one line here.
 pub(crate) fn builtin_passes() -> Vec<PassSpec> {
-    let mut specs = Vec::new();
-    specs.extend(infer_type::specs());
-    specs.extend(print_ir::specs());
-    specs.extend([dead_code::spec()]);
-    specs.extend([eliminate_common_subexpr::spec()]);
-    specs.push(fold_constant::spec());
-    specs.extend(fold_scale_axis::specs());
-    specs.push(fuse_ops::spec());
-    specs.push(defuse_ops::spec());
-    specs.push(simplify_inference::spec());
-    specs.push(annotate_spans::spec());
-    specs.extend(simplify_expr::specs());
-    specs.push(canonicalize_ops::spec());
-    specs.push(canonicalize_cast::spec());
-    specs.push(fast_math::spec());
-    specs.push(remove_unused_functions::spec());
-    specs.push(to_graph_normal_form::spec());
-    specs.push(to_a_normal_form::spec());
-    specs.push(to_basic_block_normal_form::spec());
-    specs.push(eta_expand::spec());
-    specs.push(inline::spec());
-    specs.push(lambda_lift::spec());
-    specs.push(legalize::spec());
-    specs.push(flatten_atrous_conv::spec());
-    specs.push(split_args::spec());
-    specs.push(dynamic_to_static::spec());
-    specs.push(fold_explicit_padding::spec());
-    specs.extend(combine_parallel::specs());
-    specs.push(convert_layout::spec());
-    specs.push(alter_op_layout::spec());
-    specs
-}
-
-/// The registry entry of a built-in function pass without parameters
-/// ([`PassSpec::function`]).
-fn function_pass_spec(
-    info: PassInfo,
-    description: &str,
-    transform: fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>,
-) -> PassSpec {
-    PassSpec::function(info, description, transform)
-}
-
-/// The registry entry of a built-in module pass without parameters
-/// ([`PassSpec::module`]).
-fn module_pass_spec(
-    info: PassInfo,
-    description: &str,
-    transform: fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>,
-) -> PassSpec {
-    PassSpec::module(info, description, transform)
+    vec![
+        infer_type::spec(),
+        print_ir::spec(),
+        dead_code::spec(),
+        eliminate_common_subexpr::spec(),
+        fold_constant::spec(),
+        fold_scale_axis::backward_spec(),
+        fold_scale_axis::forward_spec(),
+        fold_scale_axis::combined_spec(),
+        fuse_ops::spec(),
+        defuse_ops::spec(),
+        simplify_inference::spec(),
+        annotate_spans::spec(),
+        simplify_expr::spec(),
+        simplify_expr::post_alter_op_spec(),
+        canonicalize_ops::spec(),
+        canonicalize_cast::spec(),
+        fast_math::spec(),
+        remove_unused_functions::spec(),
+        to_graph_normal_form::spec(),
+        to_a_normal_form::spec(),
+        to_basic_block_normal_form::spec(),
+        eta_expand::spec(),
+        inline::spec(),
+        lambda_lift::spec(),
+        legalize::spec(),
+        flatten_atrous_conv::spec(),
+        split_args::spec(),
+        dynamic_to_static::spec(),
+        fold_explicit_padding::spec(),
+        combine_parallel::dense::spec(),
+        combine_parallel::conv2d::spec(),
+        combine_parallel::batch_matmul::spec(),
+        convert_layout::spec(),
+        alter_op_layout::spec(),
+    ]
 }

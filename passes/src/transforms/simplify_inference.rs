@@ -24,15 +24,16 @@ use crate::ir::build::{
 use crate::ir::rewrite::rewrite_function;
 use crate::ir::{Attrs, Expr, ExprKind, Function, IRModule, TensorType};
 use crate::transform::registry::PassSpec;
-use crate::transform::{PassContext, PassInfo};
+use crate::transform::PassContext;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("SimplifyInference", 0, &["InferType"]),
-        "Rewrite batch_norm, dropout, layer/group/instance norm and l2_normalize into the \
-         arithmetic they compute at inference time",
-        simplify_function,
-    )
+    PassSpec::function("SimplifyInference", 0)
+        .required(&["InferType"])
+        .doc(
+            "Rewrite batch_norm, dropout, layer/group/instance norm and l2_normalize into the \
+             arithmetic they compute at inference time",
+        )
+        .transform(simplify_function)
 }
 
 fn simplify_function(

@@ -10,8 +10,8 @@
 //! last axis.
 
 use super::{
-    arg_type, concatenate, const_dim, family_spec, min_num_branches, same_call_with_args,
-    slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
+    arg_type, build_family, concatenate, const_dim, family_pass, min_num_branches,
+    same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
 };
 use crate::ir::build::op_call_with;
 use crate::ir::{AttrValue, Attrs, Call, Expr, Function};
@@ -19,13 +19,9 @@ use crate::transform::registry::{PassArgs, PassSpec};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    family_spec(
-        "CombineParallelBatchMatmul",
-        "CombineParallelBatchMatmul",
-        Vec::new(),
-        "Combine parallel nn.batch_matmul calls on one input into one wider batch_matmul",
-        make_transform,
-    )
+    let declaration = family_pass("CombineParallelBatchMatmul")
+        .doc("Combine parallel nn.batch_matmul calls on one input into one wider batch_matmul");
+    build_family(declaration, make_transform)
 }
 
 fn make_transform(args: &PassArgs) -> FunctionTransform {

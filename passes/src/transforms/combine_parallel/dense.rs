@@ -17,28 +17,25 @@
 //!   width.
 
 use super::{
-    arg_type, concatenate, const_dim, expand_dims, family_spec, int32_imm, min_num_branches, rank,
-    same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
+    arg_type, build_family, concatenate, const_dim, expand_dims, family_pass, int32_imm,
+    min_num_branches, rank, same_call_with_args, slice_by_size, tensor_type, Branch,
+    FunctionTransform, ParallelOpCombiner,
 };
 use crate::ir::build::{int_array, op_call_with};
 use crate::ir::{AttrValue, Call, Expr, Function};
 use crate::transform::pipeline::PipelineValue;
-use crate::transform::registry::{ParamSpec, ParamType, PassArgs, PassSpec};
+use crate::transform::registry::{ParamSpec, PassArgs, PassSpec};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    family_spec(
-        "CombineParallelDense",
-        "CombineParallelDense",
-        vec![ParamSpec::new(
+    let declaration = family_pass("CombineParallelDense")
+        .param(ParamSpec::bool(
             "to_batch",
-            ParamType::Bool,
-            PipelineValue::Bool(true),
+            true,
             "combine into one batch_matmul (true) or into one wider dense (false)",
-        )],
-        "Combine parallel nn.dense calls on one input into one batch_matmul or dense",
-        make_transform,
-    )
+        ))
+        .doc("Combine parallel nn.dense calls on one input into one batch_matmul or dense");
+    build_family(declaration, make_transform)
 }
 
 fn make_transform(args: &PassArgs) -> FunctionTransform {

@@ -38,11 +38,12 @@ use crate::dtype::DataType;
 use crate::ir::build::{int_array, op_call_with};
 use crate::ir::equal::structural_equal;
 use crate::ir::rewrite::{children, post_order, with_children};
-use crate::ir::{AttrValue, Attrs, Call, Expr, Function, TensorType};
+use crate::ir::{AttrValue, Attrs, Call, Expr, Function, IRModule, TensorType};
 use crate::op::OpPattern;
+use crate::transform::pass_builder::{OnFunctions, PassBuilder};
 use crate::transform::pipeline::PipelineValue;
-use crate::transform::registry::{ParamSpec, ParamType, PassArgs, PassKind, PassSpec};
-use crate::transform::{FunctionPass, PassInfo};
+use crate::transform::registry::{ParamSpec, PassArgs, PassSpec};
+use crate::transform::PassContext;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -52,11 +53,6 @@ pub type Branch = Vec<Expr>;
 
 /// A pass's function-to-function transformation, made from its arguments.
 pub(crate) type FunctionTransform = Arc<dyn Fn(&Function) -> Function + Send + Sync>;
-
-/// The registry entries of the family.
-pub(crate) fn specs() -> Vec<PassSpec> {
-    vec![dense::spec(), conv2d::spec(), batch_matmul::spec()]
-}
 
 /// What an operator-specific combiner decides and builds.
 pub(crate) trait ParallelOpCombiner {
@@ -440,10 +436,9 @@ pub(crate) fn slice_by_size(data: Expr, begin: &[i64], end: &[i64], strides: &[i
 
 /// The `min_num_branches` parameter, common to the family.
 fn min_num_branches_param() -> ParamSpec {
-    ParamSpec::new(
+    ParamSpec::int(
         "min_num_branches",
-        ParamType::Int,
-        PipelineValue::Int(3),
+        3,
         "the least number of parallel branches worth combining",
     )
     // TVM takes it as an unsigned 64-bit integer.
@@ -459,38 +454,28 @@ fn min_num_branches(args: &PassArgs) -> u64 {
     }
 }
 
-/// A registry entry for a function pass of the family: `ctor` is the
-/// constructor name, `info_name` the name TVM's `PassInfo` carries, and
-/// `make` builds the transformation from the arguments.
-fn family_spec(
-    ctor: &str,
-    info_name: &str,
-    extra_params: Vec<ParamSpec>,
-    description: &str,
+/// The start of a family member's declaration: TVM gives each opt_level 4,
+/// requires InferType and takes `min_num_branches` first.
+fn family_pass(ctor: &str) -> PassBuilder<OnFunctions> {
+    PassSpec::function(ctor, 4)
+        .required(&["InferType"])
+        .param(min_num_branches_param())
+}
+
+/// Finishes a family member's declaration: `make` builds the
+/// function-to-function transformation from the arguments.
+fn build_family(
+    declaration: PassBuilder<OnFunctions>,
     make: fn(&PassArgs) -> FunctionTransform,
 ) -> PassSpec {
-    let info = PassInfo::new(info_name, 4, &["InferType"]);
-    let factory_info = info.clone();
-    let mut params = vec![min_num_branches_param()];
-    params.extend(extra_params);
-    let mut spec = PassSpec {
-        name: ctor.into(),
-        info,
-        kind: PassKind::Function,
-        params,
-        description: description.into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
+    declaration.build(move |args| {
         let transform = make(args);
-        let pass = FunctionPass::new(factory_info.clone(), move |function, _module, _ctx| {
-            Ok(transform(&function))
-        })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn crate::transform::Pass>)
-    });
-    spec
+        Ok(
+            move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                Ok(transform(&function))
+            },
+        )
+    })
 }
 
 /// `(expr.shape.len())`: the rank of the checked tensor type of `expr`.

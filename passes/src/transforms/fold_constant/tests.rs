@@ -5,6 +5,7 @@ use super::*;
 use crate::ir::{Var, VarId};
 use crate::lower::parse_and_lower_expr;
 use crate::printer::{print_expr, PrintOptions};
+use crate::transform::{PassInfo, PassKind, PipelineValue};
 
 fn parse(text: &str) -> Expr {
     let (expr, diagnostics) = parse_and_lower_expr("test.relay", text);
