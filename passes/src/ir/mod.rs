@@ -4,6 +4,7 @@
 //! clone and can be sent to other threads; passes build new nodes only where
 //! something changed ([`rewrite`]).
 
+pub mod attr_equal;
 pub mod attrs;
 pub mod build;
 pub mod equal;

@@ -19,9 +19,9 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::dtype::DataType;
-use crate::ir::equal::structural_equal;
+use crate::ir::attr_equal::{attrs_equal, AttrEquality};
 use crate::ir::rewrite::{children, with_children};
-use crate::ir::{Attrs, Expr, ExprKind, Function, IRModule, VarId};
+use crate::ir::{Expr, ExprKind, Function, IRModule, VarId};
 use crate::transform::registry::PassSpec;
 use crate::transform::PassContext;
 use std::collections::{HashMap, HashSet};
@@ -104,24 +104,6 @@ fn arg_sig(e: &Expr) -> ArgSig {
     }
 }
 
-/// Structural equality of two calls' attributes (null equals only null).
-fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) if x.ptr_eq(y) => true,
-        (Some(_), Some(_)) => {
-            // Compare through two argument-less calls of one callee, which
-            // differ only in their attributes.
-            let callee = Expr::tuple(Vec::new(), None);
-            let wrap = |attrs: Option<&Attrs>| {
-                Expr::call(callee.clone(), Vec::new(), attrs.cloned(), None)
-            };
-            structural_equal(&wrap(a), &wrap(b), false)
-        }
-        _ => false,
-    }
-}
-
 struct Eliminator<'f> {
     fskip: Option<&'f dyn Fn(&Expr) -> bool>,
     memo: HashMap<Key, Expr>,
@@ -198,7 +180,11 @@ impl Eliminator<'_> {
                 let candidates = self.calls.entry(table_key).or_default();
                 for candidate in candidates.iter() {
                     let other = candidate.as_call().expect("only calls are candidates");
-                    if attrs_equal(call.attrs.as_ref(), other.attrs.as_ref()) {
+                    if attrs_equal(
+                        call.attrs.as_ref(),
+                        other.attrs.as_ref(),
+                        AttrEquality::TVM_PASSES,
+                    ) {
                         return candidate.clone();
                     }
                 }
@@ -224,7 +210,7 @@ impl Eliminator<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{AttrValue, DictAttrs, FunctionData, Type, Var};
+    use crate::ir::{AttrValue, Attrs, DictAttrs, FunctionData, Type, Var};
     use crate::meta::TensorData;
 
     fn scalar(v: f64) -> Expr {
@@ -338,6 +324,29 @@ mod tests {
         let out = run(Expr::tuple(vec![a, b, c], None), vec![x]);
         assert!(out[0].ptr_eq(&out[1]));
         assert!(!out[0].ptr_eq(&out[2]));
+    }
+
+    #[test]
+    fn attributes_holding_nan_never_match_as_in_tvm_v0_13() {
+        let x = Var::new("x", None, None);
+        let clip = |a_min: f64| {
+            Attrs::new(
+                "relay.attrs.ClipAttrs",
+                vec![
+                    ("a_min".to_string(), AttrValue::Double(a_min)),
+                    ("a_max".to_string(), AttrValue::Double(6.0)),
+                ],
+            )
+        };
+        let shared = clip(f64::NAN);
+        let a = call_attrs("clip", vec![x.expr().clone()], shared.clone());
+        let b = call_attrs("clip", vec![x.expr().clone()], shared);
+        // Within TVM's tolerance, and -0.0 == 0.0: merged.
+        let c = call_attrs("clip", vec![x.expr().clone()], clip(0.0));
+        let d = call_attrs("clip", vec![x.expr().clone()], clip(-1e-12));
+        let out = run(Expr::tuple(vec![a, b, c, d], None), vec![x]);
+        assert!(!out[0].ptr_eq(&out[1]));
+        assert!(out[2].ptr_eq(&out[3]));
     }
 
     #[test]

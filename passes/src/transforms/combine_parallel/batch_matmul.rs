@@ -13,6 +13,7 @@ use super::{
     arg_type, build_family, concatenate, const_dim, family_pass, min_num_branches,
     same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
 };
+use crate::ir::attr_equal::{values_equal, AttrEquality};
 use crate::ir::build::op_call_with;
 use crate::ir::{AttrValue, Attrs, Call, Expr, Function};
 use crate::transform::registry::{PassArgs, PassSpec};
@@ -74,7 +75,7 @@ impl ParallelOpCombiner for BatchMatmulCombiner {
             return false;
         };
         let same_out_dtype = match (attrs_a.get("out_dtype"), attrs_b.get("out_dtype")) {
-            (Some(x), Some(y)) => super::attr_values_equal(x, y),
+            (Some(x), Some(y)) => values_equal(x, y, AttrEquality::TVM_PASSES),
             _ => false,
         };
         rhs_a.dtype == rhs_b.dtype

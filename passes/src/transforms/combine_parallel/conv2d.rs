@@ -17,6 +17,7 @@ use super::{
     arg_type, build_family, concatenate, const_dim, family_pass, int32_imm, min_num_branches, rank,
     same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
 };
+use crate::ir::attr_equal::{values_equal, AttrEquality};
 use crate::ir::build::attrs_replacing;
 use crate::ir::{AttrValue, Attrs, Call, Dim, Expr, Function};
 use crate::transform::registry::{PassArgs, PassSpec};
@@ -113,7 +114,7 @@ impl ParallelOpCombiner for Conv2DCombiner {
         ]
         .iter()
         .all(|field| match (attrs_a.get(field), attrs_b.get(field)) {
-            (Some(x), Some(y)) => super::attr_values_equal(x, y),
+            (Some(x), Some(y)) => values_equal(x, y, AttrEquality::TVM_PASSES),
             _ => false,
         });
         if !same_fields {

@@ -21,6 +21,7 @@ use super::{
     min_num_branches, rank, same_call_with_args, slice_by_size, tensor_type, Branch,
     FunctionTransform, ParallelOpCombiner,
 };
+use crate::ir::attr_equal::{values_equal, AttrEquality};
 use crate::ir::build::{int_array, op_call_with};
 use crate::ir::{AttrValue, Call, Expr, Function};
 use crate::transform::pipeline::PipelineValue;
@@ -60,7 +61,7 @@ fn dense_out_dtype(call: &Call) -> Option<&AttrValue> {
 fn same_out_dtype(a: &Expr, b: &Expr) -> Option<bool> {
     let a = dense_out_dtype(a.as_call()?)?;
     let b = dense_out_dtype(b.as_call()?)?;
-    Some(super::attr_values_equal(a, b))
+    Some(values_equal(a, b, AttrEquality::TVM_PASSES))
 }
 
 /// `stack((fields…), axis=0)`.

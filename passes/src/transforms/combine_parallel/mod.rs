@@ -35,10 +35,10 @@ pub mod conv2d;
 pub mod dense;
 
 use crate::dtype::DataType;
+use crate::ir::attr_equal::{attrs_equal, AttrEquality};
 use crate::ir::build::{int_array, op_call_with};
-use crate::ir::equal::structural_equal;
 use crate::ir::rewrite::{children, post_order, with_children};
-use crate::ir::{AttrValue, Attrs, Call, Expr, Function, IRModule, TensorType};
+use crate::ir::{AttrValue, Call, Expr, Function, IRModule, TensorType};
 use crate::op::OpPattern;
 use crate::transform::pass_builder::{OnFunctions, PassBuilder};
 use crate::transform::pipeline::PipelineValue;
@@ -250,7 +250,11 @@ fn check_level(
             _ => false,
         };
         if !same_op
-            || !attrs_equal(call.attrs.as_ref(), reference_call.attrs.as_ref())
+            || !attrs_equal(
+                call.attrs.as_ref(),
+                reference_call.attrs.as_ref(),
+                AttrEquality::TVM_PASSES,
+            )
             || call.args.len() != reference_call.args.len()
         {
             return false;
@@ -309,71 +313,6 @@ fn substitute(root: &Expr, replacements: &HashMap<usize, Expr>) -> Option<Expr> 
         }
     }
     done.get(&root.addr()).cloned()
-}
-
-/// TVM's structural equality of two attrs objects (both absent counts as
-/// equal).
-pub(crate) fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => {
-            a.ptr_eq(b)
-                || (a.type_key() == b.type_key()
-                    && a.fields().len() == b.fields().len()
-                    && a.fields()
-                        .iter()
-                        .zip(b.fields())
-                        .all(|((ka, va), (kb, vb))| ka == kb && attr_values_equal(va, vb)))
-        }
-        _ => false,
-    }
-}
-
-/// Structural equality of two attribute values.
-pub(crate) fn attr_values_equal(a: &AttrValue, b: &AttrValue) -> bool {
-    use AttrValue as V;
-    match (a, b) {
-        (V::Null, V::Null) | (V::Any, V::Any) => true,
-        (V::Int(x), V::Int(y)) => x == y,
-        (V::Double(x), V::Double(y)) => x.to_bits() == y.to_bits() || x == y,
-        (V::Bool(x), V::Bool(y)) => x == y,
-        (V::Str(x), V::Str(y)) => x == y,
-        (V::DataType(x), V::DataType(y)) => x == y,
-        (
-            V::IntImm {
-                value: x,
-                dtype: dx,
-                ..
-            },
-            V::IntImm {
-                value: y,
-                dtype: dy,
-                ..
-            },
-        ) => x == y && dx == dy,
-        (
-            V::FloatImm {
-                value: x,
-                dtype: dx,
-            },
-            V::FloatImm {
-                value: y,
-                dtype: dy,
-            },
-        ) => (x.to_bits() == y.to_bits() || x == y) && dx == dy,
-        (V::Array(x), V::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| attr_values_equal(p, q))
-        }
-        (V::Map(x), V::Map(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((kp, p), (kq, q))| kp == kq && attr_values_equal(p, q))
-        }
-        (V::Expr(x), V::Expr(y)) => structural_equal(x, y, false),
-        (V::Meta(x), V::Meta(y)) => x == y,
-        _ => false,
-    }
 }
 
 /// The checked tensor type of `expr`.
