@@ -2,11 +2,11 @@
 //! defaults, a one-line description, its `PassInfo` and a factory.
 //!
 //! Each pass declares its entry in its own file with the builder of
-//! [`crate::transform::pass_builder`] (`PassSpec::function("FoldConstant", 2)
-//! .param(…).build(…)`). Built-in passes register themselves when the
-//! registry is first used;
-//! downstream crates add their own with [`register`] (so their passes show
-//! up in `relay passes`, in pipelines and in the editor). `required` names
+//! [`crate::transform::pass_builder`] (`PassSpec::function("FoldConstant",
+//! 2).param(…).build(…)`). Built-in passes register themselves when the
+//! registry is first used; downstream crates add their own with [`register`]
+//! (so their passes show up in `relay passes`, in pipelines and in the
+//! editor). `required` names
 //! are resolved here, as TVM's `GetPass` does: `transform.X` and
 //! `relay._transform.X` are accepted as spellings of `X`.
 
