@@ -7,7 +7,9 @@
 //! * Free variables are equal when they are the same variable, or, with
 //!   `map_free_vars`, when they have the same name (and map consistently).
 //! * Spans and checked types are ignored; constants compare by dtype, shape
-//!   and bytes; doubles in attributes with TVM's 1e-9 tolerance.
+//!   and bytes; attributes as [`crate::attr_equal`] compares them, with
+//!   NaN equal to NaN so that every module equals itself
+//!   ([`AttrEquality::representation`]).
 //!
 //! Both walks use explicit worklists, so deep graphs cannot overflow the
 //! stack, and shared nodes are compared or hashed once.
@@ -18,11 +20,12 @@
 //! 17`, `function @main missing in B`) and where in each input, which is
 //! what `relay diff` prints.
 
+use crate::attr_equal::{self, attrs_difference, dict_attrs_difference, AttrEquality, NanRule};
 use crate::metadata::TensorData;
 use crate::source::Span;
 use crate::{
-    AttrValue, Attrs, DictAttrs, Dim, Expr, ExprKind, IRModule, Pattern, Type, TypeData, TypeKind,
-    TypeVar, Var, VarData, VarId,
+    Attrs, DictAttrs, Dim, Expr, ExprKind, IRModule, Pattern, Type, TypeData, TypeKind, TypeVar,
+    Var, VarData, VarId,
 };
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -142,6 +145,8 @@ enum Task {
 
 struct Comparer {
     map_free_vars: bool,
+    /// How NaN in attributes compares (see [`crate::attr_equal`]).
+    nan: NanRule,
     vars: HashMap<VarId, VarId>,
     vars_rev: HashMap<VarId, VarId>,
     type_vars: HashMap<u64, u64>,
@@ -165,7 +170,7 @@ fn bind<K: Eq + Hash + Copy>(fwd: &mut HashMap<K, K>, rev: &mut HashMap<K, K>, a
 }
 
 /// `x vs y` when the two texts differ.
-fn versus(what: &str, x: String, y: String) -> String {
+pub(crate) fn versus(what: &str, x: String, y: String) -> String {
     format!("{what}: {x} vs {y}")
 }
 
@@ -176,8 +181,13 @@ fn type_text(t: Option<&Type>) -> String {
 
 impl Comparer {
     fn new(map_free_vars: bool) -> Comparer {
+        Comparer::with_rules(AttrEquality::representation(map_free_vars))
+    }
+
+    fn with_rules(rules: AttrEquality) -> Comparer {
         Comparer {
-            map_free_vars,
+            map_free_vars: rules.map_free_vars,
+            nan: rules.nan,
             vars: HashMap::new(),
             vars_rev: HashMap::new(),
             type_vars: HashMap::new(),
@@ -185,6 +195,14 @@ impl Comparer {
             incomplete: HashMap::new(),
             incomplete_rev: HashMap::new(),
             visited: HashSet::new(),
+        }
+    }
+
+    /// The attribute rules of this comparison.
+    fn attr_rules(&self) -> AttrEquality {
+        AttrEquality {
+            nan: self.nan,
+            map_free_vars: self.map_free_vars,
         }
     }
 
@@ -338,7 +356,7 @@ impl Comparer {
                         cb.args.len()
                     ))
                 } else if let Some(reason) =
-                    self.attrs_difference(ca.attrs.as_ref(), cb.attrs.as_ref())
+                    attrs_difference(ca.attrs.as_ref(), cb.attrs.as_ref(), self.attr_rules())
                 {
                     differ(reason)
                 } else if ca.type_args.len() != cb.type_args.len()
@@ -431,7 +449,9 @@ impl Comparer {
                             type_text(fa.ret_type.as_ref()),
                             type_text(fb.ret_type.as_ref()),
                         ))
-                    } else if let Some(reason) = self.dict_difference(&fa.attrs, &fb.attrs) {
+                    } else if let Some(reason) =
+                        dict_attrs_difference(&fa.attrs, &fb.attrs, self.attr_rules())
+                    {
                         differ(reason)
                     } else {
                         push.extend(
@@ -660,142 +680,6 @@ impl Comparer {
         }
         None
     }
-
-    /// Why two call attribute objects differ, if they do: the first field
-    /// (in declaration order) whose values differ.
-    fn attrs_difference(&mut self, a: Option<&Attrs>, b: Option<&Attrs>) -> Option<String> {
-        let (x, y) = match (a, b) {
-            (None, None) => return None,
-            (Some(x), Some(y)) => (x, y),
-            (x, y) => {
-                let key = |attrs: Option<&Attrs>| {
-                    attrs.map_or_else(|| "none".to_string(), |a| a.type_key().to_string())
-                };
-                return Some(versus("attributes", key(x), key(y)));
-            }
-        };
-        if x.type_key() != y.type_key() {
-            return Some(versus(
-                "attributes type",
-                x.type_key().to_string(),
-                y.type_key().to_string(),
-            ));
-        }
-        // Objects of one type list the same fields in declaration order:
-        // compared pairwise, without looking each name up.
-        let aligned = x.fields().len() == y.fields().len()
-            && x.fields().iter().zip(y.fields()).all(|(p, q)| p.0 == q.0);
-        if aligned {
-            return x
-                .fields()
-                .iter()
-                .zip(y.fields())
-                .find_map(|((k, vx), (_, vy))| {
-                    (!self.values_equal(vx, vy)).then(|| {
-                        versus(
-                            &format!("attribute {k}"),
-                            value_text(Some(vx)),
-                            value_text(Some(vy)),
-                        )
-                    })
-                });
-        }
-        for (kx, vx) in x.fields() {
-            match y.get(kx) {
-                Some(vy) if self.values_equal(vx, vy) => {}
-                vy => {
-                    return Some(versus(
-                        &format!("attribute {kx}"),
-                        value_text(Some(vx)),
-                        value_text(vy),
-                    ))
-                }
-            }
-        }
-        let extra = y.fields().iter().find(|(ky, _)| x.get(ky).is_none());
-        extra.map(|(ky, vy)| {
-            versus(
-                &format!("attribute {ky}"),
-                value_text(None),
-                value_text(Some(vy)),
-            )
-        })
-    }
-
-    /// Why two function attribute dictionaries differ, if they do.
-    fn dict_difference(&mut self, a: &DictAttrs, b: &DictAttrs) -> Option<String> {
-        for (key, va) in a.entries() {
-            match b.get(key) {
-                Some(vb) if self.values_equal(va, vb) => {}
-                vb => {
-                    return Some(versus(
-                        &format!("function attribute {key}"),
-                        value_text(Some(va)),
-                        value_text(vb),
-                    ))
-                }
-            }
-        }
-        let extra = b.entries().iter().find(|(key, _)| a.get(key).is_none());
-        extra.map(|(key, vb)| {
-            versus(
-                &format!("function attribute {key}"),
-                value_text(None),
-                value_text(Some(vb)),
-            )
-        })
-    }
-
-    fn values_equal(&mut self, a: &AttrValue, b: &AttrValue) -> bool {
-        use AttrValue as V;
-        match (a, b) {
-            (V::Null, V::Null) | (V::Any, V::Any) => true,
-            (V::Int(x), V::Int(y)) => x == y,
-            (V::Double(x), V::Double(y)) => doubles_equal(*x, *y),
-            (V::Bool(x), V::Bool(y)) => x == y,
-            (V::Str(x), V::Str(y)) => x == y,
-            (V::DataType(x), V::DataType(y)) => x == y,
-            (
-                V::IntImm {
-                    value: x,
-                    dtype: dx,
-                    ..
-                },
-                V::IntImm {
-                    value: y,
-                    dtype: dy,
-                    ..
-                },
-            ) => x == y && dx == dy,
-            (
-                V::FloatImm {
-                    value: x,
-                    dtype: dx,
-                },
-                V::FloatImm {
-                    value: y,
-                    dtype: dy,
-                },
-            ) => doubles_equal(*x, *y) && dx == dy,
-            (V::Array(x), V::Array(y)) => {
-                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| self.values_equal(p, q))
-            }
-            (V::Map(x), V::Map(y)) => {
-                x.len() == y.len()
-                    && x.iter()
-                        .zip(y)
-                        .all(|((kp, p), (kq, q))| kp == kq && self.values_equal(p, q))
-            }
-            (V::Expr(x), V::Expr(y)) => {
-                let mut inner = Comparer::new(self.map_free_vars);
-                inner.compare_exprs(x, y).is_none()
-            }
-            (V::Meta(x), V::Meta(y)) => {
-                x == y || crate::metadata::subgraphs_equal(&x.graph, x.index, &y.graph, y.index)
-            }
-            _ => false,
-        }
-    }
 }
 
 /// Why two constants differ, if they do: dtype, shape, then the first
@@ -828,64 +712,6 @@ fn constant_difference(a: &TensorData, b: &TensorData) -> Option<String> {
     ))
 }
 
-/// An attribute value in a message, close to how the printer writes it;
-/// `missing` for an absent one.
-fn value_text(value: Option<&AttrValue>) -> String {
-    use AttrValue as V;
-    let Some(value) = value else {
-        return "missing".to_string();
-    };
-    match value {
-        V::Null => "None".to_string(),
-        V::Int(i) => i.to_string(),
-        V::Double(f) => format!("{f}f"),
-        V::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-        V::Str(s) => format!("{s:?}"),
-        V::DataType(d) => format!("{:?}", d.to_tvm_string()),
-        V::IntImm { value, dtype, .. } if dtype.is_bool() => {
-            if *value != 0 { "True" } else { "False" }.to_string()
-        }
-        V::IntImm { value, dtype, .. } if *dtype == crate::dtype::DataType::INT32 => {
-            value.to_string()
-        }
-        V::IntImm { value, dtype, .. } => format!("{value}{}", dtype_suffix(*dtype)),
-        V::FloatImm { value, dtype } if *dtype == crate::dtype::DataType::FLOAT32 => {
-            format!("{value}f")
-        }
-        V::FloatImm { value, dtype } => format!("{value}{}", dtype_suffix(*dtype)),
-        V::Array(items) => {
-            let items: Vec<String> = items.iter().map(|i| value_text(Some(i))).collect();
-            format!("[{}]", items.join(", "))
-        }
-        V::Map(entries) => {
-            let items: Vec<String> = entries
-                .iter()
-                .map(|(k, v)| format!("{k:?}={}", value_text(Some(v))))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        V::Any => "?".to_string(),
-        V::Expr(e) => format!("an expression ({})", kind_name(e.kind())),
-        V::Meta(m) => format!("a {} object", m.type_key()),
-    }
-}
-
-/// `i64` for int64, `f16` for float16: the literal suffix of a dtype.
-fn dtype_suffix(dtype: crate::dtype::DataType) -> String {
-    let name = dtype.to_tvm_string();
-    match name
-        .strip_prefix("int")
-        .or_else(|| name.strip_prefix("float"))
-    {
-        Some(bits) => format!("{}{bits}", &name[..1]),
-        None => format!(" ({name})"),
-    }
-}
-
-fn doubles_equal(x: f64, y: f64) -> bool {
-    x == y || (x - y).abs() < 1e-9 || (x.is_nan() && y.is_nan())
-}
-
 fn dims_equal(a: &Dim, b: &Dim) -> bool {
     match (a, b) {
         (Dim::Int { .. }, Dim::Int { .. }) => a.as_int_imm() == b.as_int_imm(),
@@ -899,7 +725,7 @@ fn dims_equal(a: &Dim, b: &Dim) -> bool {
     }
 }
 
-fn kind_name(kind: &ExprKind) -> &'static str {
+pub(crate) fn kind_name(kind: &ExprKind) -> &'static str {
     match kind {
         ExprKind::Var(_) => "a variable",
         ExprKind::GlobalVar(_) => "a global",
@@ -999,17 +825,23 @@ pub fn types_equal(a: &Type, b: &Type) -> bool {
     Comparer::new(false).types_equal(a, b)
 }
 
+/// Why two expressions differ under `rules` (expressions inside
+/// attributes compare with the attributes' rules).
+pub(crate) fn expr_difference_with(a: &Expr, b: &Expr, rules: AttrEquality) -> Option<Difference> {
+    Comparer::with_rules(rules).compare_exprs(a, b)
+}
+
 /// Whether two call attribute objects are equal as [`structural_equal`]
 /// compares them (with `map_free_vars` for expressions inside).
 pub fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    Comparer::new(true).attrs_difference(a, b).is_none()
+    attr_equal::attrs_equal(a, b, AttrEquality::representation(true))
 }
 
 /// Whether two function attribute dictionaries are equal as
 /// [`structural_equal`] compares them.
 pub fn dict_attrs_equal(a: &DictAttrs, b: &DictAttrs) -> bool {
     (a.entries().is_empty() && b.entries().is_empty())
-        || Comparer::new(true).dict_difference(a, b).is_none()
+        || attr_equal::dict_attrs_equal(a, b, AttrEquality::representation(true))
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod op;
 pub mod printer;
 pub mod source;
 
+pub mod attr_equal;
 pub mod attrs;
 pub mod build;
 pub mod equal;

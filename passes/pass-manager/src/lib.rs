@@ -16,6 +16,7 @@ pub mod info;
 pub mod instrument;
 pub mod instruments;
 pub mod pass;
+pub mod pass_builder;
 pub mod pipeline;
 pub mod registry;
 pub mod target;
@@ -28,6 +29,7 @@ pub use pass::{
     function_pass, module_pass, pass_error, run_pass, FunctionPass, ModulePass, Pass, PassError,
     PassResult, Sequential,
 };
+pub use pass_builder::PassBuilder;
 pub use pipeline::{parse_pipeline, pipeline_from_text, Pipeline, PipelineError, PipelineValue};
 pub use registry::{ParamSpec, ParamType, PassArgs, PassKind, PassSpec};
 pub use target::MAX_OPT_LEVEL;

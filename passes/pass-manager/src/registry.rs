@@ -1,14 +1,17 @@
 //! The pass registry: every pass by name, with its parameters and their
 //! defaults, a one-line description, its `PassInfo` and a factory.
 //!
-//! Built-in passes register themselves when the registry is first used;
-//! downstream crates add their own with [`register`] (so their passes show
-//! up in `relay passes`, in pipelines and in the editor). `required` names
+//! Each pass declares its entry in its own file with the builder of
+//! [`crate::pass_builder`] (`PassSpec::function("FoldConstant",
+//! 2).param(…).build(…)`). Built-in passes register themselves when the
+//! registry is first used; downstream crates add their own with [`register`]
+//! (so their passes show up in `relay passes`, in pipelines and in the
+//! editor). `required` names
 //! are resolved here, as TVM's `GetPass` does: `transform.X` and
 //! `relay._transform.X` are accepted as spellings of `X`.
 
 use crate::pipeline::PipelineValue;
-use crate::{FunctionPass, ModulePass, Pass, PassContext, PassInfo};
+use crate::{Pass, PassContext, PassInfo};
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Function, IRModule};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -25,7 +28,7 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    fn accepts(self, value: &PipelineValue) -> bool {
+    pub fn accepts(self, value: &PipelineValue) -> bool {
         matches!(
             (self, value),
             (ParamType::Int, PipelineValue::Int(_))
@@ -75,6 +78,36 @@ impl ParamSpec {
         }
     }
 
+    /// An integer parameter (bound it with [`ParamSpec::with_range`]).
+    pub fn int(name: &str, default: i64, doc: &str) -> ParamSpec {
+        ParamSpec::new(name, ParamType::Int, PipelineValue::Int(default), doc)
+    }
+
+    /// A boolean parameter.
+    pub fn bool(name: &str, default: bool, doc: &str) -> ParamSpec {
+        ParamSpec::new(name, ParamType::Bool, PipelineValue::Bool(default), doc)
+    }
+
+    /// A string parameter.
+    pub fn string(name: &str, default: &str, doc: &str) -> ParamSpec {
+        ParamSpec::new(
+            name,
+            ParamType::String,
+            PipelineValue::Str(default.into()),
+            doc,
+        )
+    }
+
+    /// A list parameter with the given default items.
+    pub fn list(name: &str, default: Vec<PipelineValue>, doc: &str) -> ParamSpec {
+        ParamSpec::new(name, ParamType::List, PipelineValue::List(default), doc)
+    }
+
+    /// A map parameter whose default is the empty map.
+    pub fn map(name: &str, doc: &str) -> ParamSpec {
+        ParamSpec::new(name, ParamType::Map, PipelineValue::Map(Vec::new()), doc)
+    }
+
     /// Bounds an integer parameter to `low..=high`.
     pub fn with_range(mut self, low: i64, high: i64) -> ParamSpec {
         self.range = Some((low, high));
@@ -92,7 +125,7 @@ impl ParamSpec {
     }
 
     /// Why `value` is outside the parameter's range, if it is.
-    fn out_of_range(&self, value: &PipelineValue) -> Option<String> {
+    pub fn out_of_range(&self, value: &PipelineValue) -> Option<String> {
         let (PipelineValue::Int(v), Some((low, high))) = (value, self.range) else {
             return None;
         };
@@ -120,6 +153,11 @@ pub struct PassArgs {
 }
 
 impl PassArgs {
+    /// Arguments as given (the registry's [`create`] fills in defaults).
+    pub fn from_values(values: Vec<(String, PipelineValue)>) -> PassArgs {
+        PassArgs { values }
+    }
+
     pub fn get(&self, name: &str) -> Option<&PipelineValue> {
         self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
@@ -195,61 +233,6 @@ impl PassSpec {
     pub fn describe(&self, args: &PassArgs) -> String {
         describe_args(&self.name, &self.params, args)
     }
-
-    /// The registry entry of a function pass without parameters, registered
-    /// under its `PassInfo` name: each pipeline that names it gets a
-    /// [`FunctionPass`] running `transform` on every optimisable function.
-    pub fn function(
-        info: PassInfo,
-        description: &str,
-        transform: impl Fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>
-            + Send
-            + Sync
-            + 'static,
-    ) -> PassSpec {
-        let transform = Arc::new(transform);
-        PassSpec::without_params(info, description, PassKind::Function, move |info| {
-            let transform = Arc::clone(&transform);
-            Arc::new(FunctionPass::new(info, move |f, m, ctx| {
-                transform(f, m, ctx)
-            }))
-        })
-    }
-
-    /// The registry entry of a module pass without parameters, registered
-    /// under its `PassInfo` name.
-    pub fn module(
-        info: PassInfo,
-        description: &str,
-        transform: impl Fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>
-            + Send
-            + Sync
-            + 'static,
-    ) -> PassSpec {
-        let transform = Arc::new(transform);
-        PassSpec::without_params(info, description, PassKind::Module, move |info| {
-            let transform = Arc::clone(&transform);
-            Arc::new(ModulePass::new(info, move |m, ctx| transform(m, ctx)))
-        })
-    }
-
-    /// A parameterless entry whose factory makes a pass from its info.
-    fn without_params(
-        info: PassInfo,
-        description: &str,
-        kind: PassKind,
-        make: impl Fn(PassInfo) -> Arc<dyn Pass> + Send + Sync + 'static,
-    ) -> PassSpec {
-        let factory_info = info.clone();
-        PassSpec {
-            name: info.name.clone(),
-            info,
-            kind,
-            params: Vec::new(),
-            description: description.into(),
-            factory: Arc::new(move |_args| Ok(make(factory_info.clone()))),
-        }
-    }
 }
 
 /// Registers a function pass without parameters in one line, so that it can
@@ -266,11 +249,12 @@ pub fn register_function_pass(
         + Sync
         + 'static,
 ) {
-    register(PassSpec::function(
-        PassInfo::new(name, opt_level, required),
-        description,
-        transform,
-    ));
+    register(
+        PassSpec::function(name, opt_level)
+            .required(required)
+            .doc(description)
+            .transform(transform),
+    );
 }
 
 /// Registers a module pass without parameters in one line (see
@@ -282,11 +266,12 @@ pub fn register_module_pass(
     description: &str,
     transform: impl Fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic> + Send + Sync + 'static,
 ) {
-    register(PassSpec::module(
-        PassInfo::new(name, opt_level, required),
-        description,
-        transform,
-    ));
+    register(
+        PassSpec::module(name, opt_level)
+            .required(required)
+            .doc(description)
+            .transform(transform),
+    );
 }
 
 /// The pipeline text for pass `name` made with `args`: the name, and the

@@ -15,16 +15,13 @@ use relay_ir::printer::{print_module, PrintOptions};
 use relay_ir::IRModule;
 use relay_lower::parse_and_lower;
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::{PassContext, PassInfo};
 
 pub use relay_ir::source::GENERATED_SOURCE;
 
 pub(crate) fn spec() -> PassSpec {
-    super::module_pass_spec(
-        PassInfo::new("AnnotateSpans", 0, &[]),
-        "Print the module and parse it back, so every node has a span in that text",
-        |module, _ctx: &PassContext| annotate_spans(&module),
-    )
+    PassSpec::module("AnnotateSpans", 0)
+        .doc("Print the module and parse it back, so every node has a span in that text")
+        .transform(|module, _ctx| annotate_spans(&module))
 }
 
 /// Re-reads `module` from its own printed text.

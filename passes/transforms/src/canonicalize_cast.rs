@@ -10,20 +10,17 @@
 //! node and every later use gets a fresh copy of it. Other users (a
 //! convolution, a tuple) always keep the shared node.
 
-use relay_ir::diagnostic::Diagnostic;
 use relay_ir::op::OpPattern;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Expr, ExprKind, Function};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 use std::collections::HashMap;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("CanonicalizeCast", 3, &["InferType"]),
-        "Copy a shared up-cast for each element-wise user so fusion can absorb it",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(canonicalize_cast(&f)) },
-    )
+    PassSpec::function("CanonicalizeCast", 3)
+        .required(&["InferType"])
+        .doc("Copy a shared up-cast for each element-wise user so fusion can absorb it")
+        .transform(|f, _m, _ctx| Ok(canonicalize_cast(&f)))
 }
 
 /// Un-shares the up-casts of `function` used by element-wise operators.

@@ -5,18 +5,15 @@
 //! is.
 
 use relay_ir::build::{expand_bias_to_match_axis, op_call};
-use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::{Expr, Function};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("CanonicalizeOps", 3, &["InferType"]),
-        "Rewrite nn.bias_add into expand_dims and add",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(canonicalize_ops(&f)) },
-    )
+    PassSpec::function("CanonicalizeOps", 3)
+        .required(&["InferType"])
+        .doc("Rewrite nn.bias_add into expand_dims and add")
+        .transform(|f, _m, _ctx| Ok(canonicalize_ops(&f)))
 }
 
 /// Expands every `nn.bias_add` of `function`.

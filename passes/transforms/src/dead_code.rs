@@ -29,53 +29,38 @@
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern, TypeKind, VarId};
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{pass_error, ModulePass, PassInfo, PipelineValue};
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::{pass_error, PassContext};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// TVM's `kMaxCallDepth`: calls nested deeper are assumed impure.
 const MAX_CALL_DEPTH: usize = 25;
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("DeadCodeElimination", 1, &["InferType"]);
-    let factory_info = info.clone();
-    let params = vec![
-        ParamSpec::new(
+    PassSpec::module("DeadCodeElimination", 1)
+        .required(&["InferType"])
+        .param(ParamSpec::bool(
             "inline_once",
-            ParamType::Bool,
-            PipelineValue::Bool(false),
+            false,
             "inline a pure let-bound value used exactly once into its use",
-        ),
-        ParamSpec::new(
+        ))
+        .param(ParamSpec::bool(
             "ignore_impurity",
-            ParamType::Bool,
-            PipelineValue::Bool(false),
+            false,
             "treat every let-bound value as pure (removes dead stateful bindings too)",
-        ),
-    ];
-    let mut spec = PassSpec {
-        name: "DeadCodeElimination".into(),
-        info,
-        kind: PassKind::Module,
-        params,
-        description: "Remove let bindings whose variable is unused and whose value is pure; \
-                      optionally inline pure single-use bindings"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let inline_once = args.bool("inline_once");
-        let ignore_impurity = args.bool("ignore_impurity");
-        let pass = ModulePass::new(factory_info.clone(), move |module, _ctx| {
-            dead_code_elimination(&module, inline_once, ignore_impurity)
+        ))
+        .doc(
+            "Remove let bindings whose variable is unused and whose value is pure; \
+             optionally inline pure single-use bindings",
+        )
+        .build(|args| {
+            let inline_once = args.bool("inline_once");
+            let ignore_impurity = args.bool("ignore_impurity");
+            Ok(move |module: IRModule, _ctx: &PassContext| {
+                dead_code_elimination(&module, inline_once, ignore_impurity)
+            })
         })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
 }
 
 /// Runs dead-code elimination over every global function of `module`.
@@ -1031,7 +1016,7 @@ mod tests {
 
     fn int(v: i64) -> Expr {
         let data = TensorData::from_i64s(DataType::INT32, vec![], &[v]).unwrap();
-        typed(ExprKind::Constant(Arc::new(data)), int_ty())
+        typed(ExprKind::Constant(std::sync::Arc::new(data)), int_ty())
     }
 
     fn var(name: &str) -> Var {

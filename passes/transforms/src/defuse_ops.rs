@@ -13,30 +13,16 @@
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_post_order;
 use relay_ir::{Expr, ExprKind, Function, IRModule, Pattern};
-use relay_pass_manager::registry::{PassKind, PassSpec};
-use relay_pass_manager::{pass_error, FunctionPass, PassContext, PassInfo};
+use relay_pass_manager::registry::PassSpec;
+use relay_pass_manager::{pass_error, PassContext};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("DefuseOps", 3, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "DefuseOps".into(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: "Inline every call of a function literal (undo FuseOps)".into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let pass = FunctionPass::new(factory_info.clone(), defuse_function)
-            .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+    PassSpec::function("DefuseOps", 3)
+        .required(&["InferType"])
+        .doc("Inline every call of a function literal (undo FuseOps)")
+        .transform(defuse_function)
 }
 
 fn defuse_function(

@@ -35,22 +35,21 @@ use relay_ir::{
     AttrValue, Attrs, Expr, ExprKind, Function, FunctionData, IRModule, Type, TypeKind,
 };
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("DynamicToStatic", 2, &[]),
-        "Replace dynamic operators whose shape arguments fold to constants by static ones, and \
-         fold constants",
-        |f, m, ctx| -> Result<Function, Diagnostic> {
+    PassSpec::function("DynamicToStatic", 2)
+        .doc(
+            "Replace dynamic operators whose shape arguments fold to constants by static ones, \
+             and fold constants",
+        )
+        .transform(|f, m, ctx| {
             if let Some(blocker) = isolation_blocker(&f) {
                 return Err(blocker);
             }
             let options = FoldOptions::from_context(false, ctx);
             Ok(dynamic_to_static(&f, m, &options))
-        },
-    )
+        })
 }
 
 /// Why TVM's per-function re-typing in an empty module fails on

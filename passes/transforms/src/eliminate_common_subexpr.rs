@@ -17,38 +17,25 @@
 //! * Calls of anything but an operator, and calls without arguments, are
 //!   never merged.
 
+use relay_ir::attr_equal::{attrs_equal, AttrEquality};
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
-use relay_ir::equal::structural_equal;
 use relay_ir::rewrite::{children, with_children};
-use relay_ir::{Attrs, Expr, ExprKind, Function, IRModule, VarId};
-use relay_pass_manager::registry::{PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassContext, PassInfo};
+use relay_ir::{Expr, ExprKind, Function, IRModule, VarId};
+use relay_pass_manager::registry::PassSpec;
+use relay_pass_manager::PassContext;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// The registry entry. `fskip` is a Python callback in TVM and cannot be
 /// given in a pipeline; Rust callers use [`eliminate_common_subexpr_with`].
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("EliminateCommonSubexpr", 3, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "EliminateCommonSubexpr".into(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: "Replace operator calls (and tuple projections) equal to an earlier one by \
-                      that earlier one"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let pass = FunctionPass::new(factory_info.clone(), cse_function)
-            .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+    PassSpec::function("EliminateCommonSubexpr", 3)
+        .required(&["InferType"])
+        .doc(
+            "Replace operator calls (and tuple projections) equal to an earlier one by \
+             that earlier one",
+        )
+        .transform(cse_function)
 }
 
 fn cse_function(f: Function, _m: &IRModule, _ctx: &PassContext) -> Result<Function, Diagnostic> {
@@ -114,24 +101,6 @@ fn arg_sig(e: &Expr) -> ArgSig {
     match e.kind() {
         ExprKind::Tuple(fields) => ArgSig::Tuple(fields.iter().map(leaf_sig).collect()),
         _ => leaf_sig(e),
-    }
-}
-
-/// Structural equality of two calls' attributes (null equals only null).
-fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) if x.ptr_eq(y) => true,
-        (Some(_), Some(_)) => {
-            // Compare through two argument-less calls of one callee, which
-            // differ only in their attributes.
-            let callee = Expr::tuple(Vec::new(), None);
-            let wrap = |attrs: Option<&Attrs>| {
-                Expr::call(callee.clone(), Vec::new(), attrs.cloned(), None)
-            };
-            structural_equal(&wrap(a), &wrap(b), false)
-        }
-        _ => false,
     }
 }
 
@@ -211,7 +180,11 @@ impl Eliminator<'_> {
                 let candidates = self.calls.entry(table_key).or_default();
                 for candidate in candidates.iter() {
                     let other = candidate.as_call().expect("only calls are candidates");
-                    if attrs_equal(call.attrs.as_ref(), other.attrs.as_ref()) {
+                    if attrs_equal(
+                        call.attrs.as_ref(),
+                        other.attrs.as_ref(),
+                        AttrEquality::TVM_PASSES,
+                    ) {
                         return candidate.clone();
                     }
                 }
@@ -238,7 +211,7 @@ impl Eliminator<'_> {
 mod tests {
     use super::*;
     use relay_ir::metadata::TensorData;
-    use relay_ir::{AttrValue, DictAttrs, FunctionData, Type, Var};
+    use relay_ir::{AttrValue, Attrs, DictAttrs, FunctionData, Type, Var};
 
     fn scalar(v: f64) -> Expr {
         Expr::constant(
@@ -351,6 +324,29 @@ mod tests {
         let out = run(Expr::tuple(vec![a, b, c], None), vec![x]);
         assert!(out[0].ptr_eq(&out[1]));
         assert!(!out[0].ptr_eq(&out[2]));
+    }
+
+    #[test]
+    fn attributes_holding_nan_never_match_as_in_tvm_v0_13() {
+        let x = Var::new("x", None, None);
+        let clip = |a_min: f64| {
+            Attrs::new(
+                "relay.attrs.ClipAttrs",
+                vec![
+                    ("a_min".to_string(), AttrValue::Double(a_min)),
+                    ("a_max".to_string(), AttrValue::Double(6.0)),
+                ],
+            )
+        };
+        let shared = clip(f64::NAN);
+        let a = call_attrs("clip", vec![x.expr().clone()], shared.clone());
+        let b = call_attrs("clip", vec![x.expr().clone()], shared);
+        // Within TVM's tolerance, and -0.0 == 0.0: merged.
+        let c = call_attrs("clip", vec![x.expr().clone()], clip(0.0));
+        let d = call_attrs("clip", vec![x.expr().clone()], clip(-1e-12));
+        let out = run(Expr::tuple(vec![a, b, c, d], None), vec![x]);
+        assert!(!out[0].ptr_eq(&out[1]));
+        assert!(out[2].ptr_eq(&out[3]));
     }
 
     #[test]

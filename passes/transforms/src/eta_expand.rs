@@ -16,49 +16,30 @@
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{Call, Expr, ExprKind, Function, IRModule, Var};
-use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{ModulePass, PassInfo};
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::PassContext;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("EtaExpand", 1, &[]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "EtaExpand".into(),
-        info,
-        kind: PassKind::Module,
-        params: vec![
-            ParamSpec::new(
-                "expand_constructor",
-                ParamType::Bool,
-                PipelineValue::Bool(false),
-                "wrap bare constructors in functions",
-            ),
-            ParamSpec::new(
-                "expand_global_var",
-                ParamType::Bool,
-                PipelineValue::Bool(false),
-                "wrap references to global functions in functions",
-            ),
-        ],
-        description: "Eta-expand global function references and constructors".into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let options = EtaOptions {
-            expand_constructor: args.bool("expand_constructor"),
-            expand_global_var: args.bool("expand_global_var"),
-        };
-        let pass = ModulePass::new(factory_info.clone(), move |module, _ctx| {
-            eta_expand(module, options)
+    PassSpec::module("EtaExpand", 1)
+        .param(ParamSpec::bool(
+            "expand_constructor",
+            false,
+            "wrap bare constructors in functions",
+        ))
+        .param(ParamSpec::bool(
+            "expand_global_var",
+            false,
+            "wrap references to global functions in functions",
+        ))
+        .doc("Eta-expand global function references and constructors")
+        .build(|args| {
+            let options = EtaOptions {
+                expand_constructor: args.bool("expand_constructor"),
+                expand_global_var: args.bool("expand_global_var"),
+            };
+            Ok(move |module: IRModule, _ctx: &PassContext| eta_expand(module, options))
         })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
 }
 
 /// Which references to expand.

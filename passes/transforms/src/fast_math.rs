@@ -5,19 +5,16 @@
 //! `required_pass=["FastMath"]`.
 
 use relay_ir::build::op_call;
-use relay_ir::diagnostic::Diagnostic;
 use relay_ir::op;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::{Expr, Function};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("FastMath", 4, &["InferType"]),
-        "Replace exp, erf, tanh and softmax by their fast approximations",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(fast_math(&f)) },
-    )
+    PassSpec::function("FastMath", 4)
+        .required(&["InferType"])
+        .doc("Replace exp, erf, tanh and softmax by their fast approximations")
+        .transform(|f, _m, _ctx| Ok(fast_math(&f)))
 }
 
 /// The fast counterpart of an operator, if it has one.

@@ -19,19 +19,16 @@
 
 use relay_ir::attrs::{AttrValue, Attrs};
 use relay_ir::build::attrs_replacing;
-use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::{Dim, Expr, Function};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("FlattenAtrousConv", 0, &["InferType"]),
-        "Fold space_to_batch_nd / conv2d / batch_to_space_nd into one dilated conv2d",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(flatten_atrous_conv(&f)) },
-    )
+    PassSpec::function("FlattenAtrousConv", 0)
+        .required(&["InferType"])
+        .doc("Fold space_to_batch_nd / conv2d / batch_to_space_nd into one dilated conv2d")
+        .transform(|f, _m, _ctx| Ok(flatten_atrous_conv(&f)))
 }
 
 /// The operators of the sandwich, in the order the walk meets them.

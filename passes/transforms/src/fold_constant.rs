@@ -52,11 +52,8 @@ use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::op::OpDef;
 use relay_ir::rewrite::{children, with_children};
-use relay_ir::{Attrs, Dim, Expr, ExprKind, Function, Type};
-use relay_pass_manager::{
-    FunctionPass, ParamSpec, ParamType, Pass, PassContext, PassInfo, PassKind, PassSpec,
-    PipelineValue,
-};
+use relay_ir::{Attrs, Dim, Expr, ExprKind, Function, IRModule, Type};
+use relay_pass_manager::{ParamSpec, PassContext, PassSpec};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -143,34 +140,24 @@ pub struct FoldStats {
 }
 
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("FoldConstant", 2, &[]);
-    let mut spec = PassSpec {
-        name: "FoldConstant".into(),
-        info: info.clone(),
-        kind: PassKind::Function,
-        params: vec![ParamSpec::new(
+    PassSpec::function("FoldConstant", 2)
+        .param(ParamSpec::bool(
             "fold_qnn",
-            ParamType::Bool,
-            PipelineValue::Bool(false),
+            false,
             "also fold QNN operators (through their canonicalisation) when their arguments are constants",
-        )],
-        description: "Evaluate calls of operators on constant arguments, substitute constant let \
-                      bindings, choose the branch of an if with a constant condition, and project \
-                      fields out of literal tuples"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let fold_qnn = args.bool("fold_qnn");
-        let pass = FunctionPass::new(info.clone(), move |function, _module, ctx| {
-            let options = FoldOptions::from_context(fold_qnn, ctx);
-            Ok(fold_constant_function(&function, &options).0)
+        ))
+        .doc(
+            "Evaluate calls of operators on constant arguments, substitute constant let \
+             bindings, choose the branch of an if with a constant condition, and project \
+             fields out of literal tuples",
+        )
+        .build(|args| {
+            let fold_qnn = args.bool("fold_qnn");
+            Ok(move |function: Function, _module: &IRModule, ctx: &PassContext| {
+                let options = FoldOptions::from_context(fold_qnn, ctx);
+                Ok(fold_constant_function(&function, &options).0)
+            })
         })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn Pass>)
-    });
-    spec
 }
 
 /// Folds the constants of one function (TVM's `FoldConstantExpr` on it).

@@ -33,7 +33,7 @@ use relay_ir::metadata::TensorData;
 use relay_ir::rewrite::{children, post_order, rewrite_post_order};
 use relay_ir::{AttrValue, Attrs, Call, Expr, ExprKind, Function, IRModule};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::{PassContext, PassInfo};
+use relay_pass_manager::PassContext;
 use std::collections::{HashMap, HashSet};
 
 /// TVM gives up (with a fatal error) after this many rewrite rounds; a
@@ -41,16 +41,13 @@ use std::collections::{HashMap, HashSet};
 const MAX_ROUNDS: usize = 100;
 
 pub(crate) fn spec() -> PassSpec {
-    // TVM registers the pass under this name, leading space included, so
-    // `disabled_pass=["FoldExplicitPadding"]` does not disable it there.
-    let info = PassInfo::new(" FoldExplicitPadding", 0, &["InferType"]);
-    let mut spec = super::function_pass_spec(
-        info,
-        "Fold an explicit nn.pad into the padding of the convolution or pool that consumes it",
-        fold_function,
-    );
-    spec.name = "FoldExplicitPadding".into();
-    spec
+    PassSpec::function("FoldExplicitPadding", 0)
+        // TVM registers the pass under this name, leading space included, so
+        // `disabled_pass=["FoldExplicitPadding"]` does not disable it there.
+        .info_name(" FoldExplicitPadding")
+        .required(&["InferType"])
+        .doc("Fold an explicit nn.pad into the padding of the convolution or pool that consumes it")
+        .transform(fold_function)
 }
 
 fn fold_function(f: Function, _m: &IRModule, _ctx: &PassContext) -> Result<Function, Diagnostic> {

@@ -4,37 +4,27 @@
 //! asks for TVM's exact behaviour).
 
 use relay_infer::infer_module;
-use relay_ir::ModuleProperty;
-use relay_pass_manager::{ModulePass, PassInfo, PassKind, PassSpec};
-use std::sync::Arc;
+use relay_ir::diagnostic::Diagnostic;
+use relay_ir::{IRModule, ModuleProperty};
+use relay_pass_manager::{PassContext, PassSpec};
 
-pub(super) fn specs() -> Vec<PassSpec> {
-    vec![PassSpec {
-        name: "InferType".into(),
-        info: info(),
-        kind: PassKind::Module,
-        params: Vec::new(),
-        description: "Infer and check the type of every expression of every function.".into(),
-        factory: Arc::new(|_| Ok(Arc::new(pass()))),
-    }]
+pub(super) fn spec() -> PassSpec {
+    PassSpec::module("InferType", 0)
+        .establishes(ModuleProperty::TypeChecked)
+        .doc("Infer and check the type of every expression of every function.")
+        .transform(infer_types)
 }
 
-fn info() -> PassInfo {
-    PassInfo::new("InferType", 0, &[])
-}
-
-/// The InferType pass.
-pub fn pass() -> ModulePass {
-    ModulePass::new(info(), |module, ctx| {
-        let (mut typed, diagnostics) = infer_module(&module);
-        let ok = !diagnostics.has_errors();
-        for diagnostic in diagnostics {
-            ctx.report(diagnostic);
-        }
-        if ok {
-            typed.set_property(ModuleProperty::TypeChecked);
-        }
-        Ok(typed)
-    })
-    .establishing(ModuleProperty::TypeChecked)
+/// Types every function of `module`, reporting the diagnostics to `ctx`;
+/// the result is marked `TypeChecked` when there was no error.
+fn infer_types(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagnostic> {
+    let (mut typed, diagnostics) = infer_module(&module);
+    let ok = !diagnostics.has_errors();
+    for diagnostic in diagnostics {
+        ctx.report(diagnostic);
+    }
+    if ok {
+        typed.set_property(ModuleProperty::TypeChecked);
+    }
+    Ok(typed)
 }

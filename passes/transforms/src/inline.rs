@@ -24,18 +24,15 @@
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
-use relay_pass_manager::PassInfo;
+use relay_pass_manager::PassSpec;
 use std::collections::{HashMap, HashSet};
 
-pub(crate) fn spec() -> relay_pass_manager::registry::PassSpec {
-    let mut spec = super::module_pass_spec(
-        PassInfo::new("InlineGlobals", 1, &[]),
-        "Inline global functions marked Inline=1",
-        |module, _ctx| inline_globals(module),
-    );
+pub(crate) fn spec() -> PassSpec {
     // Registered under the constructor's name, `Inline`.
-    spec.name = "Inline".into();
-    spec
+    PassSpec::module("Inline", 1)
+        .info_name("InlineGlobals")
+        .doc("Inline global functions marked Inline=1")
+        .transform(|module, _ctx| inline_globals(module))
 }
 
 fn pass_error(message: String) -> Diagnostic {

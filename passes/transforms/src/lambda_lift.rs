@@ -12,14 +12,12 @@
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::post_order;
 use relay_ir::{ExprKind, IRModule};
-use relay_pass_manager::PassInfo;
+use relay_pass_manager::PassSpec;
 
-pub(crate) fn spec() -> relay_pass_manager::registry::PassSpec {
-    super::module_pass_spec(
-        PassInfo::new("LambdaLift", 1, &[]),
-        "Lift nested functions to globals (refuses modules that have any)",
-        |module, _ctx| lambda_lift(module),
-    )
+pub(crate) fn spec() -> PassSpec {
+    PassSpec::module("LambdaLift", 1)
+        .doc("Lift nested functions to globals (refuses modules that have any)")
+        .transform(|module, _ctx| lambda_lift(module))
 }
 
 /// Returns `module` unchanged when it has no function to lift; otherwise a

@@ -36,59 +36,45 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::{Expr, Function, IRModule, Type};
-use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassContext, PassInfo};
-use std::sync::Arc;
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::PassContext;
 
 /// The attribute name of TVM's rules; the only rule set built in.
 const DEFAULT_RULES: &str = "FTVMLegalize";
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("Legalize", 1, &["InferType"]);
-    let factory_info = info.clone();
-    let params = vec![ParamSpec::new(
-        "legalize_map_attr_name",
-        ParamType::String,
-        PipelineValue::Str(DEFAULT_RULES.into()),
-        "the operator attribute that holds the rules (only FTVMLegalize is built in)",
-    )];
-    let mut spec = PassSpec {
-        name: "Legalize".into(),
-        info,
-        kind: PassKind::Function,
-        params,
-        description: "Rewrite operator calls the target cannot run as they are, through each \
-                      operator's legalization rule"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let rules = args.string("legalize_map_attr_name");
-        if rules != DEFAULT_RULES {
-            return Err(format!(
-                "Legalize: no rules are built in for the attribute `{rules}` \
-                 (only `{DEFAULT_RULES}`)"
-            ));
-        }
-        let pass = FunctionPass::new(
-            factory_info.clone(),
-            |function: Function, _module: &IRModule, ctx: &PassContext| {
-                let target = Target::from_context(ctx.target.as_deref());
-                let mut warnings = Vec::new();
-                let result = legalize(&function, &target, &mut warnings);
-                for warning in warnings {
-                    ctx.report(warning);
-                }
-                result
-            },
+    PassSpec::function("Legalize", 1)
+        .required(&["InferType"])
+        .param(ParamSpec::string(
+            "legalize_map_attr_name",
+            DEFAULT_RULES,
+            "the operator attribute that holds the rules (only FTVMLegalize is built in)",
+        ))
+        .doc(
+            "Rewrite operator calls the target cannot run as they are, through each \
+             operator's legalization rule",
         )
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+        .build(|args| {
+            let rules = args.string("legalize_map_attr_name");
+            if rules != DEFAULT_RULES {
+                return Err(format!(
+                    "Legalize: no rules are built in for the attribute `{rules}` \
+                     (only `{DEFAULT_RULES}`)"
+                ));
+            }
+            Ok(
+                |function: Function, _module: &IRModule, ctx: &PassContext| {
+                    let target = Target::from_context(ctx.target.as_deref());
+                    let mut warnings = Vec::new();
+                    let result = legalize(&function, &target, &mut warnings);
+                    for warning in warnings {
+                        ctx.report(warning);
+                    }
+                    result
+                },
+            )
+        })
 }
 
 /// What the rules need to know of the `--target` scope.

@@ -32,11 +32,7 @@ pub mod to_a_normal_form;
 pub mod to_basic_block_normal_form;
 pub mod to_graph_normal_form;
 
-pub use infer_type::pass as infer_type;
-
-use relay_ir::diagnostic::Diagnostic;
-use relay_ir::{Function, IRModule};
-use relay_pass_manager::{PassContext, PassInfo, PassSpec};
+use relay_pass_manager::PassSpec;
 
 /// Registers every built-in pass with the pass manager's registry, as MLIR's
 /// `registerAllPasses()` does: binaries and embedders call it once at start
@@ -47,57 +43,71 @@ pub fn register_builtin_passes() {
     ONCE.call_once(|| relay_pass_manager::registry::register_defaults(builtin_passes()));
 }
 
-/// Every built-in pass, in the order `relay passes` lists them.
+/// Every built-in pass, for the registry: each declared in its own file
+/// with `PassSpec::function(..)`/`PassSpec::module(..)` (see
+/// [`relay_pass_manager::pass_builder`]). A new pass gets one line here.
 pub fn builtin_passes() -> Vec<PassSpec> {
-    let mut specs = Vec::new();
-    specs.extend(infer_type::specs());
-    specs.extend(print_ir::specs());
-    specs.extend([dead_code::spec()]);
-    specs.extend([eliminate_common_subexpr::spec()]);
-    specs.push(fold_constant::spec());
-    specs.extend(fold_scale_axis::specs());
-    specs.push(fuse_ops::spec());
-    specs.push(defuse_ops::spec());
-    specs.push(simplify_inference::spec());
-    specs.push(annotate_spans::spec());
-    specs.extend(simplify_expr::specs());
-    specs.push(canonicalize_ops::spec());
-    specs.push(canonicalize_cast::spec());
-    specs.push(fast_math::spec());
-    specs.push(remove_unused_functions::spec());
-    specs.push(to_graph_normal_form::spec());
-    specs.push(to_a_normal_form::spec());
-    specs.push(to_basic_block_normal_form::spec());
-    specs.push(eta_expand::spec());
-    specs.push(inline::spec());
-    specs.push(lambda_lift::spec());
-    specs.push(legalize::spec());
-    specs.push(flatten_atrous_conv::spec());
-    specs.push(split_args::spec());
-    specs.push(dynamic_to_static::spec());
-    specs.push(fold_explicit_padding::spec());
-    specs.extend(combine_parallel::specs());
-    specs.push(convert_layout::spec());
-    specs.push(alter_op_layout::spec());
-    specs
+    vec![
+        infer_type::spec(),
+        print_ir::spec(),
+        dead_code::spec(),
+        eliminate_common_subexpr::spec(),
+        fold_constant::spec(),
+        fold_scale_axis::backward_spec(),
+        fold_scale_axis::forward_spec(),
+        fold_scale_axis::combined_spec(),
+        fuse_ops::spec(),
+        defuse_ops::spec(),
+        simplify_inference::spec(),
+        annotate_spans::spec(),
+        simplify_expr::spec(),
+        simplify_expr::post_alter_op_spec(),
+        canonicalize_ops::spec(),
+        canonicalize_cast::spec(),
+        fast_math::spec(),
+        remove_unused_functions::spec(),
+        to_graph_normal_form::spec(),
+        to_a_normal_form::spec(),
+        to_basic_block_normal_form::spec(),
+        eta_expand::spec(),
+        inline::spec(),
+        lambda_lift::spec(),
+        legalize::spec(),
+        flatten_atrous_conv::spec(),
+        split_args::spec(),
+        dynamic_to_static::spec(),
+        fold_explicit_padding::spec(),
+        combine_parallel::dense::spec(),
+        combine_parallel::conv2d::spec(),
+        combine_parallel::batch_matmul::spec(),
+        convert_layout::spec(),
+        alter_op_layout::spec(),
+    ]
 }
 
-/// The registry entry of a built-in function pass without parameters
-/// ([`PassSpec::function`]).
-fn function_pass_spec(
-    info: PassInfo,
-    description: &str,
-    transform: fn(Function, &IRModule, &PassContext) -> Result<Function, Diagnostic>,
-) -> PassSpec {
-    PassSpec::function(info, description, transform)
-}
+#[cfg(test)]
+mod tests {
+    use relay_pass_manager::registry::{self, PassKind};
 
-/// The registry entry of a built-in module pass without parameters
-/// ([`PassSpec::module`]).
-fn module_pass_spec(
-    info: PassInfo,
-    description: &str,
-    transform: fn(IRModule, &PassContext) -> Result<IRModule, Diagnostic>,
-) -> PassSpec {
-    PassSpec::module(info, description, transform)
+    #[test]
+    fn every_builtin_pass_is_made_from_its_defaults_and_describes_itself_by_name() {
+        crate::register_builtin_passes();
+        for spec in crate::builtin_passes() {
+            let pass = registry::create(&spec.name, &[])
+                .unwrap_or_else(|e| panic!("{}: {}", spec.name, e.message));
+            assert_eq!(pass.info().name, spec.info.name, "{}", spec.name);
+            if spec.kind != PassKind::Sequential {
+                assert_eq!(pass.describe(), spec.name, "{}", spec.name);
+            }
+            for param in &spec.params {
+                assert!(
+                    param.ty.accepts(&param.default)
+                        && param.out_of_range(&param.default).is_none(),
+                    "{}: the default of `{}` is not a value it accepts",
+                    spec.name,
+                    param.name
+                );
+            }
+        }
+    }
 }

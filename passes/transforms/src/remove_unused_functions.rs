@@ -8,49 +8,36 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::post_order;
 use relay_ir::{ExprKind, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{ModulePass, PassInfo};
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::PassContext;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("RemoveUnusedFunctions", 1, &[]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "RemoveUnusedFunctions".into(),
-        info,
-        kind: PassKind::Module,
-        params: vec![ParamSpec::new(
+    PassSpec::module("RemoveUnusedFunctions", 1)
+        .param(ParamSpec::list(
             "entry_functions",
-            ParamType::List,
-            PipelineValue::List(vec![PipelineValue::Str("main".into())]),
+            vec![PipelineValue::Str("main".into())],
             "the global functions to keep together with everything they reach",
-        )],
-        description: "Remove global functions not reachable from the entry functions".into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let entries = match args.get("entry_functions") {
-            Some(PipelineValue::List(items)) => items
-                .iter()
-                .map(|item| match item {
-                    PipelineValue::Str(name) => Ok(name.clone()),
-                    other => Err(format!(
-                        "entry_functions must be a list of strings, found {}",
-                        other.type_name()
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => vec!["main".to_string()],
-        };
-        let pass = ModulePass::new(factory_info.clone(), move |module, _ctx| {
-            remove_unused_functions(module, &entries)
+        ))
+        .doc("Remove global functions not reachable from the entry functions")
+        .build(|args| {
+            let entries = match args.get("entry_functions") {
+                Some(PipelineValue::List(items)) => items
+                    .iter()
+                    .map(|item| match item {
+                        PipelineValue::Str(name) => Ok(name.clone()),
+                        other => Err(format!(
+                            "entry_functions must be a list of strings, found {}",
+                            other.type_name()
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                _ => vec!["main".to_string()],
+            };
+            Ok(move |module: IRModule, _ctx: &PassContext| {
+                remove_unused_functions(module, &entries)
+            })
         })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
 }
 
 /// Keeps the functions reachable from `entries`; an entry that does not

@@ -24,15 +24,16 @@ use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::{Attrs, Expr, ExprKind, Function, IRModule, TensorType};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::{PassContext, PassInfo};
+use relay_pass_manager::PassContext;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("SimplifyInference", 0, &["InferType"]),
-        "Rewrite batch_norm, dropout, layer/group/instance norm and l2_normalize into the \
-         arithmetic they compute at inference time",
-        simplify_function,
-    )
+    PassSpec::function("SimplifyInference", 0)
+        .required(&["InferType"])
+        .doc(
+            "Rewrite batch_norm, dropout, layer/group/instance norm and l2_normalize into the \
+             arithmetic they compute at inference time",
+        )
+        .transform(simplify_function)
 }
 
 fn simplify_function(

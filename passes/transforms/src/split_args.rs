@@ -15,40 +15,31 @@
 use relay_ir::build::{op_call, op_call_with};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::rewrite_post_order;
-use relay_ir::{AttrValue, Expr, ExprKind, Function};
-use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassInfo};
-use std::sync::Arc;
+use relay_ir::{AttrValue, Expr, ExprKind, Function, IRModule};
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::PassContext;
 
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("SplitArgs", 1, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: "SplitArgs".into(),
-        info,
-        kind: PassKind::Function,
-        params: vec![ParamSpec::new(
-            "max_function_args",
-            ParamType::Int,
-            PipelineValue::Int(-1),
-            "the most arguments a generated kernel may take; negative for no limit",
+    PassSpec::function("SplitArgs", 1)
+        .required(&["InferType"])
+        .param(
+            ParamSpec::int(
+                "max_function_args",
+                -1,
+                "the most arguments a generated kernel may take; negative for no limit",
+            )
+            // TVM's `int`.
+            .with_range(i32::MIN as i64, i32::MAX as i64),
         )
-        // TVM's `int`.
-        .with_range(i32::MIN as i64, i32::MAX as i64)],
-        description: "Split concatenates with too many inputs".into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let max_function_args = args.int("max_function_args");
-        let pass = FunctionPass::new(factory_info.clone(), move |function, _module, _ctx| {
-            split_args(&function, max_function_args)
+        .doc("Split concatenates with too many inputs")
+        .build(|args| {
+            let max_function_args = args.int("max_function_args");
+            Ok(
+                move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                    split_args(&function, max_function_args)
+                },
+            )
         })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
 }
 
 /// Splits the over-long concatenates of `function` (see the module doc).

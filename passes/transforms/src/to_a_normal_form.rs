@@ -7,15 +7,11 @@
 //! `normal_form`. The result is not re-typed: rebuilt nodes print without
 //! types, as TVM's do.
 
-use super::module_pass_spec;
 use super::normal_form::{module_to_normal_form, NormalForm};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    module_pass_spec(
-        PassInfo::new("ToANormalForm", 1, &[]),
-        "Bind every compound value to a let variable (A-normal form)",
-        |module, _ctx| module_to_normal_form(module, NormalForm::ANormal),
-    )
+    PassSpec::module("ToANormalForm", 1)
+        .doc("Bind every compound value to a let variable (A-normal form)")
+        .transform(|module, _ctx| module_to_normal_form(module, NormalForm::ANormal))
 }

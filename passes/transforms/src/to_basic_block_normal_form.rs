@@ -6,15 +6,11 @@
 //! match TVM's. The algorithm is shared with `ToANormalForm`; see
 //! `normal_form`.
 
-use super::module_pass_spec;
 use super::normal_form::{module_to_normal_form, NormalForm};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    module_pass_spec(
-        PassInfo::new("ToBasicBlockNormalForm", 1, &[]),
-        "Let-bind values shared across scopes (basic block normal form)",
-        |module, _ctx| module_to_normal_form(module, NormalForm::BasicBlock),
-    )
+    PassSpec::module("ToBasicBlockNormalForm", 1)
+        .doc("Let-bind values shared across scopes (basic block normal form)")
+        .transform(|module, _ctx| module_to_normal_form(module, NormalForm::BasicBlock))
 }

@@ -18,19 +18,15 @@
 //! while its value is still being rewritten, not by searching the rewritten
 //! value (which, in a chain of lets, is the whole chain so far).
 
-use relay_ir::diagnostic::Diagnostic;
 use relay_ir::fxhash::{FxMap, FxSet};
 use relay_ir::rewrite::{children, for_each_child, post_order, with_children};
 use relay_ir::{Expr, ExprKind, Function, VarId};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::PassInfo;
 
 pub(crate) fn spec() -> PassSpec {
-    super::function_pass_spec(
-        PassInfo::new("ToGraphNormalForm", 1, &[]),
-        "Replace let bindings by sharing (graph normal form)",
-        |f, _m, _ctx| -> Result<Function, Diagnostic> { Ok(to_graph_normal_form(&f)) },
-    )
+    PassSpec::function("ToGraphNormalForm", 1)
+        .doc("Replace let bindings by sharing (graph normal form)")
+        .transform(|f, _m, _ctx| Ok(to_graph_normal_form(&f)))
 }
 
 /// Rewrites `function` into graph normal form.

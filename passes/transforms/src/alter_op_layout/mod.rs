@@ -17,44 +17,27 @@ mod x86;
 
 use super::convert_layout::rewrite::{CallInfo, CallWithNewLayouts, LayoutRewriter, NewCall};
 use relay_ir::diagnostic::{Code, Diagnostic};
-use relay_ir::{Function, IRModule};
-use relay_pass_manager::registry::{PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassContext, PassInfo};
+use relay_ir::Function;
+use relay_pass_manager::registry::PassSpec;
 use std::cell::RefCell;
-use std::sync::Arc;
 
 /// The registry entry: `AlterOpLayout()`.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("AlterOpLayout", 3, &["InferType"]);
-    let factory_info = info.clone();
-    let mut spec = PassSpec {
-        name: info.name.clone(),
-        info,
-        kind: PassKind::Function,
-        params: Vec::new(),
-        description: "Replace operators by the target's preferred implementations in \
-                      packed layouts (dense_pack, conv2d_NCHWc on llvm), inserting \
-                      layout_transform where needed"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let pass = FunctionPass::new(
-            factory_info.clone(),
-            |function: Function, _module: &IRModule, ctx: &PassContext| {
-                let rules = Rules::from_target(ctx.target.as_deref());
-                let result = alter_op_layout(&function, &rules);
-                for warning in rules.warnings.take() {
-                    ctx.report(Diagnostic::warning(Code::PassWarning, warning));
-                }
-                result.map_err(|message| Diagnostic::error(Code::PassFailed, message))
-            },
+    PassSpec::function("AlterOpLayout", 3)
+        .required(&["InferType"])
+        .doc(
+            "Replace operators by the target's preferred implementations in \
+             packed layouts (dense_pack, conv2d_NCHWc on llvm), inserting \
+             layout_transform where needed",
         )
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+        .transform(|function, _module, ctx| {
+            let rules = Rules::from_target(ctx.target.as_deref());
+            let result = alter_op_layout(&function, &rules);
+            for warning in rules.warnings.take() {
+                ctx.report(Diagnostic::warning(Code::PassWarning, warning));
+            }
+            result.map_err(|message| Diagnostic::error(Code::PassFailed, message))
+        })
 }
 
 /// The rules the target selects, and what they declined.

@@ -10,22 +10,19 @@
 //! last axis.
 
 use super::{
-    arg_type, concatenate, const_dim, family_spec, min_num_branches, same_call_with_args,
-    slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
+    arg_type, build_family, concatenate, const_dim, family_pass, min_num_branches,
+    same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
 };
+use relay_ir::attr_equal::{values_equal, AttrEquality};
 use relay_ir::build::op_call_with;
 use relay_ir::{AttrValue, Attrs, Call, Expr, Function};
 use relay_pass_manager::registry::{PassArgs, PassSpec};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    family_spec(
-        "CombineParallelBatchMatmul",
-        "CombineParallelBatchMatmul",
-        Vec::new(),
-        "Combine parallel nn.batch_matmul calls on one input into one wider batch_matmul",
-        make_transform,
-    )
+    let declaration = family_pass("CombineParallelBatchMatmul")
+        .doc("Combine parallel nn.batch_matmul calls on one input into one wider batch_matmul");
+    build_family(declaration, make_transform)
 }
 
 fn make_transform(args: &PassArgs) -> FunctionTransform {
@@ -78,7 +75,7 @@ impl ParallelOpCombiner for BatchMatmulCombiner {
             return false;
         };
         let same_out_dtype = match (attrs_a.get("out_dtype"), attrs_b.get("out_dtype")) {
-            (Some(x), Some(y)) => super::attr_values_equal(x, y),
+            (Some(x), Some(y)) => values_equal(x, y, AttrEquality::TVM_PASSES),
             _ => false,
         };
         rhs_a.dtype == rhs_b.dtype

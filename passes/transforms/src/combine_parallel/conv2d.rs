@@ -14,23 +14,21 @@
 //! `strided_slice` on that axis.
 
 use super::{
-    arg_type, concatenate, const_dim, family_spec, int32_imm, min_num_branches, rank,
+    arg_type, build_family, concatenate, const_dim, family_pass, int32_imm, min_num_branches, rank,
     same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
 };
+use relay_ir::attr_equal::{values_equal, AttrEquality};
 use relay_ir::build::attrs_replacing;
 use relay_ir::{AttrValue, Attrs, Call, Dim, Expr, Function};
 use relay_pass_manager::registry::{PassArgs, PassSpec};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    family_spec(
-        "CombineParallelConv2D",
+    let declaration = family_pass("CombineParallelConv2D")
         // TVM's PassInfo spells it with a lower-case `d`.
-        "CombineParallelConv2d",
-        Vec::new(),
-        "Combine parallel nn.conv2d calls on one input into one wider convolution",
-        make_transform,
-    )
+        .info_name("CombineParallelConv2d")
+        .doc("Combine parallel nn.conv2d calls on one input into one wider convolution");
+    build_family(declaration, make_transform)
 }
 
 fn make_transform(args: &PassArgs) -> FunctionTransform {
@@ -116,7 +114,7 @@ impl ParallelOpCombiner for Conv2DCombiner {
         ]
         .iter()
         .all(|field| match (attrs_a.get(field), attrs_b.get(field)) {
-            (Some(x), Some(y)) => super::attr_values_equal(x, y),
+            (Some(x), Some(y)) => values_equal(x, y, AttrEquality::TVM_PASSES),
             _ => false,
         });
         if !same_fields {

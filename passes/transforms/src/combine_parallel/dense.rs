@@ -17,28 +17,26 @@
 //!   width.
 
 use super::{
-    arg_type, concatenate, const_dim, expand_dims, family_spec, int32_imm, min_num_branches, rank,
-    same_call_with_args, slice_by_size, tensor_type, Branch, FunctionTransform, ParallelOpCombiner,
+    arg_type, build_family, concatenate, const_dim, expand_dims, family_pass, int32_imm,
+    min_num_branches, rank, same_call_with_args, slice_by_size, tensor_type, Branch,
+    FunctionTransform, ParallelOpCombiner,
 };
+use relay_ir::attr_equal::{values_equal, AttrEquality};
 use relay_ir::build::{int_array, op_call_with};
 use relay_ir::{AttrValue, Call, Expr, Function};
 use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassArgs, PassSpec};
+use relay_pass_manager::registry::{ParamSpec, PassArgs, PassSpec};
 use std::sync::Arc;
 
 pub(crate) fn spec() -> PassSpec {
-    family_spec(
-        "CombineParallelDense",
-        "CombineParallelDense",
-        vec![ParamSpec::new(
+    let declaration = family_pass("CombineParallelDense")
+        .param(ParamSpec::bool(
             "to_batch",
-            ParamType::Bool,
-            PipelineValue::Bool(true),
+            true,
             "combine into one batch_matmul (true) or into one wider dense (false)",
-        )],
-        "Combine parallel nn.dense calls on one input into one batch_matmul or dense",
-        make_transform,
-    )
+        ))
+        .doc("Combine parallel nn.dense calls on one input into one batch_matmul or dense");
+    build_family(declaration, make_transform)
 }
 
 fn make_transform(args: &PassArgs) -> FunctionTransform {
@@ -63,7 +61,7 @@ fn dense_out_dtype(call: &Call) -> Option<&AttrValue> {
 fn same_out_dtype(a: &Expr, b: &Expr) -> Option<bool> {
     let a = dense_out_dtype(a.as_call()?)?;
     let b = dense_out_dtype(b.as_call()?)?;
-    Some(super::attr_values_equal(a, b))
+    Some(values_equal(a, b, AttrEquality::TVM_PASSES))
 }
 
 /// `stack((fields…), axis=0)`.

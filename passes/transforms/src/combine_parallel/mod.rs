@@ -34,15 +34,16 @@ pub mod batch_matmul;
 pub mod conv2d;
 pub mod dense;
 
+use relay_ir::attr_equal::{attrs_equal, AttrEquality};
 use relay_ir::build::{int_array, op_call_with};
 use relay_ir::dtype::DataType;
-use relay_ir::equal::structural_equal;
 use relay_ir::op::OpPattern;
 use relay_ir::rewrite::{children, post_order, with_children};
-use relay_ir::{AttrValue, Attrs, Call, Expr, Function, TensorType};
+use relay_ir::{AttrValue, Call, Expr, Function, IRModule, TensorType};
+use relay_pass_manager::pass_builder::{OnFunctions, PassBuilder};
 use relay_pass_manager::pipeline::PipelineValue;
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassArgs, PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassInfo};
+use relay_pass_manager::registry::{ParamSpec, PassArgs, PassSpec};
+use relay_pass_manager::PassContext;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -52,11 +53,6 @@ pub type Branch = Vec<Expr>;
 
 /// A pass's function-to-function transformation, made from its arguments.
 pub(crate) type FunctionTransform = Arc<dyn Fn(&Function) -> Function + Send + Sync>;
-
-/// The registry entries of the family.
-pub(crate) fn specs() -> Vec<PassSpec> {
-    vec![dense::spec(), conv2d::spec(), batch_matmul::spec()]
-}
 
 /// What an operator-specific combiner decides and builds.
 pub(crate) trait ParallelOpCombiner {
@@ -254,7 +250,11 @@ fn check_level(
             _ => false,
         };
         if !same_op
-            || !attrs_equal(call.attrs.as_ref(), reference_call.attrs.as_ref())
+            || !attrs_equal(
+                call.attrs.as_ref(),
+                reference_call.attrs.as_ref(),
+                AttrEquality::TVM_PASSES,
+            )
             || call.args.len() != reference_call.args.len()
         {
             return false;
@@ -313,71 +313,6 @@ fn substitute(root: &Expr, replacements: &HashMap<usize, Expr>) -> Option<Expr> 
         }
     }
     done.get(&root.addr()).cloned()
-}
-
-/// TVM's structural equality of two attrs objects (both absent counts as
-/// equal).
-pub(crate) fn attrs_equal(a: Option<&Attrs>, b: Option<&Attrs>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => {
-            a.ptr_eq(b)
-                || (a.type_key() == b.type_key()
-                    && a.fields().len() == b.fields().len()
-                    && a.fields()
-                        .iter()
-                        .zip(b.fields())
-                        .all(|((ka, va), (kb, vb))| ka == kb && attr_values_equal(va, vb)))
-        }
-        _ => false,
-    }
-}
-
-/// Structural equality of two attribute values.
-pub(crate) fn attr_values_equal(a: &AttrValue, b: &AttrValue) -> bool {
-    use AttrValue as V;
-    match (a, b) {
-        (V::Null, V::Null) | (V::Any, V::Any) => true,
-        (V::Int(x), V::Int(y)) => x == y,
-        (V::Double(x), V::Double(y)) => x.to_bits() == y.to_bits() || x == y,
-        (V::Bool(x), V::Bool(y)) => x == y,
-        (V::Str(x), V::Str(y)) => x == y,
-        (V::DataType(x), V::DataType(y)) => x == y,
-        (
-            V::IntImm {
-                value: x,
-                dtype: dx,
-                ..
-            },
-            V::IntImm {
-                value: y,
-                dtype: dy,
-                ..
-            },
-        ) => x == y && dx == dy,
-        (
-            V::FloatImm {
-                value: x,
-                dtype: dx,
-            },
-            V::FloatImm {
-                value: y,
-                dtype: dy,
-            },
-        ) => (x.to_bits() == y.to_bits() || x == y) && dx == dy,
-        (V::Array(x), V::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| attr_values_equal(p, q))
-        }
-        (V::Map(x), V::Map(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((kp, p), (kq, q))| kp == kq && attr_values_equal(p, q))
-        }
-        (V::Expr(x), V::Expr(y)) => structural_equal(x, y, false),
-        (V::Meta(x), V::Meta(y)) => x == y,
-        _ => false,
-    }
 }
 
 /// The checked tensor type of `expr`.
@@ -440,10 +375,9 @@ pub(crate) fn slice_by_size(data: Expr, begin: &[i64], end: &[i64], strides: &[i
 
 /// The `min_num_branches` parameter, common to the family.
 fn min_num_branches_param() -> ParamSpec {
-    ParamSpec::new(
+    ParamSpec::int(
         "min_num_branches",
-        ParamType::Int,
-        PipelineValue::Int(3),
+        3,
         "the least number of parallel branches worth combining",
     )
     // TVM takes it as an unsigned 64-bit integer.
@@ -459,38 +393,28 @@ fn min_num_branches(args: &PassArgs) -> u64 {
     }
 }
 
-/// A registry entry for a function pass of the family: `ctor` is the
-/// constructor name, `info_name` the name TVM's `PassInfo` carries, and
-/// `make` builds the transformation from the arguments.
-fn family_spec(
-    ctor: &str,
-    info_name: &str,
-    extra_params: Vec<ParamSpec>,
-    description: &str,
+/// The start of a family member's declaration: TVM gives each opt_level 4,
+/// requires InferType and takes `min_num_branches` first.
+fn family_pass(ctor: &str) -> PassBuilder<OnFunctions> {
+    PassSpec::function(ctor, 4)
+        .required(&["InferType"])
+        .param(min_num_branches_param())
+}
+
+/// Finishes a family member's declaration: `make` builds the
+/// function-to-function transformation from the arguments.
+fn build_family(
+    declaration: PassBuilder<OnFunctions>,
     make: fn(&PassArgs) -> FunctionTransform,
 ) -> PassSpec {
-    let info = PassInfo::new(info_name, 4, &["InferType"]);
-    let factory_info = info.clone();
-    let mut params = vec![min_num_branches_param()];
-    params.extend(extra_params);
-    let mut spec = PassSpec {
-        name: ctor.into(),
-        info,
-        kind: PassKind::Function,
-        params,
-        description: description.into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
+    declaration.build(move |args| {
         let transform = make(args);
-        let pass = FunctionPass::new(factory_info.clone(), move |function, _module, _ctx| {
-            Ok(transform(&function))
-        })
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+        Ok(
+            move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                Ok(transform(&function))
+            },
+        )
+    })
 }
 
 /// `(expr.shape.len())`: the rank of the checked tensor type of `expr`.

@@ -39,46 +39,32 @@ pub(crate) use convert::pad_2d as convert_pad_2d;
 
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::{Function, IRModule};
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{FunctionPass, PassContext, PassInfo, PipelineValue};
-use std::sync::Arc;
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::{PassContext, PipelineValue};
 
 /// The registry entry: `ConvertLayout(desired_layouts={...})`.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("ConvertLayout", 3, &["InferType", "CanonicalizeOps"]);
-    let factory_info = info.clone();
-    let params = vec![ParamSpec::new(
-        "desired_layouts",
-        ParamType::Map,
-        PipelineValue::Map(Vec::new()),
-        "the layouts each operator should compute in, e.g. \
-         {\"nn.conv2d\": [\"NHWC\", \"default\"]} (data, then kernel; \"default\" \
-         picks the kernel layout that goes with the data layout)",
-    )];
-    let mut spec = PassSpec {
-        name: info.name.clone(),
-        info,
-        kind: PassKind::Function,
-        params,
-        description: "Convert operators (conv2d, pooling, ...) to the desired data layouts, \
-                      inserting layout_transform where needed"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let desired = desired_layouts(args.get("desired_layouts"))?;
-        let pass = FunctionPass::new(
-            factory_info.clone(),
-            move |function: Function, _module: &IRModule, _ctx: &PassContext| {
-                convert_layout(&function, &desired)
-                    .map_err(|message| Diagnostic::error(Code::PassFailed, message))
-            },
+    PassSpec::function("ConvertLayout", 3)
+        .required(&["InferType", "CanonicalizeOps"])
+        .param(ParamSpec::map(
+            "desired_layouts",
+            "the layouts each operator should compute in, e.g. \
+             {\"nn.conv2d\": [\"NHWC\", \"default\"]} (data, then kernel; \"default\" \
+             picks the kernel layout that goes with the data layout)",
+        ))
+        .doc(
+            "Convert operators (conv2d, pooling, ...) to the desired data layouts, \
+             inserting layout_transform where needed",
         )
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+        .build(|args| {
+            let desired = desired_layouts(args.get("desired_layouts"))?;
+            Ok(
+                move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                    convert_layout(&function, &desired)
+                        .map_err(|message| Diagnostic::error(Code::PassFailed, message))
+                },
+            )
+        })
 }
 
 /// The `desired_layouts` argument: a map from operator names to lists of

@@ -5,6 +5,7 @@ use super::*;
 use relay_ir::printer::{print_expr, PrintOptions};
 use relay_ir::{Var, VarId};
 use relay_lower::parse_and_lower_expr;
+use relay_pass_manager::{PassInfo, PassKind, PipelineValue};
 
 fn parse(text: &str) -> Expr {
     let (expr, diagnostics) = parse_and_lower_expr("test.relay", text);

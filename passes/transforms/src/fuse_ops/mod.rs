@@ -24,58 +24,44 @@ mod partition;
 mod rewrite;
 
 use relay_ir::{Function, IRModule};
-use relay_pass_manager::registry::{ParamSpec, ParamType, PassKind, PassSpec};
-use relay_pass_manager::{pass_error, FunctionPass, PassContext, PassInfo, PipelineValue};
-use std::sync::Arc;
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::{pass_error, PassContext};
 
 /// TVM's default largest number of nodes in one fused group.
 const DEFAULT_MAX_DEPTH: i64 = 256;
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
-    let info = PassInfo::new("FuseOps", 0, &["InferType"]);
-    let factory_info = info.clone();
-    let params = vec![ParamSpec::new(
-        "fuse_opt_level",
-        ParamType::Int,
-        PipelineValue::Int(-1),
-        "fusion level (0: every operator alone, 1: no injective fusion into \
-         tuples, 2+: full); -1 uses the PassContext opt_level",
-    )
-    .with_range(-1, relay_pass_manager::MAX_OPT_LEVEL as i64)];
-    let mut spec = PassSpec {
-        name: "FuseOps".into(),
-        info,
-        kind: PassKind::Function,
-        params,
-        description: "Fuse operator calls into primitive functions along the post-dominator \
-                      tree"
-            .into(),
-        factory: Arc::new(|_| Err(String::new())),
-    };
-    let described = spec.clone();
-    spec.factory = Arc::new(move |args| {
-        let fuse_opt_level = args.int("fuse_opt_level");
-        let pass = FunctionPass::new(
-            factory_info.clone(),
-            move |function: Function, _module: &IRModule, ctx: &PassContext| {
-                let opt_level = if fuse_opt_level == -1 {
-                    i64::from(ctx.opt_level)
-                } else {
-                    fuse_opt_level
-                };
-                let max_depth = ctx.config_int("relay.FuseOps.max_depth", DEFAULT_MAX_DEPTH);
-                let link_params = ctx.config_bool("relay.FuseOps.link_params", false);
-                // TVM reads the depth into an unsigned size: a negative
-                // value means no limit.
-                let max_depth = u64::try_from(max_depth).unwrap_or(u64::MAX);
-                fuse_ops(&function, opt_level, max_depth, link_params).map_err(pass_error)
-            },
+    PassSpec::function("FuseOps", 0)
+        .required(&["InferType"])
+        .param(
+            ParamSpec::int(
+                "fuse_opt_level",
+                -1,
+                "fusion level (0: every operator alone, 1: no injective fusion into \
+                 tuples, 2+: full); -1 uses the PassContext opt_level",
+            )
+            .with_range(-1, relay_pass_manager::MAX_OPT_LEVEL as i64),
         )
-        .with_description(described.describe(args));
-        Ok(Arc::new(pass) as Arc<dyn relay_pass_manager::Pass>)
-    });
-    spec
+        .doc("Fuse operator calls into primitive functions along the post-dominator tree")
+        .build(|args| {
+            let fuse_opt_level = args.int("fuse_opt_level");
+            Ok(
+                move |function: Function, _module: &IRModule, ctx: &PassContext| {
+                    let opt_level = if fuse_opt_level == -1 {
+                        i64::from(ctx.opt_level)
+                    } else {
+                        fuse_opt_level
+                    };
+                    let max_depth = ctx.config_int("relay.FuseOps.max_depth", DEFAULT_MAX_DEPTH);
+                    let link_params = ctx.config_bool("relay.FuseOps.link_params", false);
+                    // TVM reads the depth into an unsigned size: a negative
+                    // value means no limit.
+                    let max_depth = u64::try_from(max_depth).unwrap_or(u64::MAX);
+                    fuse_ops(&function, opt_level, max_depth, link_params).map_err(pass_error)
+                },
+            )
+        })
 }
 
 /// Fuses the operator calls of `function` at `opt_level` with groups of at

@@ -30,40 +30,28 @@ use engine::{NodeMap, PatternId, Rewrite};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::{Expr, Function, IRModule, TensorType, Type};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::{PassContext, PassInfo};
 
-pub(crate) fn specs() -> Vec<PassSpec> {
-    vec![
-        super::function_pass_spec(
-            PassInfo::new("SimplifyExpr", 0, &["InferType"]),
+/// The registry entry of `SimplifyExpr`.
+pub(crate) fn spec() -> PassSpec {
+    PassSpec::function("SimplifyExpr", 0)
+        .required(&["InferType"])
+        .doc(
             "Simplify expressions with TVM's rewrite patterns: concretize *_like operators, \
              remove identities, no-op casts, transposes and clips, merge reshapes, transposes \
              and casts, fold full/ones/zeros operands and constant chains, factor binomials",
-            simplify_expr_pass,
-        ),
-        super::function_pass_spec(
-            PassInfo::new("SimplifyExprPostAlterOp", 0, &["InferType"]),
+        )
+        .transform(|f, m, _ctx| simplify_expr(&f, m))
+}
+
+/// The registry entry of `SimplifyExprPostAlterOp`.
+pub(crate) fn post_alter_op_spec() -> PassSpec {
+    PassSpec::function("SimplifyExprPostAlterOp", 0)
+        .required(&["InferType"])
+        .doc(
             "The part of SimplifyExpr that cleans up after AlterOpLayout: identities, \
              reshapes, casts and clips",
-            simplify_expr_post_alter_op_pass,
-        ),
-    ]
-}
-
-fn simplify_expr_pass(
-    f: Function,
-    m: &IRModule,
-    _ctx: &PassContext,
-) -> Result<Function, Diagnostic> {
-    simplify_expr(&f, m)
-}
-
-fn simplify_expr_post_alter_op_pass(
-    f: Function,
-    m: &IRModule,
-    _ctx: &PassContext,
-) -> Result<Function, Diagnostic> {
-    run(&post_alter_op_rewrites(), &f, m)
+        )
+        .transform(|f, m, _ctx| run(&post_alter_op_rewrites(), &f, m))
 }
 
 /// The rewrites of `SimplifyExpr`, in TVM's order.
