@@ -2,8 +2,8 @@
 //! pass's own file:
 //!
 //! ```
-//! # use relay_passes::ir::{Function, IRModule};
-//! # use relay_passes::transform::{ParamSpec, PassContext, PassSpec};
+//! # use relay_ir::{Function, IRModule};
+//! # use relay_pass_manager::{ParamSpec, PassContext, PassSpec};
 //! let spec = PassSpec::function("SplitArgs", 1)
 //!     .required(&["InferType"])
 //!     .param(ParamSpec::int("max_function_args", -1, "the most arguments a kernel may take"))
