@@ -126,8 +126,10 @@ mod tests {
             "#[version = \"0.0.5\"]\ntype T { A }\ndef <at>@f</at>(%x: float32) { %x }\n",
         );
         let analysis = fixture::analysis(&fixture.text);
-        let mut project = Project::default();
-        project.on_save = vec!["NoSuchPass".to_string()];
+        let project = Project {
+            on_save: vec!["NoSuchPass".to_string()],
+            ..Project::default()
+        };
         let report = on_save(&analysis, &project);
         assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);
         let d = &report.diagnostics[0];

@@ -146,7 +146,7 @@ pub fn annotate(text: &str, cursor: Option<TextSize>, ranges: &[(TextRange, Stri
     if let Some(cursor) = cursor {
         marks.push((cursor.into(), 2, (0, 0), "$0".to_string()));
     }
-    marks.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    marks.sort_by_key(|a| (a.0, a.1, a.2));
     let mut out = String::with_capacity(text.len() + marks.len() * 8);
     let mut at = 0;
     for (offset, _, _, mark) in marks {

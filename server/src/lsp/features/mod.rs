@@ -1,7 +1,7 @@
 //! The editor features, one file each. A feature is a function of one
-//! [`Analysis`] (and the request's byte offsets or ranges) that answers in
-//! the project's own plain types: byte ranges into the analysed text,
-//! strings, small structs and enums. None of them knows about LSP:
+//! [`Analysis`](super::analysis::Analysis) (and the request's byte offsets
+//! or ranges) that answers in the project's own plain types: byte ranges
+//! into the analysed text, strings, small structs and enums. None of them knows about LSP:
 //! [`super::to_proto`] turns their answers into `lsp_types`, the handlers
 //! (`lsp/handlers/`) parse the request and call them.
 //!
