@@ -1,9 +1,10 @@
 //! The editor features, one file each. A feature is a function of one
 //! [`Analysis`](super::analysis::Analysis) (and the request's byte offsets
 //! or ranges) that answers in the project's own plain types: byte ranges
-//! into the analysed text, strings, small structs and enums. None of them knows about LSP:
-//! [`super::to_proto`] turns their answers into `lsp_types`, the handlers
-//! (`lsp/handlers/`) parse the request and call them.
+//! into the analysed text, strings, small structs and enums. None of them
+//! knows about LSP: [`super::to_proto`] turns their answers into
+//! `lsp_types`, the handlers (`lsp/handlers/`) parse the request and call
+//! them.
 //!
 //! Each file tests its feature in process with annotated fixtures (the
 //! test-only `fixture` module): the input text carries a `$0` cursor and
