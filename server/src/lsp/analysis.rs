@@ -362,15 +362,5 @@ mod tests {
         assert_eq!(codes, ["E0202", "E0101", "E0201"]);
         // The typed module is still there for hover.
         assert!(analysis.typed.is_some());
-        // The editor gets the code as `Diagnostic.code`.
-        let uri: tower_lsp_server::ls_types::Uri = "file:///m.relay".parse().unwrap();
-        let sent =
-            super::super::features::to_lsp_diagnostic(&analysis, &uri, &analysis.diagnostics[1]);
-        assert_eq!(
-            sent.code,
-            Some(tower_lsp_server::ls_types::NumberOrString::String(
-                "E0101".into()
-            ))
-        );
     }
 }

@@ -24,12 +24,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The command of the "Apply pass…" code action: the client shows the pass
-/// list (a quick pick in VS Code, `vim.ui.select` in Neovim) and runs the
-/// one picked. Offered only to clients that say they implement it
-/// (`initializationOptions.clientCommands`).
-pub const PICK_PASS: &str = "relay.applyPass";
-
 /// How long one check may take: a code action request is answered within
 /// about this, even on a large module.
 pub const CHECK_BUDGET: Duration = Duration::from_millis(300);

@@ -13,19 +13,50 @@
 //! let status = Builder::new().register_pass(my_pass_spec()).run_stdio();
 //! std::process::exit(status);
 //! ```
+//!
+//! The layout, from the wire inwards:
+//!
+//! - `router.rs`: which handler answers which method (the one table).
+//! - `handlers/`: one file per family of requests, each thin: parameters
+//!   in ([`from_proto`]), a feature on the document's analysis, the answer
+//!   out ([`to_proto`]).
+//! - [`features`]: one file per editor feature, computing the project's own
+//!   plain types (byte ranges, strings, small structs) from an
+//!   [`analysis::Analysis`]; no LSP types; tested in process with annotated
+//!   fixtures.
+//! - [`to_proto`] / [`from_proto`]: the conversions to and from LSP types;
+//!   positions in UTF-16 or UTF-8 are [`text::LineIndex`]'s alone.
+//! - The server's state: `backend.rs` (state and shared plumbing),
+//!   `documents.rs` (open documents), `scheduler.rs` (one analysis per
+//!   version, debounce, publishing diagnostics), `settings.rs` (what the
+//!   client said), [`pipeline`] (running pipelines as `relay opt` does),
+//!   `project.rs` (`relay.toml`), [`ext`] (the protocol extensions),
+//!   `errors.rs` (JSON-RPC errors).
 
-pub mod actions;
 pub mod analysis;
 pub mod applicable;
+mod backend;
+mod documents;
+mod errors;
+pub mod ext;
 pub mod features;
-mod server;
+pub mod from_proto;
+mod handlers;
+pub mod pipeline;
+mod project;
+mod router;
+mod scheduler;
+mod settings;
 pub mod text;
+pub mod to_proto;
 
-pub use server::{Backend, DEFAULT_DEBOUNCE_MS};
+pub use backend::Backend;
+pub use router::service;
+pub use settings::DEFAULT_DEBOUNCE_MS;
 
 use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::PassSpec;
-use tower_lsp_server::{ClientSocket, LspService, Server};
+use tower_lsp_server::Server;
 
 /// Starts a language server with extra passes registered.
 #[derive(Default)]
@@ -85,16 +116,6 @@ impl Builder {
         });
         0
     }
-}
-
-/// The language server as a service, without a transport: `run_stdio`
-/// serves it on stdin/stdout; tests and fuzz targets call it in-process.
-pub fn service() -> (LspService<Backend>, ClientSocket) {
-    // Passes registered before this call (an embedder's) keep their names.
-    relay_passes::register_builtin_passes();
-    LspService::build(Backend::new)
-        .custom_method("relay/passOutput", Backend::pass_output)
-        .finish()
 }
 
 /// Serves LSP on stdin/stdout with the built-in passes (and any registered

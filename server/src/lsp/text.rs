@@ -139,6 +139,16 @@ impl LineIndex {
         Position::new(line as u32, character as u32)
     }
 
+    /// The line of a byte offset (clamped to the text): the same in every
+    /// encoding.
+    pub fn line(&self, offset: u32) -> u32 {
+        let offset = offset.min(self.text.len() as u32);
+        match self.line_starts.binary_search(&offset) {
+            Ok(line) => line as u32,
+            Err(next) => next as u32 - 1,
+        }
+    }
+
     /// The LSP range of a byte range.
     pub fn range(&self, range: relay_syntax::TextRange) -> Range {
         Range::new(
@@ -247,5 +257,8 @@ mod tests {
         assert_eq!(u16.offset(Position::new(1, 99)), x + 2);
         assert_eq!(u16.offset(Position::new(2, 0)), text.len() as u32 - 1);
         assert_eq!(u16.offset(Position::new(9, 0)), text.len() as u32);
+        for offset in 0..=text.len() as u32 + 3 {
+            assert_eq!(u16.line(offset), u16.position(offset).line, "at {offset}");
+        }
     }
 }

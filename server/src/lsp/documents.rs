@@ -1,0 +1,87 @@
+//! The open documents: each one's text (a rope edits are applied to), its
+//! version, and the cell holding the analysis of that version. An edit
+//! replaces the cell, so work on an older version can never be published
+//! as the current one; the replaced analysis is dropped off the main loop.
+
+use super::analysis::{guarded, Analysis};
+use super::text::{Document, Encoding};
+use relay_passes::diagnostic::Diagnostic;
+use relay_passes::infer::IncrementalChecker;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
+use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
+
+/// One open document.
+pub struct DocState {
+    pub doc: Document,
+    /// The latest version, shared with running analyses so they can stop.
+    pub latest: Arc<AtomicI32>,
+    /// The analysis of `doc.version`.
+    pub cell: Arc<OnceCell<Arc<Analysis>>>,
+    /// Bumped by every edit: a debounced analysis checks it did not change.
+    pub generation: u64,
+    /// Diagnostics of the on-save pipelines, for the version they ran on.
+    pub save_diagnostics: Option<(i32, Vec<Diagnostic>)>,
+    /// Type inference results kept between the document's analyses.
+    pub checker: Arc<Mutex<IncrementalChecker>>,
+}
+
+impl DocState {
+    pub fn open(text: &str, version: i32) -> DocState {
+        DocState {
+            doc: Document::new(text, version),
+            latest: Arc::new(AtomicI32::new(version)),
+            cell: Arc::new(OnceCell::new()),
+            generation: 0,
+            save_diagnostics: None,
+            checker: Arc::default(),
+        }
+    }
+
+    /// Applies one `didChange` (its changes in order) and makes `version`
+    /// current: running analyses of older versions see they are obsolete,
+    /// and the analysis of the previous version is retired.
+    pub fn change(
+        &mut self,
+        changes: &[TextDocumentContentChangeEvent],
+        version: i32,
+        encoding: Encoding,
+    ) {
+        let applied = guarded(|| {
+            for change in changes {
+                self.doc.apply_change(change, encoding);
+            }
+        });
+        if let Err(message) = applied {
+            eprintln!("relay lsp: applying an edit panicked: {message}");
+        }
+        self.doc.version = version;
+        self.latest.store(self.doc.version, Ordering::Relaxed);
+        let previous = std::mem::replace(&mut self.cell, Arc::new(OnceCell::new()));
+        retire(previous);
+        self.generation += 1;
+    }
+
+    /// The on-save diagnostics, if they belong to `version`.
+    pub fn save_diagnostics_of(&self, version: i32) -> Vec<Diagnostic> {
+        self.save_diagnostics
+            .as_ref()
+            .filter(|(v, _)| *v == version)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Drops an analysis that no longer describes the document on the blocking
+/// pool: freeing the trees and modules of a large file takes as long as a
+/// good part of analysing it, and would otherwise hold up the edit that
+/// replaced it.
+pub fn retire(previous: Arc<OnceCell<Arc<Analysis>>>) {
+    if previous.get().is_none() {
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn_blocking(move || drop(previous));
+    }
+}

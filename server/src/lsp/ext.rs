@@ -1,0 +1,43 @@
+//! The server's extensions of the protocol, in one place: the commands it
+//! executes or offers, the custom request `relay/passOutput`, and their
+//! parameters as the editors send them.
+
+use serde::{Deserialize, Serialize};
+
+/// The command that applies a pipeline: `{uri, pipeline, function?}`.
+pub const APPLY_PIPELINE: &str = "relay.applyPipeline";
+/// The command that lists the registered passes.
+pub const LIST_PASSES: &str = "relay.listPasses";
+/// The command of the "Apply pass…" code action: the client shows the pass
+/// list (a quick pick in VS Code, `vim.ui.select` in Neovim) and runs the
+/// one picked. Offered only to clients that say they implement it
+/// (`initializationOptions.clientCommands`).
+pub const PICK_PASS: &str = "relay.applyPass";
+/// A command that panics, for tests of panic isolation only: executed only
+/// when `RELAY_LSP_DEBUG_PANIC` is set.
+pub const DEBUG_PANIC: &str = "relay.debug.panic";
+/// The custom request answering the module after each pass of a pipeline.
+pub const PASS_OUTPUT: &str = "relay/passOutput";
+
+/// The arguments of `relay.applyPipeline`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApplyPipelineArgs {
+    pub uri: String,
+    pub pipeline: String,
+    /// Apply the result to this global function only (without the `@`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+}
+
+/// The params of `relay/passOutput`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PassOutputParams {
+    #[serde(rename = "textDocument")]
+    pub text_document: TextDocumentId,
+    pub pipeline: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TextDocumentId {
+    pub uri: String,
+}

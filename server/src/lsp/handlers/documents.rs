@@ -1,0 +1,113 @@
+//! Document sync: `textDocument/didOpen`, `didChange`, `didSave` (which
+//! runs the on-save pipelines of `relay.toml`) and `didClose`.
+
+use crate::lsp::backend::Backend;
+use crate::lsp::documents::{retire, DocState};
+use crate::lsp::features::diagnostics::{on_save as run_on_save, OnSaveReport};
+use crate::lsp::from_proto::uri_path;
+use crate::lsp::project::project_for;
+use relay_passes::diagnostic::{Code, Diagnostic};
+use std::time::Duration;
+use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, Uri,
+};
+
+pub async fn did_open(backend: &Backend, params: DidOpenTextDocumentParams) {
+    let uri = params.text_document.uri;
+    let version = params.text_document.version;
+    let reopened = backend.docs().insert(
+        uri.clone(),
+        DocState::open(&params.text_document.text, version),
+    );
+    if let Some(reopened) = reopened {
+        retire(reopened.cell);
+    }
+    backend.schedule(uri, Duration::ZERO);
+}
+
+pub async fn did_change(backend: &Backend, params: DidChangeTextDocumentParams) {
+    let uri = params.text_document.uri;
+    let encoding = backend.encoding();
+    {
+        let mut docs = backend.docs();
+        let Some(state) = docs.get_mut(&uri) else {
+            return;
+        };
+        state.change(
+            &params.content_changes,
+            params.text_document.version,
+            encoding,
+        );
+    }
+    backend.schedule(uri, backend.settings().debounce);
+}
+
+pub async fn did_save(backend: &Backend, params: DidSaveTextDocumentParams) {
+    let uri = params.text_document.uri;
+    if let Ok(analysis) = backend.analysis(&uri).await {
+        backend.publish(&uri, &analysis).await;
+    }
+    on_save(backend, &uri).await;
+}
+
+pub async fn did_close(backend: &Backend, params: DidCloseTextDocumentParams) {
+    let uri = params.text_document.uri;
+    let closed = backend.docs().remove(&uri);
+    if let Some(closed) = closed {
+        retire(closed.cell);
+    }
+    backend
+        .client
+        .publish_diagnostics(uri, Vec::new(), None)
+        .await;
+}
+
+/// Runs the `on_save` pipelines of `relay.toml` and publishes what they
+/// report with the file's diagnostics.
+async fn on_save(backend: &Backend, uri: &Uri) {
+    let Ok(analysis) = backend.analysis(uri).await else {
+        return;
+    };
+    let path = uri_path(uri);
+    let a = analysis.clone();
+    let commands = backend.settings().external_commands();
+    let job = backend
+        .with_progress("Running the on-save pipelines".to_string(), move || {
+            let project = match project_for(path.as_deref(), &commands) {
+                Ok(Some(p)) => p,
+                Ok(None) => return None,
+                Err(e) => {
+                    return Some(OnSaveReport::failed(Diagnostic::error(
+                        Code::ProjectConfig,
+                        format!("relay.toml: {e}"),
+                    )))
+                }
+            };
+            if project.on_save.is_empty() {
+                return None;
+            }
+            Some(run_on_save(&a, &project))
+        })
+        .await;
+    let report = match job {
+        Ok(Some(found)) => found,
+        Ok(None) => OnSaveReport::default(),
+        Err(e) => OnSaveReport::failed(Diagnostic::error(
+            Code::PassFailed,
+            format!("on-save pipelines: {}", e.message),
+        )),
+    };
+    backend.send_log(&report.log).await;
+    backend.tell_blocked(&report.blocked).await;
+    {
+        let mut docs = backend.docs();
+        match docs.get_mut(uri) {
+            Some(state) if state.doc.version == analysis.version => {
+                state.save_diagnostics = Some((analysis.version, report.diagnostics));
+            }
+            _ => return,
+        }
+    }
+    backend.publish(uri, &analysis).await;
+}

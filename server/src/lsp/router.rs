@@ -1,0 +1,78 @@
+//! The routing table: which handler answers which method. The standard
+//! methods come through tower-lsp-server's `LanguageServer` trait (one line
+//! each, below); the custom request `relay/passOutput` is registered on the
+//! service; the commands of `workspace/executeCommand` are dispatched by
+//! name in [`execute_command`]. A method not listed here is answered by the
+//! library's default (method not found, or ignored for notifications).
+
+use super::backend::Backend;
+use super::errors::invalid;
+use super::ext::{PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, LIST_PASSES, PASS_OUTPUT};
+use super::features::pass_output::PassOutput;
+use super::handlers::{
+    code_actions, commands, completion, documents, formatting, hover, inlay_hints, lifecycle,
+    navigation, outline, rename, semantic_tokens,
+};
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{ClientSocket, LanguageServer, LspService};
+
+/// The language server as a service, without a transport: `run_stdio`
+/// serves it on stdin/stdout; tests and fuzz targets call it in-process.
+pub fn service() -> (LspService<Backend>, ClientSocket) {
+    // Passes registered before this call (an embedder's) keep their names.
+    relay_passes::register_builtin_passes();
+    LspService::build(Backend::new)
+        .custom_method(PASS_OUTPUT, Backend::pass_output)
+        .finish()
+}
+
+impl Backend {
+    /// `relay/passOutput`: the module after each pass of a pipeline.
+    pub async fn pass_output(&self, params: PassOutputParams) -> Result<PassOutput> {
+        commands::pass_output(self, params).await
+    }
+}
+
+/// `workspace/executeCommand`, by command name.
+async fn execute_command(backend: &Backend, params: ExecuteCommandParams) -> Result<Option<Value>> {
+    match params.command.as_str() {
+        APPLY_PIPELINE => commands::apply_pipeline(backend, params.arguments).await,
+        LIST_PASSES => commands::list_passes().await,
+        DEBUG_PANIC if std::env::var_os("RELAY_LSP_DEBUG_PANIC").is_some() => {
+            commands::debug_panic(backend, params.arguments).await
+        }
+        other => Err(invalid(format!("unknown command `{other}`"))),
+    }
+}
+
+#[rustfmt::skip] // One line per method: the table reads as a table.
+impl LanguageServer for Backend {
+    async fn initialize(&self, p: InitializeParams) -> Result<InitializeResult> { lifecycle::initialize(self, p).await }
+    async fn initialized(&self, p: InitializedParams) { lifecycle::initialized(self, p).await }
+    async fn shutdown(&self) -> Result<()> { lifecycle::shutdown(self).await }
+    async fn did_change_configuration(&self, p: DidChangeConfigurationParams) { lifecycle::did_change_configuration(self, p).await }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) { documents::did_open(self, p).await }
+    async fn did_change(&self, p: DidChangeTextDocumentParams) { documents::did_change(self, p).await }
+    async fn did_save(&self, p: DidSaveTextDocumentParams) { documents::did_save(self, p).await }
+    async fn did_close(&self, p: DidCloseTextDocumentParams) { documents::did_close(self, p).await }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> { hover::hover(self, p).await }
+    async fn goto_definition(&self, p: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> { navigation::goto_definition(self, p).await }
+    async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> { navigation::references(self, p).await }
+    async fn document_highlight(&self, p: DocumentHighlightParams) -> Result<Option<Vec<DocumentHighlight>>> { navigation::document_highlight(self, p).await }
+    async fn prepare_rename(&self, p: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> { rename::prepare_rename(self, p).await }
+    async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> { rename::rename(self, p).await }
+    async fn document_symbol(&self, p: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> { outline::document_symbol(self, p).await }
+    async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> { outline::folding_range(self, p).await }
+    async fn semantic_tokens_full(&self, p: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> { semantic_tokens::full(self, p).await }
+    async fn semantic_tokens_range(&self, p: SemanticTokensRangeParams) -> Result<Option<SemanticTokensRangeResult>> { semantic_tokens::range(self, p).await }
+    async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> { inlay_hints::inlay_hint(self, p).await }
+    async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> { completion::completion(self, p).await }
+    async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> { completion::signature_help(self, p).await }
+    async fn formatting(&self, p: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> { formatting::formatting(self, p).await }
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> { code_actions::code_action(self, p).await }
+    async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> { execute_command(self, p).await }
+}
