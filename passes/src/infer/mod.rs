@@ -37,7 +37,7 @@
 //! );
 //! ```
 
-pub mod relation;
+pub mod relation_contract;
 pub mod relations;
 
 mod attr_span;

@@ -28,7 +28,7 @@ pub(crate) fn topk_result(
     ctx: &Ctx,
     out_shape: Vec<crate::ir::Dim>,
     data_dtype: crate::dtype::DataType,
-) -> Result<Type, crate::infer::relation::RelationError> {
+) -> Result<Type, crate::infer::relation_contract::RelationError> {
     let values = tensor(out_shape.clone(), data_dtype);
     let indices = tensor(out_shape, ctx.attrs.dtype("dtype")?);
     match ctx.attrs.str("ret_type")?.as_str() {

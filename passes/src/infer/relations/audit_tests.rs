@@ -15,7 +15,7 @@
 use super::by_name;
 use super::test_util::convert;
 use crate::dtype::DataType;
-use crate::infer::relation::RelationArgs;
+use crate::infer::relation_contract::RelationArgs;
 use crate::ir::{AttrValue, Attrs, Dim, Type};
 use crate::lower::default_value;
 use crate::op::{self, AttrType, OpDef};

@@ -14,7 +14,7 @@ use super::display;
 use super::shape::{equal_check, equal_const_int, is_any};
 use super::{check, error, relations, tensor, Ctx, Step};
 use crate::dtype::DataType;
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::{Dim, TensorType, Type};
 
 relations! {

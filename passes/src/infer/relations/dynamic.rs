@@ -10,7 +10,7 @@ use super::algorithm::topk_result;
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::const_int;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::{Dim, TensorType};
 
 relations! {

@@ -6,7 +6,7 @@
 
 use super::layout::{BijectiveLayout, Layout};
 use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 
 relations! {
     /// `Resize2DRel` (`image.resize2d`).

@@ -11,7 +11,7 @@
 //! Relay syntax (see [`display`]).
 //!
 //! Two systematic differences from TVM, forced by the contract in
-//! [`super::relation`]:
+//! [`super::relation_contract`]:
 //!
 //! * TVM lets a relation assign some types and still return `false` (wait);
 //!   our relations either wait without assigning or finish. Where TVM
@@ -31,7 +31,7 @@
 //! upsampling, …), [`transform`], [`reduce`], [`algorithm`], [`qnn`],
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
 
-use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
+use super::relation_contract::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use crate::dtype::DataType;
 use crate::ir::{AttrValue, Attrs, Dim, ExprKind, TensorType, Type, TypeKind};
 use std::borrow::Cow;
@@ -340,10 +340,10 @@ macro_rules! relations {
         $(
             $(#[$meta])*
             pub fn $name(
-                args: &$crate::infer::relation::RelationArgs<'_>,
+                args: &$crate::infer::relation_contract::RelationArgs<'_>,
             ) -> Result<
-                $crate::infer::relation::RelationOutcome,
-                $crate::infer::relation::RelationError,
+                $crate::infer::relation_contract::RelationOutcome,
+                $crate::infer::relation_contract::RelationError,
             > {
                 $crate::infer::relations::run(args, $body)
             }

@@ -23,7 +23,7 @@ use super::shape::assert_eq as dims_equal;
 use super::shape::{add, c_int, const_int, dim_dtype, floordiv, is_any, mul, sub, truncdiv, I32};
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::Dim;
 
 relations! {

@@ -17,7 +17,7 @@ use super::shape::{
     truncdiv,
 };
 use super::{check, error, norm_axis, relations, tensor, value_to_dim, AboutAttribute, Ctx, Step};
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::{AttrValue, Dim, Type};
 
 relations! {

@@ -14,7 +14,7 @@ use super::layout::Layout;
 use super::nn_conv::at;
 use super::shape::{add, c_int, is_any, mul, sub, truncdiv};
 use super::{check, item, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::Dim;
 
 relations! {

@@ -17,7 +17,7 @@ use super::shape::{c_int, const_int, mul};
 use super::transform::concatenate_rel;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::{Dim, TypeKind};
 
 relations! {

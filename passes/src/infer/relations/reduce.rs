@@ -10,7 +10,7 @@
 use super::shape::{c_int, const_int, dim_dtype};
 use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::dtype::DataType;
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::Dim;
 
 relations! {

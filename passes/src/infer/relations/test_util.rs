@@ -3,7 +3,7 @@
 
 use super::by_name;
 use crate::dtype::DataType;
-use crate::infer::relation::{RelationArgs, RelationOutcome};
+use crate::infer::relation_contract::{RelationArgs, RelationOutcome};
 use crate::ir::{AttrValue, Attrs, Dim, Type};
 use crate::op::{self, AttrType};
 
@@ -137,7 +137,7 @@ pub fn run(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Relat
     rel(&RelationArgs::new(&slots, attrs.as_ref()))
 }
 
-pub type RelationOutcomeOrError = Result<RelationOutcome, crate::infer::relation::RelationError>;
+pub type RelationOutcomeOrError = Result<RelationOutcome, crate::infer::relation_contract::RelationError>;
 
 /// The assignments of a relation that must finish.
 pub fn solved(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Vec<(usize, Type)> {

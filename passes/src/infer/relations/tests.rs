@@ -14,7 +14,7 @@
 use super::by_name;
 use super::test_util::{convert, default_value};
 use crate::dtype::DataType;
-use crate::infer::relation::{RelationArgs, RelationOutcome};
+use crate::infer::relation_contract::{RelationArgs, RelationOutcome};
 use crate::ir::MetaObject;
 use crate::ir::{AttrValue, Attrs, Dim, GlobalTypeVar, Type, TypeKind};
 use crate::meta::ObjectGraph;

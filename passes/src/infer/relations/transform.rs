@@ -18,7 +18,7 @@ use super::shape::{
     self, add, c_int, const_int, dim_dtype, floordiv, floormod, is_any, is_int_imm, mul, sub,
 };
 use super::{check, constant_scalar, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::infer::relation::RelationError;
+use crate::infer::relation_contract::RelationError;
 use crate::ir::{AttrValue, Dim, Type, TypeKind};
 
 relations! {
