@@ -7,9 +7,9 @@ use crate::ir::Type;
 
 relations! {
     /// `ArgsortRel`: the data's shape in the `dtype` attribute.
-    argsort => argsort_rel;
+    "Argsort" => argsort_rel;
     /// `TopKRel`: values, indices or both (`ret_type`).
-    topk => topk_rel;
+    "TopK" => topk_rel;
 }
 
 fn argsort_rel(ctx: &mut Ctx) -> Step {

@@ -15,11 +15,11 @@ use crate::ir::Dim;
 
 relations! {
     /// `ReduceRel`.
-    reduce => reduce_rel;
+    "Reduce" => reduce_rel;
     /// `GenericReduceRel<ArgReduceAttrs>`.
-    arg_reduce => arg_reduce_rel;
+    "ArgReduce" => arg_reduce_rel;
     /// `VarianceRel`: `(data, mean)`.
-    variance => variance_rel;
+    "Variance" => variance_rel;
 }
 
 /// `GetReduceAxes`.

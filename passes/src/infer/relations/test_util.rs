@@ -137,7 +137,8 @@ pub fn run(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Relat
     rel(&RelationArgs::new(&slots, attrs.as_ref()))
 }
 
-pub type RelationOutcomeOrError = Result<RelationOutcome, crate::infer::relation_contract::RelationError>;
+pub type RelationOutcomeOrError =
+    Result<RelationOutcome, crate::infer::relation_contract::RelationError>;
 
 /// The assignments of a relation that must finish.
 pub fn solved(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Vec<(usize, Type)> {
