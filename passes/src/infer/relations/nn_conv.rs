@@ -1066,6 +1066,51 @@ mod tests {
     }
 
     #[test]
+    fn layouts_are_parsed_before_they_are_converted() {
+        // TVM parses the data and kernel layouts before converting either,
+        // in every convolution: a kernel layout that does not parse is the
+        // error even when the data layout does not convert.
+        let bad_both = [("data_layout", s("NCHW")), ("kernel_layout", s("OIW0i"))];
+        let data = t(&[1, 3, 8], "float32");
+        let err = fails("nn.conv1d", &[data, t(&[4, 3, 3], "float32")], &bad_both);
+        assert_eq!(
+            err,
+            "Invalid layout OIW0i: invalid factor size 0 for dimension i"
+        );
+        let err = fails(
+            "nn.conv1d",
+            &[t(&[1, 3, 8], "float32"), t(&[4, 3, 3], "float32")],
+            &[("data_layout", s("NCHW"))],
+        );
+        assert_eq!(
+            err,
+            "Conv only support input layouts that are convertible from NCW. But got Layout(NCHW)"
+        );
+        let err = fails(
+            "nn.conv2d_transpose",
+            &[t(&[1, 3, 8, 8], "float32"), t(&[3, 4, 3, 3], "float32")],
+            &[("kernel_layout", s("OIW"))],
+        );
+        assert_eq!(
+            err,
+            "Conv2DTransposed only support kernel layouts that are convertible from Layout(IOHW). But got Layout(OIW) Layout(IOHW)"
+        );
+        let err = fails(
+            "nn.deformable_conv2d",
+            &[
+                t(&[1, 4, 16, 16], "float32"),
+                Type::incomplete(),
+                t(&[4, 4, 3, 3], "float32"),
+            ],
+            &[("out_layout", s("NCW"))],
+        );
+        assert_eq!(
+            err,
+            "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: Layout(NCW)"
+        );
+    }
+
+    #[test]
     fn transposed_and_others() {
         let out = solve_out(
             "nn.conv2d_transpose",
