@@ -76,14 +76,12 @@ fn reshape_rel(ctx: &mut Ctx) -> Step {
     let Some(newshape) = ctx.tensor_or_wait(1, what)? else {
         return Ok(false);
     };
-    ctx.assign(
-        2,
-        sizes_unknown(
-            &newshape,
-            "Dynamic Reshape doesn't support Dynamic Rank",
-            data.dtype,
-        )?,
-    );
+    let out = sizes_unknown(
+        &newshape,
+        "Dynamic Reshape doesn't support Dynamic Rank",
+        data.dtype,
+    )?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -91,10 +89,8 @@ fn broadcast_to_rel(ctx: &mut Ctx) -> Step {
     let (Some(data), Some(target)) = (ctx.tensor(0), ctx.tensor(1)) else {
         return Ok(false);
     };
-    ctx.assign(
-        2,
-        sizes_unknown(&target, "Target shape must have static rank", data.dtype)?,
-    );
+    let out = sizes_unknown(&target, "Target shape must have static rank", data.dtype)?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -103,10 +99,8 @@ fn full_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let dtype = fill_dtype(ctx, &fill)?;
-    ctx.assign(
-        2,
-        sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?,
-    );
+    let out = sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -116,10 +110,8 @@ fn init_op_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let dtype = ctx.attrs.dtype("dtype")?;
-    ctx.assign(
-        1,
-        sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?,
-    );
+    let out = sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?;
+    ctx.assign(1, out);
     Ok(true)
 }
 
@@ -179,14 +171,12 @@ fn sparse_to_dense_rel(ctx: &mut Ctx) -> Step {
     check(default.shape.is_empty(), || {
         "default_value should be a scalar".to_string()
     })?;
-    ctx.assign(
-        4,
-        sizes_unknown(
-            &output_shape,
-            "output_shape must have a static length",
-            values.dtype,
-        )?,
-    );
+    let out = sizes_unknown(
+        &output_shape,
+        "output_shape must have a static length",
+        values.dtype,
+    )?;
+    ctx.assign(4, out);
     Ok(true)
 }
 
