@@ -11,7 +11,7 @@
 use super::display::{show_pattern, show_type};
 use super::exhaust::unmatched_cases;
 use super::kind::kind_check;
-use super::relation::RelationFn;
+use super::relation_contract::RelationFn;
 use super::solver::{subst, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;

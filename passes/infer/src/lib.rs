@@ -38,7 +38,7 @@
 //! ```
 
 pub mod checkable;
-pub mod relation;
+pub mod relation_contract;
 pub mod relations;
 
 mod attr_span;

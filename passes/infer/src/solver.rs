@@ -14,7 +14,7 @@
 
 use super::attr_span::attribute_value_span;
 use super::display::{show_dim, show_type};
-use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
+use super::relation_contract::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use relay_ir::diagnostic::{Code, Diagnostic, Label};
 use relay_ir::source::{SourceMap, Span};
 use relay_ir::{

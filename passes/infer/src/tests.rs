@@ -1,7 +1,7 @@
 //! Unit tests of inference with a few simple relations of our own (identity
 //! and broadcasting), so they do not depend on the real relation library.
 
-use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
+use super::relation_contract::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use super::*;
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::printer::{print_module, print_type, PrintOptions};

@@ -7,9 +7,9 @@ use relay_ir::Type;
 
 relations! {
     /// `ArgsortRel`: the data's shape in the `dtype` attribute.
-    argsort => argsort_rel;
+    "Argsort" => argsort_rel;
     /// `TopKRel`: values, indices or both (`ret_type`).
-    topk => topk_rel;
+    "TopK" => topk_rel;
 }
 
 fn argsort_rel(ctx: &mut Ctx) -> Step {
@@ -28,7 +28,7 @@ pub(crate) fn topk_result(
     ctx: &Ctx,
     out_shape: Vec<relay_ir::Dim>,
     data_dtype: relay_ir::dtype::DataType,
-) -> Result<Type, crate::relation::RelationError> {
+) -> Result<Type, crate::relation_contract::RelationError> {
     let values = tensor(out_shape.clone(), data_dtype);
     let indices = tensor(out_shape, ctx.attrs.dtype("dtype")?);
     match ctx.attrs.str("ret_type")?.as_str() {

@@ -14,7 +14,7 @@
 
 use super::by_name;
 use super::test_util::convert;
-use crate::relation::RelationArgs;
+use crate::relation_contract::RelationArgs;
 use relay_ir::dtype::DataType;
 use relay_ir::op::default_value;
 use relay_ir::op::{self, AttrType, OpDef};

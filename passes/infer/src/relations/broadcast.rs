@@ -13,29 +13,29 @@
 use super::display;
 use super::shape::{equal_check, equal_const_int, is_any};
 use super::{check, error, relations, tensor, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
 use relay_ir::{Dim, TensorType, Type};
 
 relations! {
     /// `BroadcastRel`: numpy broadcasting, the first input's dtype.
-    broadcast => broadcast_rel;
+    "Broadcast" => broadcast_rel;
     /// `BroadcastCompRel`: numpy broadcasting, dtype `bool`.
-    broadcast_comp => broadcast_comp_rel;
+    "BroadcastComp" => broadcast_comp_rel;
     /// `WhereRel`: `broadcast(condition, broadcast(x, y))`.
-    where_ => where_rel;
+    "Where" => where_rel;
     /// `BroadCastToRel`: `Tensor[shape attribute, data dtype]`, checked by
     /// broadcasting the data against it.
-    broadcast_to => broadcast_to_rel;
+    "BroadCastTo" => broadcast_to_rel;
     /// `BroadCastToLikeRel`: the second input's type, checked by
     /// broadcasting.
-    broadcast_to_like => broadcast_to_like_rel;
+    "BroadCastToLike" => broadcast_to_like_rel;
     /// `CollapseSumLikeRel`: the second input's type; the first must
     /// broadcast to itself against it.
-    collapse_sum_like => collapse_sum_like_rel;
+    "CollapseSumLike" => collapse_sum_like_rel;
     /// `CollapseSumToRel`: `Tensor[shape attribute (or `?` per element of
     /// the shape input), data dtype]`.
-    collapse_sum_to => collapse_sum_to_rel;
+    "CollapseSumTo" => collapse_sum_to_rel;
 }
 
 /// `ConcreteBroadcast(t1, t2, output_dtype)`.

@@ -9,35 +9,37 @@
 use super::algorithm::topk_result;
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::const_int;
+use super::transform::fill_dtype;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
-use relay_ir::{Dim, TensorType};
+use crate::relation_contract::RelationError;
+use relay_ir::dtype::DataType;
+use relay_ir::{Dim, TensorType, Type};
 
 relations! {
     /// `dyn.reshape`.
-    reshape => reshape_rel;
+    "DynamicReshape" => reshape_rel;
     /// `dyn.broadcast_to`.
-    broadcast_to => broadcast_to_rel;
+    "DynamicBroadCastTo" => broadcast_to_rel;
     /// `dyn.full`.
-    full => full_rel;
+    "DynamicFull" => full_rel;
     /// `dyn.zeros`, `dyn.ones`.
-    init_op => init_op_rel;
+    "DynamicInitOp" => init_op_rel;
     /// `dyn.tile`.
-    tile => tile_rel;
+    "DynamicTile" => tile_rel;
     /// `dyn.strided_slice`.
-    strided_slice => strided_slice_rel;
+    "DynStridedSlice" => strided_slice_rel;
     /// `dyn.sparse_to_dense`.
-    sparse_to_dense => sparse_to_dense_rel;
+    "DynSparseToDense" => sparse_to_dense_rel;
     /// `dyn.nn.pad`.
-    pad => pad_rel;
+    "DynamicPad" => pad_rel;
     /// `dyn.nn.upsampling`.
-    upsampling => upsampling_rel;
+    "DynamicUpSampling" => upsampling_rel;
     /// `dyn.nn.upsampling3d`.
-    upsampling3d => upsampling3d_rel;
+    "DynamicUpSampling3D" => upsampling3d_rel;
     /// `dyn.image.resize2d`.
-    resize2d => resize2d_rel;
+    "DynResize2D" => resize2d_rel;
     /// `dyn.topk`.
-    topk => topk_rel;
+    "DynTopK" => topk_rel;
 }
 
 /// The static length of a 1-D shape tensor (`shape[0].as<IntImmNode>()`).
@@ -55,6 +57,17 @@ fn static_rank(shape_tensor: &TensorType, message: &str) -> Result<usize, Relati
         })
 }
 
+/// A tensor of `dtype` with as many dimensions as the static length of
+/// `shape_tensor` (else the error `message`), every size `?`.
+fn sizes_unknown(
+    shape_tensor: &TensorType,
+    message: &str,
+    dtype: DataType,
+) -> Result<Type, RelationError> {
+    let rank = static_rank(shape_tensor, message)?;
+    Ok(tensor(vec![Dim::Any; rank], dtype))
+}
+
 fn reshape_rel(ctx: &mut Ctx) -> Step {
     let what = "reshape: expect input type to be TensorType but get ";
     let Some(data) = ctx.tensor_or_wait(0, what)? else {
@@ -63,8 +76,12 @@ fn reshape_rel(ctx: &mut Ctx) -> Step {
     let Some(newshape) = ctx.tensor_or_wait(1, what)? else {
         return Ok(false);
     };
-    let rank = static_rank(&newshape, "Dynamic Reshape doesn't support Dynamic Rank")?;
-    ctx.assign(2, tensor(vec![Dim::Any; rank], data.dtype));
+    let out = sizes_unknown(
+        &newshape,
+        "Dynamic Reshape doesn't support Dynamic Rank",
+        data.dtype,
+    )?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -72,8 +89,8 @@ fn broadcast_to_rel(ctx: &mut Ctx) -> Step {
     let (Some(data), Some(target)) = (ctx.tensor(0), ctx.tensor(1)) else {
         return Ok(false);
     };
-    let rank = static_rank(&target, "Target shape must have static rank")?;
-    ctx.assign(2, tensor(vec![Dim::Any; rank], data.dtype));
+    let out = sizes_unknown(&target, "Target shape must have static rank", data.dtype)?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -81,18 +98,9 @@ fn full_rel(ctx: &mut Ctx) -> Step {
     let (Some(fill), Some(shape)) = (ctx.tensor(0), ctx.tensor(1)) else {
         return Ok(false);
     };
-    let mut dtype = ctx.attrs.dtype("dtype")?;
-    if dtype.bits == 0 {
-        dtype = fill.dtype;
-    }
-    check(fill.shape.is_empty(), || {
-        format!(
-            "Fill value should be a scalar but has dimension {}.",
-            fill.shape.len()
-        )
-    })?;
-    let rank = static_rank(&shape, "Parameter shape must have static rank")?;
-    ctx.assign(2, tensor(vec![Dim::Any; rank], dtype));
+    let dtype = fill_dtype(ctx, &fill)?;
+    let out = sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?;
+    ctx.assign(2, out);
     Ok(true)
 }
 
@@ -102,8 +110,8 @@ fn init_op_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let dtype = ctx.attrs.dtype("dtype")?;
-    let rank = static_rank(&shape, "Parameter shape must have static rank")?;
-    ctx.assign(1, tensor(vec![Dim::Any; rank], dtype));
+    let out = sizes_unknown(&shape, "Parameter shape must have static rank", dtype)?;
+    ctx.assign(1, out);
     Ok(true)
 }
 
@@ -163,8 +171,12 @@ fn sparse_to_dense_rel(ctx: &mut Ctx) -> Step {
     check(default.shape.is_empty(), || {
         "default_value should be a scalar".to_string()
     })?;
-    let rank = static_rank(&output_shape, "output_shape must have a static length")?;
-    ctx.assign(4, tensor(vec![Dim::Any; rank], values.dtype));
+    let out = sizes_unknown(
+        &output_shape,
+        "output_shape must have a static length",
+        values.dtype,
+    )?;
+    ctx.assign(4, out);
     Ok(true)
 }
 
@@ -235,10 +247,7 @@ fn resize2d_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let oshape = any_spatial(ctx, &data, "NCHW", 2..4, "Resize only support input")?;
-    let mut out_dtype = ctx.attrs.dtype("out_dtype")?;
-    if out_dtype.bits == 0 {
-        out_dtype = data.dtype;
-    }
+    let out_dtype = ctx.attrs.dtype_or("out_dtype", data.dtype)?;
     ctx.assign(3, tensor(oshape, out_dtype));
     Ok(true)
 }

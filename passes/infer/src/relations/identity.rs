@@ -10,17 +10,17 @@ use relay_ir::Type;
 
 relations! {
     /// `IdentityRel`: every type after the first is the first's.
-    identity => identity_rel;
+    "Identity" => identity_rel;
     /// `IdentityCompRel`: the input's shape with dtype `bool`.
-    identity_comp => identity_comp_rel;
+    "IdentityCompRel" => identity_comp_rel;
     /// `CastRel`: the input's shape with the `dtype` attribute.
-    cast => cast_rel;
+    "Cast" => cast_rel;
     /// `CastLikeRel`: the first input's shape, the second's dtype.
-    cast_like => cast_like_rel;
+    "CastLike" => cast_like_rel;
     /// `ShapeOfRel`: `Tensor[(rank), dtype]` (rank-0 input: a scalar).
-    shape_of => shape_of_rel;
+    "ShapeOf" => shape_of_rel;
     /// `NdarraySizeRel`: a scalar of the `dtype` attribute.
-    ndarray_size => ndarray_size_rel;
+    "NdarraySize" => ndarray_size_rel;
 }
 
 fn identity_rel(ctx: &mut Ctx) -> Step {

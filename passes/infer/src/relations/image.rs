@@ -6,11 +6,11 @@
 
 use super::layout::{BijectiveLayout, Layout};
 use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 
 relations! {
     /// `Resize2DRel` (`image.resize2d`).
-    resize2d => resize2d_rel;
+    "Resize2D" => resize2d_rel;
 }
 
 fn resize2d_rel(ctx: &mut Ctx) -> Step {
@@ -38,10 +38,7 @@ fn resize2d_rel(ctx: &mut Ctx) -> Step {
     let mut oshape = converter.forward_shape(&data.shape)?;
     oshape[2] = size[0].clone();
     oshape[3] = size[1].clone();
-    let mut out_dtype = ctx.attrs.dtype("out_dtype")?;
-    if out_dtype.bits == 0 {
-        out_dtype = data.dtype;
-    }
+    let out_dtype = ctx.attrs.dtype_or("out_dtype", data.dtype)?;
     let oshape = converter.backward_shape(&oshape)?;
     ctx.assign(1, tensor(oshape, out_dtype));
     Ok(true)

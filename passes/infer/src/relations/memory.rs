@@ -8,9 +8,9 @@ use relay_ir::{GlobalTypeVar, Type, TypeKind};
 
 relations! {
     /// `AllocStorageRel`.
-    alloc_storage => alloc_storage_rel;
+    "AllocStorage" => alloc_storage_rel;
     /// `KillRel`.
-    kill => kill_rel;
+    "Kill" => kill_rel;
 }
 
 fn alloc_storage_rel(ctx: &mut Ctx) -> Step {

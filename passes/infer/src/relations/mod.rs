@@ -11,7 +11,7 @@
 //! Relay syntax (see [`display`]).
 //!
 //! Two systematic differences from TVM, forced by the contract in
-//! [`super::relation`]:
+//! [`super::relation_contract`]:
 //!
 //! * TVM lets a relation assign some types and still return `false` (wait);
 //!   our relations either wait without assigning or finish. Where TVM
@@ -30,8 +30,14 @@
 //! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
 //! upsampling, …), [`transform`], [`reduce`], [`algorithm`], [`qnn`],
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
+//!
+//! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
+//! its family's [`relations!`] block (the name is the operator's `rel:` in
+//! `ops.def`), next to the body. The block is the family's table and
+//! [`FAMILIES`] collects the tables; the `coverage_tests` fail while an
+//! operator's relation is neither declared nor listed as awaiting one.
 
-use super::relation::{RelationArgs, RelationError, RelationFn, RelationOutcome};
+use super::relation_contract::{RelationArgs, RelationError, RelationFn, RelationOutcome};
 use relay_ir::dtype::DataType;
 use relay_ir::{AttrValue, Attrs, Dim, ExprKind, TensorType, Type, TypeKind};
 use std::borrow::Cow;
@@ -58,143 +64,49 @@ pub mod vision;
 #[cfg(test)]
 mod audit_tests;
 #[cfg(test)]
+mod coverage_tests;
+#[cfg(test)]
 mod test_util;
 #[cfg(test)]
 mod tests;
 
-/// Every relation name we implement, with its function.
-const RELATIONS: &[(&str, RelationFn)] = &[
-    // identity.rs
-    ("Identity", identity::identity),
-    ("IdentityCompRel", identity::identity_comp),
-    ("Cast", identity::cast),
-    ("CastLike", identity::cast_like),
-    ("ShapeOf", identity::shape_of),
-    ("NdarraySize", identity::ndarray_size),
-    // broadcast.rs
-    ("Broadcast", broadcast::broadcast),
-    ("BroadcastComp", broadcast::broadcast_comp),
-    ("Where", broadcast::where_),
-    ("BroadCastTo", broadcast::broadcast_to),
-    ("BroadCastToLike", broadcast::broadcast_to_like),
-    ("CollapseSumLike", broadcast::collapse_sum_like),
-    ("CollapseSumTo", broadcast::collapse_sum_to),
-    // nn_conv.rs
-    ("Conv1D", nn_conv::conv1d),
-    ("Conv2D", nn_conv::conv2d),
-    ("Conv3D", nn_conv::conv3d),
-    ("Conv2DTranspose", nn_conv::conv2d_transpose),
-    ("Conv3DTranspose", nn_conv::conv3d_transpose),
-    ("Conv2DNCHWc", nn_conv::conv2d_nchwc),
-    ("Conv2DWinograd", nn_conv::conv2d_nchwc),
-    ("DeformableConv2D", nn_conv::deformable_conv2d),
-    // nn_pool.rs
-    ("MaxPool1D", nn_pool::pool1d),
-    ("AvgPool1D", nn_pool::pool1d),
-    ("MaxPool2D", nn_pool::pool2d),
-    ("AvgPool2D", nn_pool::pool2d),
-    ("MaxPool3D", nn_pool::pool3d),
-    ("AvgPool3D", nn_pool::pool3d),
-    ("GlobalAvgPool2D", nn_pool::global_pool2d),
-    ("GlobalMaxPool2D", nn_pool::global_pool2d),
-    ("AdaptiveAvgPool1D", nn_pool::adaptive_pool1d),
-    ("AdaptiveMaxPool1D", nn_pool::adaptive_pool1d),
-    ("AdaptiveAvgPool2D", nn_pool::adaptive_pool2d),
-    ("AdaptiveMaxPool2D", nn_pool::adaptive_pool2d),
-    ("AdaptiveAvgPool3D", nn_pool::adaptive_pool3d),
-    ("AdaptiveMaxPool3D", nn_pool::adaptive_pool3d),
-    // nn_misc.rs
-    ("BiasAdd", nn_misc::bias_add),
-    ("Dense", nn_misc::dense),
-    ("Matmul", nn_misc::dense),
-    ("DensePack", nn_misc::dense_pack),
-    ("BatchMatmul", nn_misc::batch_matmul),
-    ("BinaryDense", nn_misc::binary_dense),
-    ("Softmax", nn_misc::softmax),
-    ("BatchFlatten", nn_misc::batch_flatten),
-    ("Dropout", nn_misc::dropout),
-    ("BatchNorm", nn_misc::batch_norm),
-    ("InstanceNorm", nn_misc::instance_norm),
-    ("LayerNorm", nn_misc::layer_norm),
-    ("GroupNorm", nn_misc::layer_norm),
-    ("NLLLoss", nn_misc::nll_loss),
-    ("SpaceToBatchND", nn_misc::space_to_batch_nd),
-    ("BatchToSpaceND", nn_misc::batch_to_space_nd),
-    ("Pad", nn_misc::pad),
-    ("UpSampling", nn_misc::upsampling),
-    ("UpSampling3D", nn_misc::upsampling3d),
-    // transform.rs
-    ("ExpandDims", transform::expand_dims),
-    ("Squeeze", transform::squeeze),
-    ("Transpose", transform::transpose),
-    ("Reshape", transform::reshape),
-    ("ReshapeLike", transform::reshape_like),
-    ("Concatenate", transform::concatenate),
-    ("Stack", transform::stack),
-    ("Split", transform::split),
-    ("StridedSlice", transform::strided_slice),
-    ("SliceLike", transform::slice_like),
-    ("Take", transform::take),
-    ("Tile", transform::tile),
-    ("Repeat", transform::repeat),
-    ("Full", transform::full),
-    ("FullLike", transform::full_like),
-    ("InitOp", transform::init_op),
-    ("Arange", transform::arange),
-    ("layout_transform", transform::layout_transform),
-    ("OneHot", transform::one_hot),
-    ("SparseToDense", transform::sparse_to_dense),
-    ("MatrixSetDiag", transform::matrix_set_diag),
-    // reduce.rs
-    ("Reduce", reduce::reduce),
-    ("ArgReduce", reduce::arg_reduce),
-    ("Variance", reduce::variance),
-    // algorithm.rs
-    ("Argsort", algorithm::argsort),
-    ("TopK", algorithm::topk),
-    // qnn.rs
-    ("QnnBroadcast", qnn::qnn_broadcast),
-    ("QnnConcatenate", qnn::qnn_concatenate),
-    ("QnnConv2D", qnn::qnn_conv2d),
-    ("QnnConv2DTranspose", qnn::qnn_conv2d_transpose),
-    ("QDense", qnn::qnn_dense),
-    ("Quantize", qnn::quantize),
-    ("Requantize", qnn::requantize),
-    // image.rs
-    ("Resize2D", image::resize2d),
-    // vision.rs
-    ("ROIAlign", vision::roi_align),
-    ("ROIPool", vision::roi_pool),
-    // dynamic.rs
-    ("DynamicReshape", dynamic::reshape),
-    ("DynamicBroadCastTo", dynamic::broadcast_to),
-    ("DynamicFull", dynamic::full),
-    ("DynamicInitOp", dynamic::init_op),
-    ("DynamicTile", dynamic::tile),
-    ("DynStridedSlice", dynamic::strided_slice),
-    ("DynSparseToDense", dynamic::sparse_to_dense),
-    ("DynamicPad", dynamic::pad),
-    ("DynamicUpSampling", dynamic::upsampling),
-    ("DynamicUpSampling3D", dynamic::upsampling3d),
-    ("DynResize2D", dynamic::resize2d),
-    ("DynTopK", dynamic::topk),
-    // memory.rs
-    ("AllocStorage", memory::alloc_storage),
-    ("Kill", memory::kill),
+/// Every family's table of relations (each made by its [`relations!`]
+/// block). A relation is declared once, in its family's block; only a new
+/// family file is added here.
+const FAMILIES: &[Family] = &[
+    identity::RELATIONS,
+    broadcast::RELATIONS,
+    nn_conv::RELATIONS,
+    nn_pool::RELATIONS,
+    nn_misc::RELATIONS,
+    transform::RELATIONS,
+    reduce::RELATIONS,
+    algorithm::RELATIONS,
+    qnn::RELATIONS,
+    image::RELATIONS,
+    vision::RELATIONS,
+    dynamic::RELATIONS,
+    memory::RELATIONS,
 ];
+
+/// One family's relations: each registered name (an operator's `rel:` in
+/// `ops.def`) with its function.
+type Family = &'static [(&'static str, RelationFn)];
+
+/// Every implemented relation with its registered name.
+fn registered() -> impl Iterator<Item = &'static (&'static str, RelationFn)> {
+    FAMILIES.iter().flat_map(|family| family.iter())
+}
 
 /// The relation registered under `name` (the operator's `type_rel`), or
 /// `None` when we have not implemented it.
 pub fn by_name(name: &str) -> Option<RelationFn> {
-    RELATIONS
-        .iter()
-        .find(|(rel, _)| *rel == name)
-        .map(|(_, f)| *f)
+    registered().find(|(rel, _)| *rel == name).map(|(_, f)| *f)
 }
 
 /// The names of every implemented relation.
 pub fn implemented() -> impl Iterator<Item = &'static str> {
-    RELATIONS.iter().map(|(name, _)| *name)
+    registered().map(|(name, _)| *name)
 }
 
 /// The result of one step of a relation: `Ok(true)` when it is done,
@@ -335,20 +247,29 @@ pub(crate) fn run<'a>(
     }
 }
 
-/// Declares public [`RelationFn`]s that run relation bodies.
+/// Declares a family's relations: each entry names the relation as
+/// operators register it (`rel:` in `ops.def`; several names when TVM
+/// registers one function under several) and the body that implements it,
+/// and the block becomes the family's `RELATIONS` table, which
+/// [`FAMILIES`] collects.
+///
+/// ```ignore
+/// relations! {
+///     /// `CastRel`: the input's shape with the `dtype` attribute.
+///     "Cast" => cast_rel;
+///     "MaxPool2D" | "AvgPool2D" => pool2d_rel;
+/// }
+/// ```
 macro_rules! relations {
-    ($($(#[$meta:meta])* $name:ident => $body:path;)*) => {
-        $(
-            $(#[$meta])*
-            pub fn $name(
-                args: &$crate::relation::RelationArgs<'_>,
-            ) -> Result<
-                $crate::relation::RelationOutcome,
-                $crate::relation::RelationError,
-            > {
-                $crate::relations::run(args, $body)
-            }
-        )*
+    ($($(#[doc = $doc:literal])* $($name:literal)|+ => $body:path;)*) => {
+        /// This family's relations by registered name (see `relations!`).
+        pub(super) const RELATIONS: &[(
+            &str,
+            $crate::relation_contract::RelationFn,
+        )] = &[$($((
+            $name,
+            |args| $crate::relations::run(args, $body),
+        ),)+)*];
     };
 }
 pub(crate) use relations;
@@ -507,6 +428,13 @@ impl<'a> AttrsView<'a> {
             AttrValue::Null => Ok(DataType::void()),
             _ => Err(bad(name, "a data type")),
         }
+    }
+
+    /// A `DataType` field where void means `fallback` (`out_dtype` of most
+    /// operators: the input's dtype unless given).
+    pub fn dtype_or(&self, name: &str, fallback: DataType) -> Result<DataType, RelationError> {
+        let dtype = self.dtype(name)?;
+        Ok(if dtype.bits == 0 { fallback } else { dtype })
     }
 
     /// A `PrimExpr` field that may be null (`channels`, `units`).

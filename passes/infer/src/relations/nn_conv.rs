@@ -21,27 +21,27 @@ use super::display::{self, shape_array};
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::assert_eq as dims_equal;
 use super::shape::{add, c_int, const_int, dim_dtype, floordiv, is_any, mul, sub, truncdiv, I32};
-use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use super::{check, error, relations, tensor, AboutAttribute, AttrsView, Ctx, Step};
+use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
 use relay_ir::Dim;
 
 relations! {
     /// `Conv1DRel`.
-    conv1d => conv1d_rel;
+    "Conv1D" => conv1d_rel;
     /// `Conv2DRel`.
-    conv2d => conv2d_rel;
+    "Conv2D" => conv2d_rel;
     /// `Conv3DRel`.
-    conv3d => conv3d_rel;
+    "Conv3D" => conv3d_rel;
     /// `Conv2DTransposeRel`.
-    conv2d_transpose => conv2d_transpose_rel;
+    "Conv2DTranspose" => conv2d_transpose_rel;
     /// `Conv3DTransposeRel`.
-    conv3d_transpose => conv3d_transpose_rel;
+    "Conv3DTranspose" => conv3d_transpose_rel;
     /// `Conv2DWinogradRel` (`Conv2DNCHWc`, `Conv2DWinograd`): the weight is
     /// never checked nor assigned; `kernel_size` and `channels` must be set.
-    conv2d_nchwc => conv2d_winograd_rel;
+    "Conv2DNCHWc" | "Conv2DWinograd" => conv2d_winograd_rel;
     /// `DeformableConv2DRel`: assigns the offset's type too.
-    deformable_conv2d => deformable_conv2d_rel;
+    "DeformableConv2D" => deformable_conv2d_rel;
 }
 
 /// `arr[i]`, an error where TVM would read past the end.
@@ -60,18 +60,172 @@ fn repr(layout: &str) -> String {
     format!("Layout({layout})")
 }
 
-fn parse_layout(name: &str) -> Result<Layout, RelationError> {
-    Layout::parse(name)
+/// A convolution's three layout conversions: the data and the output to the
+/// canonical data layout (`NCW`, `NCHW`, `NCDHW`), the kernel to the
+/// canonical kernel layout (`OIHW`, `IOHW`, `GOIHW`, …).
+struct ConvLayouts {
+    data: BijectiveLayout,
+    kernel: BijectiveLayout,
+    out: BijectiveLayout,
 }
 
-/// `BijectiveLayout(from, to)`, or an error with `message`.
-fn bijective(
-    from: &Layout,
-    to: &str,
-    message: impl FnOnce() -> String,
-) -> Result<BijectiveLayout, RelationError> {
-    let to = Layout::parse(to)?;
-    BijectiveLayout::new(from, &to).ok_or_else(|| RelationError::new(message()))
+/// Which layout an error is about.
+#[derive(Clone, Copy)]
+enum LayoutRole {
+    Input,
+    Kernel,
+    Output,
+}
+
+/// How an operator words its "layout not convertible" errors: TVM's
+/// relations each write their own, and we keep their words exactly.
+#[derive(Clone, Copy)]
+enum LayoutWording {
+    /// `{op} only support {input,kernel,output} layouts that are convertible
+    /// from NCW. But got Layout(NWC)` (`Conv1DRel`, `Conv3DRel`,
+    /// `Conv3DTransposeRel`, `Conv2DWinogradRel`).
+    ButGot,
+    /// As [`LayoutWording::ButGot`], except that the kernel's target is
+    /// written as a layout and repeated at the end (`Conv2DTransposeRel`).
+    ButGotKernelRepeated,
+    /// `{op} only support input layouts that are convertible from NCHW. The
+    /// provided layout is: Layout(NWC)`, with no space before `The` in the
+    /// output's message (`Conv2DRel`, `DeformableConv2DRel`);
+    /// `kernel_target_as_layout`: the kernel's target is written as
+    /// `Layout(OIHW)` (`Conv2DRel`).
+    Provided { kernel_target_as_layout: bool },
+}
+
+impl LayoutWording {
+    fn message(self, op: &str, role: LayoutRole, target: &str, got: &str) -> String {
+        let role_name = match role {
+            LayoutRole::Input => "input",
+            LayoutRole::Kernel => "kernel",
+            LayoutRole::Output => "output",
+        };
+        let head = format!("{op} only support {role_name} layouts that are convertible from");
+        let got = repr(got);
+        match (self, role) {
+            (LayoutWording::ButGotKernelRepeated, LayoutRole::Kernel) => {
+                let target = repr(target);
+                format!("{head} {target}. But got {got} {target}")
+            }
+            (LayoutWording::ButGot | LayoutWording::ButGotKernelRepeated, _) => {
+                format!("{head} {target}. But got {got}")
+            }
+            (LayoutWording::Provided { .. }, LayoutRole::Input) => {
+                format!("{head} {target}. The provided layout is: {got}")
+            }
+            (
+                LayoutWording::Provided {
+                    kernel_target_as_layout,
+                },
+                LayoutRole::Kernel,
+            ) => {
+                let target = if kernel_target_as_layout {
+                    repr(target)
+                } else {
+                    target.to_string()
+                };
+                format!("{head} {target}. The provided layout is: {got}")
+            }
+            (LayoutWording::Provided { .. }, LayoutRole::Output) => {
+                format!("{head} {target}.The provided layout is: {got}")
+            }
+        }
+    }
+}
+
+/// The layout preamble every convolution relation shares, in TVM's order:
+/// the data and kernel layouts are parsed, converted to `data_target` and
+/// `kernel_target`, then the output layout (the data's when `out_layout` is
+/// empty) to `data_target`; each error is about its attribute.
+fn conv_layouts(
+    ctx: &Ctx,
+    op: &str,
+    wording: LayoutWording,
+    data_target: &str,
+    kernel_target: &str,
+) -> Result<ConvLayouts, RelationError> {
+    let attrs = ctx.attrs;
+    let data_name = attrs.str("data_layout")?;
+    let kernel_name = attrs.str("kernel_layout")?;
+    let data_layout = Layout::parse(&data_name).about("data_layout")?;
+    let kernel_layout = Layout::parse(&kernel_name).about("kernel_layout")?;
+    let convert = |layout: &Layout, role: LayoutRole, target: &str, name: &str| {
+        let to = Layout::parse(target)?;
+        BijectiveLayout::new(layout, &to)
+            .ok_or_else(|| RelationError::new(wording.message(op, role, target, name)))
+    };
+    let data =
+        convert(&data_layout, LayoutRole::Input, data_target, &data_name).about("data_layout")?;
+    let kernel = convert(
+        &kernel_layout,
+        LayoutRole::Kernel,
+        kernel_target,
+        &kernel_name,
+    )
+    .about("kernel_layout")?;
+    let out_name = match attrs.str("out_layout")? {
+        s if s.is_empty() => data_name,
+        s => s,
+    };
+    let out_layout = Layout::parse(&out_name).about("out_layout")?;
+    let out =
+        convert(&out_layout, LayoutRole::Output, data_target, &out_name).about("out_layout")?;
+    Ok(ConvLayouts { data, kernel, out })
+}
+
+/// TVM's `ICHECK_EQ(name.size(), n)` on an attribute list.
+fn check_len(list: &[Dim], n: usize, name: &'static str) -> Result<(), RelationError> {
+    check(list.len() == n, || {
+        format!(
+            "Check failed: {name}.size() == {n} ({} vs. {n})",
+            list.len()
+        )
+    })
+    .about(name)
+}
+
+/// The kernel sizes of a given weight (in the canonical kernel layout, its
+/// axes 2…) agree with the `kernel_size` attribute, checked to have one size
+/// per spatial axis.
+fn check_kernel_size(op: &str, kernel_size: &[Dim], wshape: &[Dim]) -> Result<(), RelationError> {
+    let agree = kernel_size
+        .iter()
+        .enumerate()
+        .all(|(i, k)| dims_equal(k, &wshape[i + 2]));
+    check(agree, || {
+        format!(
+            "{op}: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
+            shape_array(kernel_size),
+            shape_array(wshape)
+        )
+    })
+}
+
+/// The output channels of a given weight (axis 0 in the canonical kernel
+/// layout) agree with the `channels` attribute.
+fn check_channels(op: &str, channels: &Dim, wshape: &[Dim]) -> Result<(), RelationError> {
+    check(dims_equal(channels, &wshape[0]), || {
+        format!(
+            "{op}: shape of weight is inconsistent with channels,  channels={} wshape={}",
+            display::dim(channels),
+            shape_array(wshape)
+        )
+    })
+}
+
+/// Assigns the weight the shape inferred from `kernel_size` and `channels`,
+/// with the weight's dtype when it is known, the data's otherwise.
+fn assign_weight(
+    ctx: &mut Ctx,
+    slot: usize,
+    shape: Vec<Dim>,
+    weight: Option<DataType>,
+    data: DataType,
+) {
+    ctx.assign(slot, tensor(shape, weight.unwrap_or(data)));
 }
 
 /// `1 + (k - 1) * dilation`.
@@ -138,23 +292,64 @@ fn transposed_size(
     )
 }
 
+/// The output shape in the canonical layout: the batch, `channels`, and
+/// per spatial axis `i` the [`out_size`] of `dshape[2 + i]` with `pads[i]`,
+/// `dilated[i]` and the `strides` attribute's `i`-th value.
+fn out_shape(
+    attrs: AttrsView,
+    dshape: &[Dim],
+    channels: Dim,
+    pads: &[Dim],
+    dilated: &[Dim],
+) -> Result<Vec<Dim>, RelationError> {
+    let strides = attrs.dims_or_empty("strides")?;
+    let mut oshape = vec![dshape[0].clone(), channels];
+    for i in 0..pads.len() {
+        let stride = at(&strides, i, "strides")?;
+        oshape.push(out_size(&dshape[i + 2], &pads[i], &dilated[i], &stride)?);
+    }
+    Ok(oshape)
+}
+
+/// As [`out_shape`] for a transposed convolution: each spatial size is the
+/// [`transposed_size`] with the `strides` and `output_padding` attributes'
+/// `i`-th values.
+fn transposed_out_shape(
+    attrs: AttrsView,
+    dshape: &[Dim],
+    channels: Dim,
+    pads: &[Dim],
+    dilated: &[Dim],
+) -> Result<Vec<Dim>, RelationError> {
+    let strides = attrs.dims_or_empty("strides")?;
+    let output_padding = attrs.dims_or_empty("output_padding")?;
+    let mut oshape = vec![dshape[0].clone(), channels];
+    for i in 0..pads.len() {
+        let stride = at(&strides, i, "strides")?;
+        let extra = at(&output_padding, i, "output_padding")?;
+        oshape.push(transposed_size(
+            &dshape[i + 2],
+            &stride,
+            &dilated[i],
+            &pads[i],
+            &extra,
+        ));
+    }
+    Ok(oshape)
+}
+
 /// `out_dtype`, or the data's dtype when void; `Conv2DRel` and `Conv3DRel`
-/// fall back to the weight's when the data's is void too.
+/// fall back to the weight's (`weight`) when the data's is void too.
 fn out_dtype(
     ctx: &Ctx,
     data: DataType,
     weight: Option<DataType>,
 ) -> Result<DataType, RelationError> {
-    let mut dtype = ctx.attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data;
-        if dtype.bits == 0 {
-            if let Some(w) = weight {
-                dtype = w;
-            }
-        }
-    }
-    Ok(dtype)
+    let dtype = ctx.attrs.dtype_or("out_dtype", data)?;
+    Ok(match weight {
+        Some(w) if dtype.bits == 0 => w,
+        _ => dtype,
+    })
 }
 
 fn groups_dim(groups: i64) -> Dim {
@@ -168,40 +363,17 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
     let weight = ctx.tensor(1);
     let attrs = ctx.attrs;
     let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let out_layout_name = attrs.str("out_layout")?;
     let groups = attrs.int("groups")?;
-    let in_layout = parse_layout(&data_layout_name).about("data_layout")?;
-    let kernel_layout = parse_layout(&kernel_layout_name).about("kernel_layout")?;
-    let is_dnnl_group_conv = groups > 1 && kernel_layout_name.contains('G');
+    let is_dnnl_group_conv = groups > 1 && attrs.str("kernel_layout")?.contains('G');
     let k_oihw = if is_dnnl_group_conv { "GOIHW" } else { "OIHW" };
-
-    let trans_in = bijective(&in_layout, "NCHW", || {
-        format!(
-            "conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
-            repr(&data_layout_name)
-        )
-    }).about("data_layout")?;
-    let trans_kernel = bijective(&kernel_layout, k_oihw, || {
-        format!(
-            "conv2d only support kernel layouts that are convertible from {}. The provided layout is: {}",
-            repr(k_oihw),
-            repr(&kernel_layout_name)
-        )
-    }).about("kernel_layout")?;
-    let out_layout_name = if out_layout_name.is_empty() {
-        data_layout_name.clone()
-    } else {
-        out_layout_name
+    let wording = LayoutWording::Provided {
+        kernel_target_as_layout: true,
     };
-    let out_layout = parse_layout(&out_layout_name).about("out_layout")?;
-    let trans_out = bijective(&out_layout, "NCHW", || {
-        format!(
-            "conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
-            repr(&out_layout_name)
-        )
-    }).about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(ctx, "conv2d", wording, "NCHW", k_oihw)?;
 
     let dshape = trans_in.forward_shape(&data.shape)?;
     let is_depthwise = if groups > 1 {
@@ -221,20 +393,8 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
     let dilation = attrs.dims_or_empty("dilation")?;
     let (channels, dilated_y, dilated_x);
     if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
-        check(kernel_size.len() == 2, || {
-            format!(
-                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                kernel_size.len()
-            )
-        })
-        .about("kernel_size")?;
-        check(dilation.len() == 2, || {
-            format!(
-                "Check failed: dilation.size() == 2 ({} vs. 2)",
-                dilation.len()
-            )
-        })
-        .about("dilation")?;
+        check_len(kernel_size, 2, "kernel_size")?;
+        check_len(&dilation, 2, "dilation")?;
         let g = groups_dim(groups);
         let wshape = if is_dnnl_group_conv {
             vec![
@@ -263,21 +423,14 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
         channels = channels_attr.clone();
         dilated_y = dilated(&kernel_size[0], &dilation[0]);
         dilated_x = dilated(&kernel_size[1], &dilation[1]);
-        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
-        ctx.assign(1, tensor(wshape, weight_dtype));
+        assign_weight(ctx, 1, wshape, weight.as_ref().map(|w| w.dtype), data.dtype);
     } else {
         let Some(weight) = &weight else {
             return Ok(false);
         };
         let wshape = trans_kernel.forward_shape(&weight.shape)?;
         if let Some(kernel_size) = &kernel_size {
-            check(kernel_size.len() == 2, || {
-                format!(
-                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                    kernel_size.len()
-                )
-            })
-            .about("kernel_size")?;
+            check_len(kernel_size, 2, "kernel_size")?;
             if !dims_equal(&kernel_size[0], &wshape[2]) || !dims_equal(&kernel_size[1], &wshape[3])
             {
                 return error(format!(
@@ -317,13 +470,13 @@ pub(crate) fn conv2d_rel(ctx: &mut Ctx) -> Step {
         dilated_x = dilated(&wshape[3], &dilation[1]);
     }
     let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
-    let strides = attrs.dims_or_empty("strides")?;
-    let oshape = vec![
-        dshape[0].clone(),
+    let oshape = out_shape(
+        attrs,
+        &dshape,
         channels,
-        out_size(&dshape[2], &pad_h, &dilated_y, &at(&strides, 0, "strides")?)?,
-        out_size(&dshape[3], &pad_w, &dilated_x, &at(&strides, 1, "strides")?)?,
-    ];
+        &[pad_h, pad_w],
+        &[dilated_y, dilated_x],
+    )?;
     let oshape = trans_out.backward_shape(&oshape)?;
     ctx.assign(2, tensor(oshape, out_dtype));
     Ok(true)
@@ -335,45 +488,11 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
     };
     let weight = ctx.tensor(1);
     let attrs = ctx.attrs;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(
-        &parse_layout(&data_layout_name).about("data_layout")?,
-        "NCW",
-        || {
-            format!(
-                "Conv only support input layouts that are convertible from NCW. But got {}",
-                repr(&data_layout_name)
-            )
-        },
-    )
-    .about("data_layout")?;
-    let trans_kernel = bijective(
-        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
-        "OIW",
-        || {
-            format!(
-                "Conv only support kernel layouts that are convertible from OIW. But got {}",
-                repr(&kernel_layout_name)
-            )
-        },
-    )
-    .about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(
-        &parse_layout(&out_layout_name).about("out_layout")?,
-        "NCW",
-        || {
-            format!(
-                "Conv only support output layouts that are convertible from NCW. But got {}",
-                repr(&out_layout_name)
-            )
-        },
-    )
-    .about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(ctx, "Conv", LayoutWording::ButGot, "NCW", "OIW")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -390,8 +509,7 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
         let wshape = trans_kernel.backward_shape(&wshape)?;
         channels = channels_attr.clone();
         dilated_k = dilated(&k0, &at(&dilation, 0, "dilation")?);
-        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
-        ctx.assign(1, tensor(wshape, weight_dtype));
+        assign_weight(ctx, 1, wshape, weight.as_ref().map(|w| w.dtype), data.dtype);
     } else {
         let Some(weight) = &weight else {
             return Ok(false);
@@ -410,13 +528,7 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
             )?;
         }
         if let Some(channels_attr) = &channels_attr {
-            check(dims_equal(channels_attr, &wshape[0]), || {
-                format!(
-                    "Conv1D: shape of weight is inconsistent with channels,  channels={} wshape={}",
-                    display::dim(channels_attr),
-                    shape_array(&wshape)
-                )
-            })?;
+            check_channels("Conv1D", channels_attr, &wshape)?;
         }
         if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
             check(dims_equal(&dshape[1], &wshape[1]), || {
@@ -443,10 +555,7 @@ fn conv1d_rel(ctx: &mut Ctx) -> Step {
             &c_int(1),
         )
     };
-    let mut dtype = attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data.dtype;
-    }
+    let dtype = out_dtype(ctx, data.dtype, None)?;
     let oshape = trans_out.backward_shape(&[dshape[0].clone(), channels, width])?;
     ctx.assign(2, tensor(oshape, dtype));
     Ok(true)
@@ -459,45 +568,11 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
     let weight = ctx.tensor(1);
     let attrs = ctx.attrs;
     let out_dtype = out_dtype(ctx, data.dtype, weight.as_ref().map(|w| w.dtype))?;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(
-        &parse_layout(&data_layout_name).about("data_layout")?,
-        "NCDHW",
-        || {
-            format!(
-                "Conv only support input layouts that are convertible from NCDHW. But got {}",
-                repr(&data_layout_name)
-            )
-        },
-    )
-    .about("data_layout")?;
-    let trans_kernel = bijective(
-        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
-        "OIDHW",
-        || {
-            format!(
-                "Conv only support kernel layouts that are convertible from OIDHW. But got {}",
-                repr(&kernel_layout_name)
-            )
-        },
-    )
-    .about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(
-        &parse_layout(&out_layout_name).about("out_layout")?,
-        "NCDHW",
-        || {
-            format!(
-                "Conv only support output layouts that are convertible from NCDHW. But got {}",
-                repr(&out_layout_name)
-            )
-        },
-    )
-    .about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(ctx, "Conv", LayoutWording::ButGot, "NCDHW", "OIDHW")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -506,20 +581,8 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
     let channels;
     let mut dilated_k = Vec::with_capacity(3);
     if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
-        check(kernel_size.len() == 3, || {
-            format!(
-                "Check failed: kernel_size.size() == 3 ({} vs. 3)",
-                kernel_size.len()
-            )
-        })
-        .about("kernel_size")?;
-        check(dilation.len() == 3, || {
-            format!(
-                "Check failed: dilation.size() == 3 ({} vs. 3)",
-                dilation.len()
-            )
-        })
-        .about("dilation")?;
+        check_len(kernel_size, 3, "kernel_size")?;
+        check_len(&dilation, 3, "dilation")?;
         let mut wshape = vec![channels_attr.clone(), floordiv(&dshape[1], &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -527,40 +590,18 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
         for i in 0..3 {
             dilated_k.push(dilated(&kernel_size[i], &dilation[i]));
         }
-        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
-        ctx.assign(1, tensor(wshape, weight_dtype));
+        assign_weight(ctx, 1, wshape, weight.as_ref().map(|w| w.dtype), data.dtype);
     } else {
         let Some(weight) = &weight else {
             return Ok(false);
         };
         let wshape = trans_kernel.forward_shape(&weight.shape)?;
         if let Some(kernel_size) = &kernel_size {
-            check(kernel_size.len() == 3, || {
-                format!(
-                    "Check failed: kernel_size.size() == 3 ({} vs. 3)",
-                    kernel_size.len()
-                )
-            })
-            .about("kernel_size")?;
-            check(
-                (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
-                || {
-                    format!(
-                        "Conv3D: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
-                        shape_array(kernel_size),
-                        shape_array(&wshape)
-                    )
-                },
-            )?;
+            check_len(kernel_size, 3, "kernel_size")?;
+            check_kernel_size("Conv3D", kernel_size, &wshape)?;
         }
         if let Some(channels_attr) = &channels_attr {
-            check(dims_equal(channels_attr, &wshape[0]), || {
-                format!(
-                    "Conv3D: shape of weight is inconsistent with channels,  channels={} wshape={}",
-                    display::dim(channels_attr),
-                    shape_array(&wshape)
-                )
-            })?;
+            check_channels("Conv3D", channels_attr, &wshape)?;
         }
         if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
             let per_group = floordiv(&dshape[1], &groups)?;
@@ -575,16 +616,7 @@ fn conv3d_rel(ctx: &mut Ctx) -> Step {
         }
     }
     let pad = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
-    let strides = attrs.dims_or_empty("strides")?;
-    let mut oshape = vec![dshape[0].clone(), channels];
-    for i in 0..3 {
-        oshape.push(out_size(
-            &dshape[i + 2],
-            &pad[i],
-            &dilated_k[i],
-            &at(&strides, i, "strides")?,
-        )?);
-    }
+    let oshape = out_shape(attrs, &dshape, channels, &pad, &dilated_k)?;
     let oshape = trans_out.backward_shape(&oshape)?;
     ctx.assign(2, tensor(oshape, out_dtype));
     Ok(true)
@@ -596,35 +628,20 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
     };
     let weight = ctx.tensor(1);
     let attrs = ctx.attrs;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
     let groups_value = attrs.int("groups")?;
-    let is_dnnl_group_conv = groups_value > 1 && kernel_layout_name.contains('G');
+    let is_dnnl_group_conv = groups_value > 1 && attrs.str("kernel_layout")?.contains('G');
     let k_iohw = if is_dnnl_group_conv { "GIOHW" } else { "IOHW" };
-    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
-        format!(
-            "Conv2DTransposed only support input layouts that are convertible from NCHW. But got {}",
-            repr(&data_layout_name)
-        )
-    }).about("data_layout")?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, k_iohw, || {
-        format!(
-            "Conv2DTransposed only support kernel layouts that are convertible from {}. But got {} {}",
-            repr(k_iohw),
-            repr(&kernel_layout_name),
-            repr(k_iohw)
-        )
-    }).about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
-        format!(
-            "Conv2DTransposed only support output layouts that are convertible from NCHW. But got {}",
-            repr(&out_layout_name)
-        )
-    }).about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(
+        ctx,
+        "Conv2DTransposed",
+        LayoutWording::ButGotKernelRepeated,
+        "NCHW",
+        k_iohw,
+    )?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(groups_value);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -632,20 +649,8 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
     let dilation = attrs.dims_or_empty("dilation")?;
     let (channels, dilated_y, dilated_x);
     if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
-        check(kernel_size.len() == 2, || {
-            format!(
-                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                kernel_size.len()
-            )
-        })
-        .about("kernel_size")?;
-        check(dilation.len() == 2, || {
-            format!(
-                "Check failed: dilation.size() == 2 ({} vs. 2)",
-                dilation.len()
-            )
-        })
-        .about("dilation")?;
+        check_len(kernel_size, 2, "kernel_size")?;
+        check_len(&dilation, 2, "dilation")?;
         let wshape = if is_dnnl_group_conv {
             vec![
                 groups.clone(),
@@ -666,31 +671,15 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&kernel_size[0], &dilation[0]);
         dilated_x = dilated(&kernel_size[1], &dilation[1]);
         channels = channels_attr.clone();
-        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
-        ctx.assign(1, tensor(wshape, weight_dtype));
+        assign_weight(ctx, 1, wshape, weight.as_ref().map(|w| w.dtype), data.dtype);
     } else {
         let Some(weight) = &weight else {
             return Ok(false);
         };
         let wshape = trans_kernel.forward_shape(&weight.shape)?;
         if let Some(kernel_size) = &kernel_size {
-            check(kernel_size.len() == 2, || {
-                format!(
-                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                    kernel_size.len()
-                )
-            })
-            .about("kernel_size")?;
-            check(
-                dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
-                || {
-                    format!(
-                        "Conv2DTransposed: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
-                        shape_array(kernel_size),
-                        shape_array(&wshape)
-                    )
-                },
-            )?;
+            check_len(kernel_size, 2, "kernel_size")?;
+            check_kernel_size("Conv2DTransposed", kernel_size, &wshape)?;
         }
         if let Some(channels_attr) = &channels_attr {
             let per_group = floordiv(channels_attr, &groups)?;
@@ -716,30 +705,14 @@ pub(crate) fn conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_x = dilated(&wshape[3], &at(&dilation, 1, "dilation")?);
     }
     let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
-    let strides = attrs.dims_or_empty("strides")?;
-    let output_padding = attrs.dims_or_empty("output_padding")?;
-    let oshape = vec![
-        dshape[0].clone(),
+    let oshape = transposed_out_shape(
+        attrs,
+        &dshape,
         channels,
-        transposed_size(
-            &dshape[2],
-            &at(&strides, 0, "strides")?,
-            &dilated_y,
-            &pad_h,
-            &at(&output_padding, 0, "output_padding")?,
-        ),
-        transposed_size(
-            &dshape[3],
-            &at(&strides, 1, "strides")?,
-            &dilated_x,
-            &pad_w,
-            &at(&output_padding, 1, "output_padding")?,
-        ),
-    ];
-    let mut dtype = attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data.dtype;
-    }
+        &[pad_h, pad_w],
+        &[dilated_y, dilated_x],
+    )?;
+    let dtype = out_dtype(ctx, data.dtype, None)?;
     let oshape = trans_out.backward_shape(&oshape)?;
     ctx.assign(2, tensor(oshape, dtype));
     Ok(true)
@@ -751,30 +724,17 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
     };
     let weight = ctx.tensor(1);
     let attrs = ctx.attrs;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCDHW", || {
-        format!(
-            "Conv3d_transpose only support input layouts that are convertible from NCDHW. But got {}",
-            repr(&data_layout_name)
-        )
-    }).about("data_layout")?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "IODHW", || {
-        format!(
-            "Conv3d_transpose only support kernel layouts that are convertible from IODHW. But got {}",
-            repr(&kernel_layout_name)
-        )
-    }).about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCDHW", || {
-        format!(
-            "Conv3d_transpose only support output layouts that are convertible from NCDHW. But got {}",
-            repr(&out_layout_name)
-        )
-    }).about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(
+        ctx,
+        "Conv3d_transpose",
+        LayoutWording::ButGot,
+        "NCDHW",
+        "IODHW",
+    )?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups_value = attrs.int("groups")?;
     let groups = groups_dim(groups_value);
@@ -785,20 +745,8 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
     // TVM's names: `d` for depth, then `y` and `x` (see below).
     let (dilated_d, dilated_y, dilated_x);
     if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
-        check(kernel_size.len() == 3, || {
-            format!(
-                "Check failed: kernel_size.size() == 3 ({} vs. 3)",
-                kernel_size.len()
-            )
-        })
-        .about("kernel_size")?;
-        check(dilation.len() == 3, || {
-            format!(
-                "Check failed: dilation.size() == 3 ({} vs. 3)",
-                dilation.len()
-            )
-        })
-        .about("dilation")?;
+        check_len(kernel_size, 3, "kernel_size")?;
+        check_len(&dilation, 3, "dilation")?;
         let mut wshape = vec![dshape[1].clone(), floordiv(channels_attr, &groups)?];
         wshape.extend(kernel_size.iter().cloned());
         let wshape = trans_kernel.backward_shape(&wshape)?;
@@ -806,31 +754,15 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&kernel_size[1], &dilation[1]);
         dilated_x = dilated(&kernel_size[2], &dilation[2]);
         channels = channels_attr.clone();
-        let weight_dtype = weight.as_ref().map_or(data.dtype, |w| w.dtype);
-        ctx.assign(1, tensor(wshape, weight_dtype));
+        assign_weight(ctx, 1, wshape, weight.as_ref().map(|w| w.dtype), data.dtype);
     } else {
         let Some(weight) = &weight else {
             return Ok(false);
         };
         let wshape = trans_kernel.forward_shape(&weight.shape)?;
         if let Some(kernel_size) = &kernel_size {
-            check(kernel_size.len() == 3, || {
-                format!(
-                    "Check failed: kernel_size.size() == 3 ({} vs. 3)",
-                    kernel_size.len()
-                )
-            })
-            .about("kernel_size")?;
-            check(
-                (0..3).all(|i| dims_equal(&kernel_size[i], &wshape[i + 2])),
-                || {
-                    format!(
-                        "Conv3DTransposed: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
-                        shape_array(kernel_size),
-                        shape_array(&wshape)
-                    )
-                },
-            )?;
+            check_len(kernel_size, 3, "kernel_size")?;
+            check_kernel_size("Conv3DTransposed", kernel_size, &wshape)?;
         }
         if let Some(channels_attr) = &channels_attr {
             let per_group = floordiv(channels_attr, &groups)?;
@@ -855,37 +787,14 @@ fn conv3d_transpose_rel(ctx: &mut Ctx) -> Step {
         dilated_y = dilated(&wshape[4], &at(&dilation, 2, "dilation")?);
     }
     let [pad_d, pad_h, pad_w] = padding_dhw(&attrs.dims_or_empty("padding")?).about("padding")?;
-    let strides = attrs.dims_or_empty("strides")?;
-    let output_padding = attrs.dims_or_empty("output_padding")?;
-    let oshape = vec![
-        dshape[0].clone(),
+    let oshape = transposed_out_shape(
+        attrs,
+        &dshape,
         channels,
-        transposed_size(
-            &dshape[2],
-            &at(&strides, 0, "strides")?,
-            &dilated_d,
-            &pad_d,
-            &at(&output_padding, 0, "output_padding")?,
-        ),
-        transposed_size(
-            &dshape[3],
-            &at(&strides, 1, "strides")?,
-            &dilated_y,
-            &pad_h,
-            &at(&output_padding, 1, "output_padding")?,
-        ),
-        transposed_size(
-            &dshape[4],
-            &at(&strides, 2, "strides")?,
-            &dilated_x,
-            &pad_w,
-            &at(&output_padding, 2, "output_padding")?,
-        ),
-    ];
-    let mut dtype = attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data.dtype;
-    }
+        &[pad_d, pad_h, pad_w],
+        &[dilated_d, dilated_y, dilated_x],
+    )?;
+    let dtype = out_dtype(ctx, data.dtype, None)?;
     let oshape = trans_out.backward_shape(&oshape)?;
     ctx.assign(2, tensor(oshape, dtype));
     Ok(true)
@@ -896,45 +805,11 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let attrs = ctx.attrs;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(
-        &parse_layout(&data_layout_name).about("data_layout")?,
-        "NCHW",
-        || {
-            format!(
-                "Conv only support input layouts that are convertible from NCHW. But got {}",
-                repr(&data_layout_name)
-            )
-        },
-    )
-    .about("data_layout")?;
-    bijective(
-        &parse_layout(&kernel_layout_name).about("kernel_layout")?,
-        "OIHW",
-        || {
-            format!(
-                "Conv only support kernel layouts that are convertible from OIHW. But got {}",
-                repr(&kernel_layout_name)
-            )
-        },
-    )
-    .about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(
-        &parse_layout(&out_layout_name).about("out_layout")?,
-        "NCHW",
-        || {
-            format!(
-                "Conv only support output layouts that are convertible from NCHW. But got {}",
-                repr(&out_layout_name)
-            )
-        },
-    )
-    .about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        out: trans_out,
+        ..
+    } = conv_layouts(ctx, "Conv", LayoutWording::ButGot, "NCHW", "OIHW")?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let (Some(kernel_size), Some(channels)) = (attrs.dims("kernel_size")?, attrs.dim("channels")?)
     else {
@@ -943,20 +818,8 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
         );
     };
     let dilation = attrs.dims_or_empty("dilation")?;
-    check(kernel_size.len() == 2, || {
-        format!(
-            "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-            kernel_size.len()
-        )
-    })
-    .about("kernel_size")?;
-    check(dilation.len() == 2, || {
-        format!(
-            "Check failed: dilation.size() == 2 ({} vs. 2)",
-            dilation.len()
-        )
-    })
-    .about("dilation")?;
+    check_len(&kernel_size, 2, "kernel_size")?;
+    check_len(&dilation, 2, "dilation")?;
     let dilated_y = dilated(&kernel_size[0], &dilation[0]);
     let dilated_x = dilated(&kernel_size[1], &dilation[1]);
     let (pad_h, pad_w) = padding_hw(&attrs.dims_or_empty("padding")?).about("padding")?;
@@ -977,10 +840,7 @@ fn conv2d_winograd_rel(ctx: &mut Ctx) -> Step {
         size(&dshape[2], &pad_h, &dilated_y, &at(&strides, 0, "strides")?)?,
         size(&dshape[3], &pad_w, &dilated_x, &at(&strides, 1, "strides")?)?,
     ];
-    let mut dtype = attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data.dtype;
-    }
+    let dtype = out_dtype(ctx, data.dtype, None)?;
     let oshape = trans_out.backward_shape(&oshape)?;
     ctx.assign(2, tensor(oshape, dtype));
     Ok(true)
@@ -993,30 +853,19 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
     };
     let weight = ctx.tensor(2);
     let attrs = ctx.attrs;
-    let data_layout_name = attrs.str("data_layout")?;
-    let kernel_layout_name = attrs.str("kernel_layout")?;
-    let trans_in = bijective(&parse_layout(&data_layout_name).about("data_layout")?, "NCHW", || {
-        format!(
-            "deformable_conv2d only support input layouts that are convertible from NCHW. The provided layout is: {}",
-            repr(&data_layout_name)
-        )
-    }).about("data_layout")?;
-    let trans_kernel = bijective(&parse_layout(&kernel_layout_name).about("kernel_layout")?, "OIHW", || {
-        format!(
-            "deformable_conv2d only support kernel layouts that are convertible from OIHW. The provided layout is: {}",
-            repr(&kernel_layout_name)
-        )
-    }).about("kernel_layout")?;
-    let out_layout_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_layout_name.clone(),
-        s => s,
-    };
-    let trans_out = bijective(&parse_layout(&out_layout_name).about("out_layout")?, "NCHW", || {
-        format!(
-            "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: {}",
-            repr(&out_layout_name)
-        )
-    }).about("out_layout")?;
+    let ConvLayouts {
+        data: trans_in,
+        kernel: trans_kernel,
+        out: trans_out,
+    } = conv_layouts(
+        ctx,
+        "deformable_conv2d",
+        LayoutWording::Provided {
+            kernel_target_as_layout: false,
+        },
+        "NCHW",
+        "OIHW",
+    )?;
     let dshape = trans_in.forward_shape(&data.shape)?;
     let groups = groups_dim(attrs.int("groups")?);
     let kernel_size = attrs.dims("kernel_size")?;
@@ -1024,20 +873,8 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
     let dilation = attrs.dims_or_empty("dilation")?;
     let (channels, ksize_y, ksize_x, dilated_y, dilated_x);
     if let (Some(kernel_size), Some(channels_attr)) = (&kernel_size, &channels_attr) {
-        check(kernel_size.len() == 2, || {
-            format!(
-                "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                kernel_size.len()
-            )
-        })
-        .about("kernel_size")?;
-        check(dilation.len() == 2, || {
-            format!(
-                "Check failed: dilation.size() == 2 ({} vs. 2)",
-                dilation.len()
-            )
-        })
-        .about("dilation")?;
+        check_len(kernel_size, 2, "kernel_size")?;
+        check_len(&dilation, 2, "dilation")?;
         let wshape = vec![
             channels_attr.clone(),
             floordiv(&dshape[1], &groups)?,
@@ -1057,32 +894,11 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
         };
         let wshape = trans_kernel.forward_shape(&weight.shape)?;
         if let Some(kernel_size) = &kernel_size {
-            check(kernel_size.len() == 2, || {
-                format!(
-                    "Check failed: kernel_size.size() == 2 ({} vs. 2)",
-                    kernel_size.len()
-                )
-            })
-            .about("kernel_size")?;
-            check(
-                dims_equal(&kernel_size[0], &wshape[2]) && dims_equal(&kernel_size[1], &wshape[3]),
-                || {
-                    format!(
-                        "DeformableConv2D: shape of weight is inconsistent with kernel_size,  kernel_size={} wshape={}",
-                        shape_array(kernel_size),
-                        shape_array(&wshape)
-                    )
-                },
-            )?;
+            check_len(kernel_size, 2, "kernel_size")?;
+            check_kernel_size("DeformableConv2D", kernel_size, &wshape)?;
         }
         if let Some(channels_attr) = &channels_attr {
-            check(dims_equal(channels_attr, &wshape[0]), || {
-                format!(
-                    "DeformableConv2D: shape of weight is inconsistent with channels,  channels={} wshape={}",
-                    display::dim(channels_attr),
-                    shape_array(&wshape)
-                )
-            })?;
+            check_channels("DeformableConv2D", channels_attr, &wshape)?;
         }
         if !is_any(&dshape[1]) && !is_any(&wshape[1]) {
             let per_group = floordiv(&dshape[1], &groups)?;
@@ -1126,10 +942,7 @@ fn deformable_conv2d_rel(ctx: &mut Ctx) -> Step {
         out_w.clone(),
     ])?;
     ctx.assign(1, tensor(offset_shape, data.dtype));
-    let mut dtype = attrs.dtype("out_dtype")?;
-    if dtype.bits == 0 {
-        dtype = data.dtype;
-    }
+    let dtype = out_dtype(ctx, data.dtype, None)?;
     let oshape = trans_out.backward_shape(&[dshape[0].clone(), channels, out_h, out_w])?;
     ctx.assign(3, tensor(oshape, dtype));
     Ok(true)
@@ -1249,6 +1062,51 @@ mod tests {
         assert_eq!(
             err,
             "Input shape size 3 mismatch with the expected shape size 4"
+        );
+    }
+
+    #[test]
+    fn layouts_are_parsed_before_they_are_converted() {
+        // TVM parses the data and kernel layouts before converting either,
+        // in every convolution: a kernel layout that does not parse is the
+        // error even when the data layout does not convert.
+        let bad_both = [("data_layout", s("NCHW")), ("kernel_layout", s("OIW0i"))];
+        let data = t(&[1, 3, 8], "float32");
+        let err = fails("nn.conv1d", &[data, t(&[4, 3, 3], "float32")], &bad_both);
+        assert_eq!(
+            err,
+            "Invalid layout OIW0i: invalid factor size 0 for dimension i"
+        );
+        let err = fails(
+            "nn.conv1d",
+            &[t(&[1, 3, 8], "float32"), t(&[4, 3, 3], "float32")],
+            &[("data_layout", s("NCHW"))],
+        );
+        assert_eq!(
+            err,
+            "Conv only support input layouts that are convertible from NCW. But got Layout(NCHW)"
+        );
+        let err = fails(
+            "nn.conv2d_transpose",
+            &[t(&[1, 3, 8, 8], "float32"), t(&[3, 4, 3, 3], "float32")],
+            &[("kernel_layout", s("OIW"))],
+        );
+        assert_eq!(
+            err,
+            "Conv2DTransposed only support kernel layouts that are convertible from Layout(IOHW). But got Layout(OIW) Layout(IOHW)"
+        );
+        let err = fails(
+            "nn.deformable_conv2d",
+            &[
+                t(&[1, 4, 16, 16], "float32"),
+                Type::incomplete(),
+                t(&[4, 4, 3, 3], "float32"),
+            ],
+            &[("out_layout", s("NCW"))],
+        );
+        assert_eq!(
+            err,
+            "deformable_conv2d only support output layouts that are convertible from NCHW.The provided layout is: Layout(NCW)"
         );
     }
 

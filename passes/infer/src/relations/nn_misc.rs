@@ -17,44 +17,44 @@ use super::shape::{
     truncdiv,
 };
 use super::{check, error, norm_axis, relations, tensor, value_to_dim, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 use relay_ir::{AttrValue, Dim, Type};
 
 relations! {
     /// `BiasAddRel`: assigns the bias `[data.shape[axis]]`.
-    bias_add => bias_add_rel;
+    "BiasAdd" => bias_add_rel;
     /// `MatmulRel` (`nn.dense` with `DenseAttrs`, `nn.matmul`).
-    dense => matmul_rel;
+    "Dense" | "Matmul" => matmul_rel;
     /// `DensePackRel`.
-    dense_pack => dense_pack_rel;
+    "DensePack" => dense_pack_rel;
     /// `BatchMatmulRel`.
-    batch_matmul => batch_matmul_rel;
+    "BatchMatmul" => batch_matmul_rel;
     /// `BinaryDenseRel`.
-    binary_dense => binary_dense_rel;
+    "BinaryDense" => binary_dense_rel;
     /// `SoftmaxRel`.
-    softmax => softmax_rel;
+    "Softmax" => softmax_rel;
     /// `BatchFlattenRel`.
-    batch_flatten => batch_flatten_rel;
+    "BatchFlatten" => batch_flatten_rel;
     /// `DropoutRel`: `(data, mask)`, both of the data's type.
-    dropout => dropout_rel;
+    "Dropout" => dropout_rel;
     /// `BatchNormRel`.
-    batch_norm => batch_norm_rel;
+    "BatchNorm" => batch_norm_rel;
     /// `InstanceNormRel`.
-    instance_norm => instance_norm_rel;
+    "InstanceNorm" => instance_norm_rel;
     /// `LayerNormRel` and `GroupNormRel`.
-    layer_norm => layer_norm_rel;
+    "LayerNorm" | "GroupNorm" => layer_norm_rel;
     /// `NLLLossRel`.
-    nll_loss => nll_loss_rel;
+    "NLLLoss" => nll_loss_rel;
     /// `SpaceToBatchNDRel`.
-    space_to_batch_nd => space_to_batch_nd_rel;
+    "SpaceToBatchND" => space_to_batch_nd_rel;
     /// `BatchToSpaceNDRel`.
-    batch_to_space_nd => batch_to_space_nd_rel;
+    "BatchToSpaceND" => batch_to_space_nd_rel;
     /// `PadRel`.
-    pad => pad_rel;
+    "Pad" => pad_rel;
     /// `UpSamplingRel`.
-    upsampling => upsampling_rel;
+    "UpSampling" => upsampling_rel;
     /// `UpSampling3DRel`.
-    upsampling3d => upsampling3d_rel;
+    "UpSampling3D" => upsampling3d_rel;
 }
 
 fn bias_add_rel(ctx: &mut Ctx) -> Step {
@@ -148,10 +148,7 @@ pub(crate) fn matmul_rel(ctx: &mut Ctx) -> Step {
             b.shape[1].clone()
         };
     }
-    let mut out_dtype = attrs.dtype("out_dtype")?;
-    if out_dtype.bits == 0 {
-        out_dtype = a.dtype;
-    }
+    let out_dtype = attrs.dtype_or("out_dtype", a.dtype)?;
     ctx.assign(2, tensor(oshape, out_dtype));
     Ok(true)
 }
@@ -168,10 +165,7 @@ fn dense_pack_rel(ctx: &mut Ctx) -> Step {
     })?;
     let mut oshape = data.shape.clone();
     oshape[1] = mul(&weight.shape[0], &weight.shape[2]);
-    let mut out_dtype = ctx.attrs.dtype("out_dtype")?;
-    if out_dtype.bits == 0 {
-        out_dtype = data.dtype;
-    }
+    let out_dtype = ctx.attrs.dtype_or("out_dtype", data.dtype)?;
     ctx.assign(2, tensor(oshape, out_dtype));
     Ok(true)
 }
@@ -242,10 +236,7 @@ fn binary_dense_rel(ctx: &mut Ctx) -> Step {
     let mut oshape = data.shape.clone();
     let last = oshape.len() - 1;
     oshape[last] = units;
-    let mut out_dtype = ctx.attrs.dtype("out_dtype")?;
-    if out_dtype.bits == 0 {
-        out_dtype = data.dtype;
-    }
+    let out_dtype = ctx.attrs.dtype_or("out_dtype", data.dtype)?;
     ctx.assign(2, tensor(oshape, out_dtype));
     Ok(true)
 }

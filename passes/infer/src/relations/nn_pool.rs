@@ -14,24 +14,24 @@ use super::layout::Layout;
 use super::nn_conv::at;
 use super::shape::{add, c_int, is_any, mul, sub, truncdiv};
 use super::{check, item, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 use relay_ir::Dim;
 
 relations! {
     /// `Pool1DRel`.
-    pool1d => pool1d_rel;
+    "MaxPool1D" | "AvgPool1D" => pool1d_rel;
     /// `Pool2DRel`.
-    pool2d => pool2d_rel;
+    "MaxPool2D" | "AvgPool2D" => pool2d_rel;
     /// `Pool3DRel`.
-    pool3d => pool3d_rel;
+    "MaxPool3D" | "AvgPool3D" => pool3d_rel;
     /// `GlobalPool2DRel`.
-    global_pool2d => global_pool2d_rel;
+    "GlobalAvgPool2D" | "GlobalMaxPool2D" => global_pool2d_rel;
     /// `AdaptivePool1DRel`.
-    adaptive_pool1d => adaptive_pool1d_rel;
+    "AdaptiveAvgPool1D" | "AdaptiveMaxPool1D" => adaptive_pool1d_rel;
     /// `AdaptivePool2DRel`.
-    adaptive_pool2d => adaptive_pool2d_rel;
+    "AdaptiveAvgPool2D" | "AdaptiveMaxPool2D" => adaptive_pool2d_rel;
     /// `AdaptivePool3DRel`.
-    adaptive_pool3d => adaptive_pool3d_rel;
+    "AdaptiveAvgPool3D" | "AdaptiveMaxPool3D" => adaptive_pool3d_rel;
 }
 
 /// `calculate_pool_dimension`.
@@ -52,6 +52,19 @@ fn pool_dimension(
         numerator = add(&numerator, &sub(stride, &one));
     }
     Ok(add(&truncdiv(&numerator, stride)?, &one))
+}
+
+/// A pool's input has at least its `spatial` axes (1 to 3: width, height,
+/// depth); `what` is the relation's name in TVM's message.
+fn check_spatial_rank(rank: usize, spatial: usize, what: &str) -> Result<(), RelationError> {
+    check(rank >= spatial, || {
+        let axes = match spatial {
+            1 => "width",
+            2 => "height and width",
+            _ => "depth, height and width",
+        };
+        format!("{what} only support input >= {spatial}-D: input must have {axes}")
+    })
 }
 
 /// The layout, checked to contain each of `axes` and none of their splits.
@@ -81,15 +94,11 @@ fn spatial_layout(ctx: &Ctx, axes: &[char], what: &str) -> Result<Vec<usize>, Re
 
 /// The shared body of the sliding-window pools over `axes` with the
 /// padding forms of `pads`.
-fn pool_nd(ctx: &mut Ctx, axes: &[char], what: &str, min_rank: usize) -> Step {
+fn pool_nd(ctx: &mut Ctx, axes: &[char], what: &str) -> Step {
     let Some(data) = ctx.tensor(0) else {
         return Ok(false);
     };
-    check(data.shape.len() >= min_rank, || match min_rank {
-        1 => format!("{what} only support input >= 1-D: input must have width"),
-        2 => format!("{what} only support input >= 2-D: input must have height and width"),
-        _ => format!("{what} only support input >= 3-D: input must have depth, height and width"),
-    })?;
+    check_spatial_rank(data.shape.len(), axes.len(), what)?;
     let idx = spatial_layout(ctx, axes, what)?;
     let attrs = ctx.attrs;
     let padding = attrs.dims_or_empty("padding")?;
@@ -129,24 +138,22 @@ fn pool_nd(ctx: &mut Ctx, axes: &[char], what: &str, min_rank: usize) -> Step {
 }
 
 fn pool1d_rel(ctx: &mut Ctx) -> Step {
-    pool_nd(ctx, &['W'], "Pool1D", 1)
+    pool_nd(ctx, &['W'], "Pool1D")
 }
 
 fn pool2d_rel(ctx: &mut Ctx) -> Step {
-    pool_nd(ctx, &['H', 'W'], "Pool2D", 2)
+    pool_nd(ctx, &['H', 'W'], "Pool2D")
 }
 
 fn pool3d_rel(ctx: &mut Ctx) -> Step {
-    pool_nd(ctx, &['D', 'H', 'W'], "Pool3D", 3)
+    pool_nd(ctx, &['D', 'H', 'W'], "Pool3D")
 }
 
 fn global_pool2d_rel(ctx: &mut Ctx) -> Step {
     let Some(data) = ctx.tensor(0) else {
         return Ok(false);
     };
-    check(data.shape.len() >= 2, || {
-        "Pool2D only support input >= 2-D: input must have height and width".to_string()
-    })?;
+    check_spatial_rank(data.shape.len(), 2, "Pool2D")?;
     let idx = spatial_layout(ctx, &['H', 'W'], "Pool2D")?;
     let mut oshape = data.shape.clone();
     for axis in idx {
@@ -165,11 +172,7 @@ fn adaptive_nd(ctx: &mut Ctx, axes: &[char], what: &str) -> Step {
         return Ok(false);
     };
     let n = axes.len();
-    check(data.shape.len() >= n, || match n {
-        1 => format!("{what} only support input >= 1-D: input must have width"),
-        2 => format!("{what} only support input >= 2-D: input must have height and width"),
-        _ => format!("{what} only support input >= 3-D: input must have depth, height and width"),
-    })?;
+    check_spatial_rank(data.shape.len(), n, what)?;
     let idx = spatial_layout(ctx, axes, what)?;
     let output_size = ctx.attrs.dims_or_empty("output_size")?;
     check(output_size.len() <= n, || match n {

@@ -16,25 +16,25 @@ use super::nn_misc::matmul_rel;
 use super::shape::{c_int, const_int, mul};
 use super::transform::concatenate_rel;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
-use relay_ir::{Dim, TypeKind};
+use relay_ir::{Dim, TensorType, TypeKind};
 
 relations! {
     /// `QnnBroadcastRel`.
-    qnn_broadcast => qnn_broadcast_rel;
+    "QnnBroadcast" => qnn_broadcast_rel;
     /// `QnnConcatenateRel`.
-    qnn_concatenate => qnn_concatenate_rel;
+    "QnnConcatenate" => qnn_concatenate_rel;
     /// `QnnConv2DRel`.
-    qnn_conv2d => qnn_conv2d_rel;
+    "QnnConv2D" => qnn_conv2d_rel;
     /// `QnnConv2DTransposeRel`.
-    qnn_conv2d_transpose => qnn_conv2d_transpose_rel;
+    "QnnConv2DTranspose" => qnn_conv2d_transpose_rel;
     /// `QnnDenseRel`.
-    qnn_dense => qnn_dense_rel;
+    "QDense" => qnn_dense_rel;
     /// `QuantizeRel`.
-    quantize => quantize_rel;
+    "Quantize" => quantize_rel;
     /// `RequantizeRel`.
-    requantize => requantize_rel;
+    "Requantize" => requantize_rel;
 }
 
 const INT8: DataType = DataType::int(8);
@@ -45,6 +45,19 @@ const INT32: DataType = DataType::INT32;
 const INT64: DataType = DataType::INT64;
 const FLOAT32: DataType = DataType::FLOAT32;
 
+/// The checks of `IsScalarType` on a tensor: rank 0, of `dtype`.
+fn check_scalar(t: &TensorType, dtype: DataType) -> Result<(), RelationError> {
+    check(t.shape.is_empty(), || {
+        format!(
+            "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
+            t.shape.len()
+        )
+    })?;
+    check(t.dtype == dtype, || {
+        format!("Expected {dtype} but got {}", t.dtype)
+    })
+}
+
 /// `IsScalarType(types[slot], dtype)`; `Ok(false)` to wait on an
 /// incomplete type.
 fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
@@ -52,15 +65,7 @@ fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
     match ty.kind() {
         TypeKind::Incomplete(_) => Ok(false),
         TypeKind::Tensor(t) => {
-            check(t.shape.is_empty(), || {
-                format!(
-                    "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
-                    t.shape.len()
-                )
-            })?;
-            check(t.dtype == dtype, || {
-                format!("Expected {dtype} but got {}", t.dtype)
-            })?;
+            check_scalar(t, dtype)?;
             Ok(true)
         }
         _ => Err(RelationError::at_input(
@@ -98,6 +103,19 @@ fn assign_type(ctx: &mut Ctx, slot: usize, dtype: DataType, dim: Dim) -> Step {
     }
 }
 
+/// TVM's dtype checks on a quantized operator's operands: `dtype` is one
+/// of `allowed`, else "Expected {expected} for {role} but was {dtype}".
+fn expect_dtype(
+    dtype: DataType,
+    allowed: &[DataType],
+    expected: &str,
+    role: &str,
+) -> Result<(), RelationError> {
+    check(allowed.contains(&dtype), || {
+        format!("Expected {expected} for {role} but was {dtype}")
+    })
+}
+
 /// The channel axis of a rank-`rank` operand (`get_channel_axis`).
 fn channel_axis(rank: i64, axis: i64) -> i64 {
     if rank <= 1 {
@@ -107,6 +125,25 @@ fn channel_axis(rank: i64, axis: i64) -> i64 {
     } else {
         axis
     }
+}
+
+/// The axis of `QuantizeRel` and `RequantizeRel`: a negative `axis` counts
+/// from the end, and is 0 for a scalar.
+fn quantize_axis(rank: i64, axis: i64) -> i64 {
+    match axis {
+        a if a < 0 && rank > 0 => rank + a,
+        a if a < 0 => 0,
+        a => a,
+    }
+}
+
+/// TVM's range check of a channel axis (`{name} {value} is out of range`):
+/// `axis` (normalised from the attribute's `value`) must index the
+/// operand, a scalar counting as rank 1.
+fn check_axis(name: &str, value: i64, axis: i64, rank: i64) -> Result<(), RelationError> {
+    check(axis < rank.max(1) && axis >= 0, || {
+        format!("{name} {value} is out of range")
+    })
 }
 
 /// The size along `axis`, `Integer(1)` for a scalar.
@@ -143,14 +180,10 @@ fn qnn_broadcast_rel(ctx: &mut Ctx) -> Step {
     let lhs_scalar = scalar_rank(ctx, 2)? == 0 && scalar_rank(ctx, 3)? == 0;
     let rhs_scalar = scalar_rank(ctx, 4)? == 0 && scalar_rank(ctx, 5)? == 0;
     if !lhs_scalar {
-        check(lhs_axis < lhs_rank.max(1) && lhs_axis >= 0, || {
-            format!("lhs_axis {lhs_axis_attr} is out of range")
-        })?;
+        check_axis("lhs_axis", lhs_axis_attr, lhs_axis, lhs_rank)?;
     }
     if !rhs_scalar {
-        check(rhs_axis < rhs_rank.max(1) && rhs_axis >= 0, || {
-            format!("rhs_axis {rhs_axis_attr} is out of range")
-        })?;
+        check_axis("rhs_axis", rhs_axis_attr, rhs_axis, rhs_rank)?;
     }
     let lhs_dim = axis_shape(&lhs.shape, lhs_axis)?;
     let rhs_dim = axis_shape(&rhs.shape, rhs_axis)?;
@@ -199,15 +232,7 @@ fn qnn_concatenate_rel(ctx: &mut Ctx) -> Step {
                     display::ty(field)
                 ));
             };
-            check(t.shape.is_empty(), || {
-                format!(
-                    "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
-                    t.shape.len()
-                )
-            })?;
-            check(t.dtype == dtype, || {
-                format!("Expected {dtype} but got {}", t.dtype)
-            })?;
+            check_scalar(t, dtype)?;
         }
     }
     if ctx.is_incomplete(3) || ctx.is_incomplete(4) {
@@ -217,6 +242,16 @@ fn qnn_concatenate_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     }
     ctx.nested(&[0, 5], concatenate_rel)
+}
+
+/// The input zero point (slot 2) and input scale (slot 4) of `qnn.conv2d`
+/// and `qnn.dense` are scalars; waits while either zero point or the input
+/// scale (slots 2 to 4) is incomplete.
+fn input_params_are_scalars(ctx: &Ctx) -> Step {
+    if (2..5).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    Ok(is_scalar_type(ctx, 2, INT32)? && is_scalar_type(ctx, 4, FLOAT32)?)
 }
 
 /// The weight scale's channel count: `weight.shape[O]` for one group,
@@ -250,25 +285,25 @@ fn qnn_conv2d_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let out_dtype = ctx.attrs.dtype("out_dtype")?;
-    check([INT8, UINT8, INT16].contains(&data.dtype), || {
-        format!(
-            "Expected qnn conv2d type(int8, uint8, int16) for input but was {}",
-            data.dtype
-        )
-    })?;
-    check([INT8, UINT8, INT16].contains(&weight.dtype), || {
-        format!(
-            "Expected qnn conv2d type(int8, uint8, int16) for weight but was {}",
-            weight.dtype
-        )
-    })?;
-    check([INT16, INT32, INT64].contains(&out_dtype), || {
-        format!("Expected qnn conv2d type(int16, int32, int64) for output but was {out_dtype}")
-    })?;
-    if (2..5).any(|i| ctx.is_incomplete(i)) {
-        return Ok(false);
-    }
-    if !is_scalar_type(ctx, 2, INT32)? || !is_scalar_type(ctx, 4, FLOAT32)? {
+    expect_dtype(
+        data.dtype,
+        &[INT8, UINT8, INT16],
+        "qnn conv2d type(int8, uint8, int16)",
+        "input",
+    )?;
+    expect_dtype(
+        weight.dtype,
+        &[INT8, UINT8, INT16],
+        "qnn conv2d type(int8, uint8, int16)",
+        "weight",
+    )?;
+    expect_dtype(
+        out_dtype,
+        &[INT16, INT32, INT64],
+        "qnn conv2d type(int16, int32, int64)",
+        "output",
+    )?;
+    if !input_params_are_scalars(ctx)? {
         return Ok(false);
     }
     let dim = weight_scale_dim(
@@ -287,21 +322,24 @@ fn qnn_conv2d_transpose_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let out_dtype = ctx.attrs.dtype("out_dtype")?;
-    check([INT8, UINT8, INT16, UINT16].contains(&data.dtype), || {
-        format!(
-            "Expected qnn conv2d type(int8, uint8, int16) for input but was {}",
-            data.dtype
-        )
-    })?;
-    check([INT8, UINT8].contains(&weight.dtype), || {
-        format!(
-            "Expected qnn conv2d type(int8, uint8) for weight but was {}",
-            weight.dtype
-        )
-    })?;
-    check([INT16, INT32, INT64].contains(&out_dtype), || {
-        format!("Expected qnn conv2d type(int16, int32, int64) for output but was {out_dtype}")
-    })?;
+    expect_dtype(
+        data.dtype,
+        &[INT8, UINT8, INT16, UINT16],
+        "qnn conv2d type(int8, uint8, int16)",
+        "input",
+    )?;
+    expect_dtype(
+        weight.dtype,
+        &[INT8, UINT8],
+        "qnn conv2d type(int8, uint8)",
+        "weight",
+    )?;
+    expect_dtype(
+        out_dtype,
+        &[INT16, INT32, INT64],
+        "qnn conv2d type(int16, int32, int64)",
+        "output",
+    )?;
     if (2..5).any(|i| ctx.is_incomplete(i)) {
         return Ok(false);
     }
@@ -342,25 +380,25 @@ fn qnn_dense_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let out_dtype = ctx.attrs.dtype("out_dtype")?;
-    check([INT8, UINT8, INT16, UINT16].contains(&data.dtype), || {
-        format!(
-            "Expected quantized dense type(int8, uint8, int16, uint16) for input but was {}",
-            data.dtype
-        )
-    })?;
-    check([INT8, UINT8].contains(&weight.dtype), || {
-        format!(
-            "Expected quantized dense type(int8, uint8) for weight but was {}",
-            weight.dtype
-        )
-    })?;
-    check([INT32, INT64].contains(&out_dtype), || {
-        format!("Expected quantized dense type(int32, int64) for output but was {out_dtype}")
-    })?;
-    if (2..5).any(|i| ctx.is_incomplete(i)) {
-        return Ok(false);
-    }
-    if !is_scalar_type(ctx, 2, INT32)? || !is_scalar_type(ctx, 4, FLOAT32)? {
+    expect_dtype(
+        data.dtype,
+        &[INT8, UINT8, INT16, UINT16],
+        "quantized dense type(int8, uint8, int16, uint16)",
+        "input",
+    )?;
+    expect_dtype(
+        weight.dtype,
+        &[INT8, UINT8],
+        "quantized dense type(int8, uint8)",
+        "weight",
+    )?;
+    expect_dtype(
+        out_dtype,
+        &[INT32, INT64],
+        "quantized dense type(int32, int64)",
+        "output",
+    )?;
+    if !input_params_are_scalars(ctx)? {
         return Ok(false);
     }
     let units = ctx.attrs.dim("units")?.unwrap_or(Dim::Any);
@@ -379,15 +417,7 @@ fn quantize_rel(ctx: &mut Ctx) -> Step {
     })?;
     let axis_attr = ctx.attrs.int("axis")?;
     let rank = data.shape.len() as i64;
-    let axis = if axis_attr < 0 {
-        if rank > 0 {
-            rank + axis_attr
-        } else {
-            0
-        }
-    } else {
-        axis_attr
-    };
+    let axis = quantize_axis(rank, axis_attr);
     let what = "Quantize: expect to be TensorType but get ";
     let Some(scale) = ctx.tensor_or_wait(1, what)? else {
         return Ok(false);
@@ -396,10 +426,7 @@ fn quantize_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     if !(scale.shape.is_empty() && zp.shape.is_empty()) {
-        check(axis < rank.max(1) && axis >= 0, || {
-            format!("axis {axis_attr} is out of range")
-        })
-        .about("axis")?;
+        check_axis("axis", axis_attr, axis, rank).about("axis")?;
     }
     let dim = axis_shape(&data.shape, axis)?;
     assign_type(ctx, 1, FLOAT32, dim.clone())?;
@@ -430,19 +457,8 @@ fn requantize_rel(ctx: &mut Ctx) -> Step {
     )?;
     let axis_attr = ctx.attrs.int("axis")?;
     let rank = data.shape.len() as i64;
-    let axis = if axis_attr < 0 {
-        if rank > 0 {
-            rank + axis_attr
-        } else {
-            0
-        }
-    } else {
-        axis_attr
-    };
-    check(axis < rank.max(1) && axis >= 0, || {
-        format!("axis {axis_attr} is out of range")
-    })
-    .about("axis")?;
+    let axis = quantize_axis(rank, axis_attr);
+    check_axis("axis", axis_attr, axis, rank).about("axis")?;
     let dim = axis_shape(&data.shape, axis)?;
     if !assign_type(ctx, 1, FLOAT32, dim.clone())? || !assign_type(ctx, 2, INT32, dim)? {
         return Ok(false);

@@ -9,17 +9,17 @@
 
 use super::shape::{c_int, const_int, dim_dtype};
 use super::{check, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
+use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
 use relay_ir::Dim;
 
 relations! {
     /// `ReduceRel`.
-    reduce => reduce_rel;
+    "Reduce" => reduce_rel;
     /// `GenericReduceRel<ArgReduceAttrs>`.
-    arg_reduce => arg_reduce_rel;
+    "ArgReduce" => arg_reduce_rel;
     /// `VarianceRel`: `(data, mean)`.
-    variance => variance_rel;
+    "Variance" => variance_rel;
 }
 
 /// `GetReduceAxes`.

@@ -2,7 +2,7 @@
 //! table's schema defaults, and shortcuts to run an operator's relation.
 
 use super::by_name;
-use crate::relation::{RelationArgs, RelationOutcome};
+use crate::relation_contract::{RelationArgs, RelationOutcome};
 use relay_ir::dtype::DataType;
 use relay_ir::op::{self, AttrType};
 use relay_ir::{AttrValue, Attrs, Dim, Type};
@@ -137,7 +137,7 @@ pub fn run(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Relat
     rel(&RelationArgs::new(&slots, attrs.as_ref()))
 }
 
-pub type RelationOutcomeOrError = Result<RelationOutcome, crate::relation::RelationError>;
+pub type RelationOutcomeOrError = Result<RelationOutcome, crate::relation_contract::RelationError>;
 
 /// The assignments of a relation that must finish.
 pub fn solved(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Vec<(usize, Type)> {

@@ -13,7 +13,7 @@
 
 use super::by_name;
 use super::test_util::{convert, default_value};
-use crate::relation::{RelationArgs, RelationOutcome};
+use crate::relation_contract::{RelationArgs, RelationOutcome};
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::ObjectGraph;
 use relay_ir::op;

@@ -18,52 +18,53 @@ use super::shape::{
     self, add, c_int, const_int, dim_dtype, floordiv, floormod, is_any, is_int_imm, mul, sub,
 };
 use super::{check, constant_scalar, error, relations, tensor, AboutAttribute, Ctx, Step};
-use crate::relation::RelationError;
-use relay_ir::{AttrValue, Dim, Type, TypeKind};
+use crate::relation_contract::RelationError;
+use relay_ir::dtype::DataType;
+use relay_ir::{AttrValue, Dim, TensorType, Type, TypeKind};
 
 relations! {
     /// `ExpandDimsRel`.
-    expand_dims => expand_dims_rel;
+    "ExpandDims" => expand_dims_rel;
     /// `SqueezeRel`.
-    squeeze => squeeze_rel;
+    "Squeeze" => squeeze_rel;
     /// `TransposeRel` (`axes=None` reverses).
-    transpose => transpose_rel;
+    "Transpose" => transpose_rel;
     /// `ReshapeRel`.
-    reshape => reshape_rel;
+    "Reshape" => reshape_rel;
     /// `ReshapeLikeRel`.
-    reshape_like => reshape_like_rel;
+    "ReshapeLike" => reshape_like_rel;
     /// `ConcatenateRel`: the input is a tuple type.
-    concatenate => concatenate_rel;
+    "Concatenate" => concatenate_rel;
     /// `StackRel`.
-    stack => stack_rel;
+    "Stack" => stack_rel;
     /// `SplitRel`: a tuple of pieces.
-    split => split_rel;
+    "Split" => split_rel;
     /// `StridedSliceRel`.
-    strided_slice => strided_slice_rel;
+    "StridedSlice" => strided_slice_rel;
     /// `SliceLikeRel`.
-    slice_like => slice_like_rel;
+    "SliceLike" => slice_like_rel;
     /// `TakeRel`.
-    take => take_rel;
+    "Take" => take_rel;
     /// `TileRel`.
-    tile => tile_rel;
+    "Tile" => tile_rel;
     /// `RepeatRel`.
-    repeat => repeat_rel;
+    "Repeat" => repeat_rel;
     /// `FullRel`.
-    full => full_rel;
+    "Full" => full_rel;
     /// `FullLikeRel`.
-    full_like => full_like_rel;
+    "FullLike" => full_like_rel;
     /// `InitOpRel` (`zeros`, `ones`).
-    init_op => init_op_rel;
+    "InitOp" => init_op_rel;
     /// `ArangeRel`.
-    arange => arange_rel;
+    "Arange" => arange_rel;
     /// `LayoutTransformRel`.
-    layout_transform => layout_transform_rel;
+    "layout_transform" => layout_transform_rel;
     /// `OneHotRel`.
-    one_hot => one_hot_rel;
+    "OneHot" => one_hot_rel;
     /// `SparseToDenseRel`.
-    sparse_to_dense => sparse_to_dense_rel;
+    "SparseToDense" => sparse_to_dense_rel;
     /// `MatrixSetDiagRel`.
-    matrix_set_diag => matrix_set_diag_rel;
+    "MatrixSetDiag" => matrix_set_diag_rel;
 }
 
 fn expand_dims_rel(ctx: &mut Ctx) -> Step {
@@ -1013,20 +1014,24 @@ fn init_shape(ctx: &Ctx) -> Result<Vec<Dim>, RelationError> {
         .ok_or_else(|| RelationError::new("The shape attribute is not defined (None)"))
 }
 
-fn full_rel(ctx: &mut Ctx) -> Step {
-    let Some(fill) = ctx.tensor(0) else {
-        return Ok(false);
-    };
-    let mut dtype = ctx.attrs.dtype("dtype")?;
-    if dtype.bits == 0 {
-        dtype = fill.dtype;
-    }
+/// `full`'s (and `dyn.full`'s) output dtype: the `dtype` attribute, or the
+/// fill value's when void; the fill value must be a scalar.
+pub(super) fn fill_dtype(ctx: &Ctx, fill: &TensorType) -> Result<DataType, RelationError> {
+    let dtype = ctx.attrs.dtype_or("dtype", fill.dtype)?;
     check(fill.shape.is_empty(), || {
         format!(
             "Fill value should be a scalar but has dimension {}.",
             fill.shape.len()
         )
     })?;
+    Ok(dtype)
+}
+
+fn full_rel(ctx: &mut Ctx) -> Step {
+    let Some(fill) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let dtype = fill_dtype(ctx, &fill)?;
     let shape = init_shape(ctx)?;
     ctx.assign(1, tensor(shape, dtype));
     Ok(true)

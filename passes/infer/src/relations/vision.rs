@@ -7,9 +7,9 @@ use super::{check, error, relations, tensor, Ctx, Step};
 
 relations! {
     /// `ROIAlignRel`.
-    roi_align => roi_align_rel;
+    "ROIAlign" => roi_align_rel;
     /// `ROIPoolRel`.
-    roi_pool => roi_pool_rel;
+    "ROIPool" => roi_pool_rel;
 }
 
 fn roi_impl(ctx: &mut Ctx, align: bool) -> Step {
