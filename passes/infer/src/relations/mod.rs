@@ -32,9 +32,9 @@
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
-//! its family's [`relations!`] block (the name is the operator's `rel:` in
+//! its family's `relations!` block (the name is the operator's `rel:` in
 //! `ops.def`), next to the body. The block is the family's table and
-//! [`FAMILIES`] collects the tables; the `coverage_tests` fail while an
+//! `FAMILIES` collects the tables; the `coverage_tests` fail while an
 //! operator's relation is neither declared nor listed as awaiting one.
 
 use super::relation_contract::{RelationArgs, RelationError, RelationFn, RelationOutcome};
