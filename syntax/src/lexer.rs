@@ -764,7 +764,10 @@ mod tests {
                 (IDENT, "nan"),
             ]
         );
-        assert_eq!(kinds("inff6a"), vec![(FLOAT, "inff"), (IDENT, "6a")]);
+        assert_eq!(
+            kinds("inff6a"),
+            vec![(FLOAT, "inff"), (INT, "6"), (IDENT, "a")]
+        );
     }
 
     #[test]

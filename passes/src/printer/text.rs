@@ -62,8 +62,8 @@ pub(crate) struct Printer<'a> {
     sources: Option<&'a SourceMap>,
     /// Open scopes; temporaries and `free_var` lines go to the last one.
     doc_stack: Vec<Doc>,
-    /// For each open [`Printer::print_scope`], the nodes bound to a `%N`
-    /// and the variables bound inside it (see there).
+    /// For each open [`Printer::print_scope`], the nodes whose text was
+    /// made inside it and the variables bound inside it (see there).
     scope_bindings: Vec<Vec<usize>>,
     /// TVM's memo tables and the users of each node (see `memo.rs`).
     nodes: Nodes,
@@ -184,13 +184,14 @@ impl<'a> Printer<'a> {
     /// `PrintScope`: prints `e` as the root of a new scope and puts the
     /// scope's bindings before it.
     ///
-    /// A `%N` bound in a scope is out of reach once the scope is closed.
-    /// TVM's printer still refers to it when the node is used again
-    /// outside (a node shared by a closure or a branch and the code after
-    /// it, as ToGraphNormalForm makes), which no parser reads: the nodes
-    /// bound here are forgotten when the scope closes, so that a later use
-    /// binds the node again where it is used. Text TVM can read is
-    /// unchanged (it never uses such a `%N`).
+    /// A `%N` or a variable bound in a scope is out of reach once the
+    /// scope is closed. TVM's printer still refers to it when the node is
+    /// used again outside (a node shared by a closure or a branch and the
+    /// code after it, as ToGraphNormalForm makes), which no parser reads:
+    /// the texts made here are forgotten when the scope closes, so that a
+    /// later use prints the node again (binding it, and a closure's
+    /// parameters, anew) where it is used. Text TVM can read is unchanged
+    /// (it never names such a `%N`).
     fn print_scope(&mut self, e: &Expr) -> Doc {
         self.doc_stack.push(Doc::new());
         self.scope_bindings.push(Vec::new());
@@ -323,6 +324,7 @@ impl<'a> Printer<'a> {
         let state = self.nodes.get_mut(slot);
         if inline {
             state.memo = Some(printed);
+            self.note_scoped(e, slot);
             return printed;
         }
         if state.bound {
@@ -406,8 +408,31 @@ impl<'a> Printer<'a> {
         let state = self.nodes.get_mut(slot);
         if state.memo.is_none() {
             state.memo = Some(result);
+            self.note_scoped(e, slot);
         } else {
             state.result = Some(result);
+        }
+    }
+
+    /// Notes that `e`'s text was made in the innermost open scope: a text
+    /// that names the scope's `%N`s and variables, forgotten with them
+    /// when the scope closes (see `print_scope`). Operators, globals,
+    /// constants and constructors print the same in every scope (and a
+    /// constant keeps its one `meta[…]` entry); variables are noted where
+    /// they are bound.
+    fn note_scoped(&mut self, e: &Expr, slot: usize) {
+        if matches!(
+            e.kind(),
+            ExprKind::Op(_)
+                | ExprKind::GlobalVar(_)
+                | ExprKind::Constant(_)
+                | ExprKind::Constructor(_)
+                | ExprKind::Var(_)
+        ) {
+            return;
+        }
+        if let Some(bindings) = self.scope_bindings.last_mut() {
+            bindings.push(slot);
         }
     }
 

@@ -230,10 +230,31 @@ fn check_result(pass: &str, input: &str, result: &IRModule) {
         print_module(&result, &PrintOptions::default())
             != print_module(&reread, &PrintOptions::default())
     });
+    // A node the result shares between two scopes (a closure used in both
+    // branches of an `if`, as ToGraphNormalForm makes) is printed in each
+    // scope, its parameters bound anew: the reread module is a tree of the
+    // result's graph, and its variables are "bound at different places".
+    // Text cannot show that sharing; what it must do is read back as itself
+    // from there on.
+    let difference = difference.filter(|d| {
+        !(d.reason.ends_with("are bound at different places") && is_fixed_point(&reread))
+    });
     if let Some(difference) = difference {
         panic!(
             "{pass}: the printed output reads back as a different module: {}\n--- input:\n{input}\n--- output:\n{printed}",
             difference.reason
         );
     }
+}
+
+/// Whether `module` prints as text that reads back structurally equal.
+fn is_fixed_point(module: &IRModule) -> bool {
+    let printed = print_module(module, &PrintOptions::default());
+    let (again, diagnostics) = parse_and_lower("reprinted.relay", &printed);
+    if diagnostics.has_errors() {
+        return false;
+    }
+    let (again, _) = infer_module(&again);
+    let (module, _) = infer_module(module);
+    module_first_difference(&module, &again, false).is_none()
 }
