@@ -137,11 +137,8 @@ fn special_float_len(rest: &str) -> Option<usize> {
         .iter()
         .take_while(|c| c.is_ascii_digit())
         .count();
-    let word_ends = |at: usize| {
-        bytes
-            .get(at)
-            .map_or(true, |&c| !IDENT_CONTINUE[usize::from(c)])
-    };
+    let word_ends =
+        |at: usize| !matches!(bytes.get(at), Some(&c) if IDENT_CONTINUE[usize::from(c)]);
     if digits > 0 && word_ends(head + digits) {
         Some(head + digits)
     } else if !whole_word || word_ends(head) {

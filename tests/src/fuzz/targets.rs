@@ -227,8 +227,10 @@ fn check_result(pass: &str, input: &str, result: &IRModule) {
     let difference = module_first_difference(&result, &reread, false).filter(|_| {
         // Scalar constants print with six significant digits, as in TVM:
         // a difference the text cannot show is not a round-trip failure.
-        print_module(&result, &PrintOptions::default())
-            != print_module(&reread, &PrintOptions::default())
+        !same_text_but_spans(
+            &print_module(&result, &PrintOptions::default()),
+            &print_module(&reread, &PrintOptions::default()),
+        )
     });
     // A node the result shares between two scopes (a closure used in both
     // branches of an `if`, as ToGraphNormalForm makes) is printed in each
@@ -257,4 +259,22 @@ fn is_fixed_point(module: &IRModule) -> bool {
     let (again, _) = infer_module(&again);
     let (module, _) = infer_module(module);
     module_first_difference(&module, &again, false).is_none()
+}
+
+/// Whether two printed modules are the same text, except for the spans the
+/// metadata section records (a reread constant has one, a folded one has
+/// none, which shifts the section's node numbers): the module bodies are
+/// equal, and so are the constants' contents (the section's
+/// `b64ndarrays`, which hold every dtype, shape and byte).
+fn same_text_but_spans(a: &str, b: &str) -> bool {
+    fn split(text: &str) -> (&str, Option<&str>) {
+        match text.find("#[metadata]") {
+            Some(at) => (
+                &text[..at],
+                text[at..].find("\"b64ndarrays\"").map(|k| &text[at + k..]),
+            ),
+            None => (text, None),
+        }
+    }
+    split(a) == split(b)
 }
