@@ -117,6 +117,37 @@ static IDENT_CONTINUE: [bool; 256] = {
 
 /// The length of the run of identifier characters at the start of `bytes`.
 #[inline]
+/// The length of the non-finite float literal at the start of `rest`, if
+/// there is one. TVM's tokenizer reads `inff` (and stops there: `inffoo` is
+/// `inff` then `oo`); its printer also writes `inff16`, `inff64` and, for a
+/// NaN, `nanf`, `nanf16`, `nanf64` (C++ stream output of the value, then the
+/// dtype suffix). We read those back too, so that every constant we print
+/// parses: a width is taken when it ends the word, and `nanf` only when the
+/// whole word is the literal (`nanfoo` stays a name).
+fn special_float_len(rest: &str) -> Option<usize> {
+    let bytes = rest.as_bytes();
+    let (head, whole_word) = if rest.starts_with("inff") {
+        (4, false)
+    } else if rest.starts_with("nanf") {
+        (4, true)
+    } else {
+        return None;
+    };
+    let digits = bytes[head..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let word_ends =
+        |at: usize| !matches!(bytes.get(at), Some(&c) if IDENT_CONTINUE[usize::from(c)]);
+    if digits > 0 && word_ends(head + digits) {
+        Some(head + digits)
+    } else if !whole_word || word_ends(head) {
+        Some(head)
+    } else {
+        None
+    }
+}
+
 fn ident_len(bytes: &[u8]) -> usize {
     bytes
         .iter()
@@ -218,9 +249,12 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
                 let len = self.number_len(self.pos);
                 self.number(len);
             }
-            // Only these two letters can start a token that is not an
+            // Only these letters can start a token that is not an
             // identifier; test the prefix only for them.
-            b'i' if self.rest().starts_with("inff") => self.push(FLOAT, 4),
+            b'i' | b'n' => match special_float_len(self.rest()) {
+                Some(len) => self.push(FLOAT, len),
+                None => self.identifier(),
+            },
             b'm' if self.rest().starts_with("meta[") => self.meta_ref(),
             b'.' => self.push(DOT, 1),
             b',' => self.push(COMMA, 1),
@@ -348,7 +382,10 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
                 let len = negs + self.number_len(after);
                 self.number(len);
             }
-            _ if self.text[after..].starts_with("inff") => self.push(FLOAT, negs + 4),
+            _ if special_float_len(&self.text[after..]).is_some() => {
+                let len = special_float_len(&self.text[after..]).unwrap_or(0);
+                self.push(FLOAT, negs + len)
+            }
             // TVM lexes the run one `-` at a time; each ends up a minus.
             _ => {
                 for _ in 0..negs {
@@ -711,6 +748,23 @@ mod tests {
             vec![(IDENT, "a"), (MINUS, "-"), (IDENT, "b")]
         );
         assert_eq!(kinds("inffoo"), vec![(FLOAT, "inff"), (IDENT, "oo")]);
+        // What the printer writes for non-finite constants of every width.
+        assert_eq!(
+            kinds("inff64 -inff16 nanf -nanf nanf64 nanfoo nan"),
+            vec![
+                (FLOAT, "inff64"),
+                (FLOAT, "-inff16"),
+                (FLOAT, "nanf"),
+                (FLOAT, "-nanf"),
+                (FLOAT, "nanf64"),
+                (IDENT, "nanfoo"),
+                (IDENT, "nan"),
+            ]
+        );
+        assert_eq!(
+            kinds("inff6a"),
+            vec![(FLOAT, "inff"), (INT, "6"), (IDENT, "a")]
+        );
     }
 
     #[test]

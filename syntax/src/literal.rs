@@ -2,7 +2,8 @@
 //! them (`Tokenizer::ParseNumber` and `support::ValueTo{Int,Float}Imm`).
 //!
 //! A literal is a run of `0-9 . e E + -` with an optional `i`/`f` suffix and
-//! width, possibly after a run of `-` signs (an odd count negates), or `inff`.
+//! width, possibly after a run of `-` signs (an odd count negates), or `inff`
+//! (and, beyond TVM's reader, the `inff64`/`nanf`… its printer writes).
 //! Only an `f` suffix makes a float: `1.5` is an invalid *integer*.
 
 /// A checked numeric literal.
@@ -19,13 +20,20 @@ pub fn parse_number(text: &str) -> Result<NumberValue, String> {
     let negs = text.bytes().take_while(|&b| b == b'-').count();
     let is_pos = negs % 2 == 0;
     let body = &text[negs..];
-    if body.starts_with("inff") {
-        let value = if is_pos {
-            f64::INFINITY
-        } else {
-            f64::NEG_INFINITY
-        };
-        return Ok(NumberValue::Float { value, bits: 32 });
+    // `inff` (TVM's own), and the other non-finite literals its printer
+    // writes: `inff64`, `nanf`, `-nanf16`, … (see the lexer).
+    for (word, magnitude) in [("inff", f64::INFINITY), ("nanf", f64::NAN)] {
+        if let Some(width) = body.strip_prefix(word) {
+            let bits = match width {
+                "" => 32,
+                "16" => 16,
+                "32" => 32,
+                "64" => 64,
+                _ => return Err(format!("unrecognized float scalar width: {width}")),
+            };
+            let value = if is_pos { magnitude } else { -magnitude };
+            return Ok(NumberValue::Float { value, bits });
+        }
     }
     let marker = body.find(['f', 'i']);
     let is_float = marker.is_some_and(|i| body.as_bytes()[i] == b'f');
@@ -244,6 +252,17 @@ mod tests {
         assert_eq!(parse_number("-0.5f"), float(-0.5, 32));
         assert_eq!(parse_number("inff"), float(f64::INFINITY, 32));
         assert_eq!(parse_number("-inff"), float(f64::NEG_INFINITY, 32));
+        assert_eq!(parse_number("inff64"), float(f64::INFINITY, 64));
+        assert_eq!(parse_number("-inff16"), float(f64::NEG_INFINITY, 16));
+        let nan = |text: &str| match parse_number(text) {
+            Ok(NumberValue::Float { value, bits }) => {
+                (value.is_nan(), value.is_sign_negative(), bits)
+            }
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(nan("nanf"), (true, false, 32));
+        assert_eq!(nan("-nanf64"), (true, true, 64));
+        assert!(parse_number("inff8").is_err());
         assert_eq!(parse_number("5.f"), float(5.0, 32));
         assert_eq!(parse_number(".5f"), float(0.5, 32));
     }

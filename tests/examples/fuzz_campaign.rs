@@ -74,13 +74,16 @@ fn main() {
     let mut seed = first;
     while start.elapsed() < Duration::from_secs_f64(seconds) {
         let mut e = Entropy::from_seed(seed);
-        let input = match target {
-            "parse" | "infer" => text_input(&mut e, &corpus),
-            _ => Vec::new(),
-        };
+        // Made inside the guarded call: the generator behind `text_input`
+        // can fail too, and that is a finding like any other.
+        let mut input = Vec::new();
         let result = catch_unwind(AssertUnwindSafe(|| match target {
-            "parse" => parse_target(&input),
+            "parse" => {
+                input = text_input(&mut e, &corpus);
+                parse_target(&input)
+            }
             "infer" => {
+                input = text_input(&mut e, &corpus);
                 infer_target(&input);
             }
             "passes" => {
@@ -98,7 +101,10 @@ fn main() {
             if entry.0 == 1 {
                 std::fs::create_dir_all(&out_dir).unwrap();
                 let contents = match target {
-                    "parse" | "infer" => input.clone(),
+                    "parse" | "infer" if !input.is_empty() => input.clone(),
+                    "parse" | "infer" => {
+                        format!("seed {seed}: the generator itself failed\n").into_bytes()
+                    }
                     "passes" => catch_unwind(|| {
                         generate(&mut Entropy::from_seed(seed), campaign_limits()).text
                     })

@@ -85,6 +85,21 @@ impl<'i, 'a> Resolver<'i, 'a> {
         Some(ty)
     }
 
+    /// A type that becomes an annotation (of a variable without one, or
+    /// the return type of a function without one) must be complete: the
+    /// annotation is printed, and a hole inside it (`List[?]` of a list
+    /// nothing constrains) has no text that parses. TVM leaves the hole
+    /// and prints `meta[IncompleteType][0]`, which no parser reads back;
+    /// we report it as TVM reports a type it could not infer at all.
+    fn note_unwritable(&mut self, e: &Expr, ty: &Type) {
+        if ty.contains_incomplete() && !ty.is_incomplete() {
+            self.unresolved.count += 1;
+            if self.unresolved.first.is_none() {
+                self.unresolved.first = Some(e.span());
+            }
+        }
+    }
+
     pub fn run(&mut self, root: &Expr) -> Expr {
         if let Some(order) = self.inf.take_post_order(root) {
             self.memo.reserve(order.len());
@@ -228,6 +243,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     };
                     return Expr::with_type(ExprKind::Var(var), e.span(), Some(ty));
                 }
+                self.note_unwritable(e, &ty);
                 let update = NodeUpdate {
                     var_annotation: Some(ty.clone()),
                     checked_type: Some(ty),
@@ -267,6 +283,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let new: Vec<Expr> = children(e).into_iter().map(|c| self.lookup(c)).collect();
                 let ret_type = match (e.kind(), checked_type.as_ref().map(Type::kind)) {
                     (ExprKind::Function(f), Some(TypeKind::Func(ft))) if f.ret_type.is_none() => {
+                        self.note_unwritable(e, &ft.ret);
                         Some(ft.ret.clone())
                     }
                     _ => None,

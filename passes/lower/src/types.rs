@@ -27,7 +27,11 @@ impl Lowerer {
                     .into_iter()
                     .flat_map(|s| s.children_of(DIM));
                 let shape = dims.map(|dim| self.dim(dim)).collect();
-                let dtype = self.dtype(ty.tokens().filter(|t| t.kind() == IDENT).nth(1));
+                let dtype = match ty.tokens().filter(|t| t.kind() == IDENT).nth(1) {
+                    Some(name) => self.dtype(Some(name)),
+                    // `Tensor[(3), ]`: how void prints (see the grammar).
+                    None => DataType::void(),
+                };
                 Type::tensor(shape, dtype)
             }
             SCALAR_TYPE => Type::scalar(self.dtype(ty.token(IDENT))),

@@ -406,15 +406,21 @@ fn node_doc(node: &SyntaxNode) -> Result<Doc, FormatError> {
         TUPLE_PAT => emit(&c.expect(PAT_LIST)?)?,
 
         // ---- types ----
-        TENSOR_TYPE => Doc::concat(vec![
-            emit(&c.expect(IDENT)?)?,
-            emit(&c.expect(L_BRACK)?)?,
-            emit(&c.expect(SHAPE)?)?,
-            emit(&c.expect(COMMA)?)?,
-            Doc::Space,
-            emit(&c.expect(IDENT)?)?,
-            emit(&c.expect(R_BRACK)?)?,
-        ]),
+        TENSOR_TYPE => {
+            let mut parts = vec![
+                emit(&c.expect(IDENT)?)?,
+                emit(&c.expect(L_BRACK)?)?,
+                emit(&c.expect(SHAPE)?)?,
+                emit(&c.expect(COMMA)?)?,
+                Doc::Space,
+            ];
+            // No dtype is void, printed so by TVM: `Tensor[(3), ]`.
+            if let Some(dtype) = c.eat(IDENT) {
+                parts.push(emit(&dtype)?);
+            }
+            parts.push(emit(&c.expect(R_BRACK)?)?);
+            Doc::concat(parts)
+        }
         FN_TYPE => {
             let mut parts = vec![emit(&c.expect(FN_KW)?)?, Doc::Space];
             if let Some(params) = c.eat(TYPE_PARAM_LIST) {

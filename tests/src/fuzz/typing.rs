@@ -100,8 +100,9 @@ impl Ty {
     }
 
     /// Whether a parameter can be annotated with this type's text: types
-    /// with symbolic sizes print names no text can declare, and the void
-    /// dtype (of `zeros` without a `dtype`) prints as nothing.
+    /// with symbolic sizes print names no text can declare. (The void dtype
+    /// of `zeros` without a `dtype` prints as nothing, `Tensor[(3), ]`,
+    /// which reads back as void.)
     pub fn is_writable(&self) -> bool {
         if self.text.is_empty() || self.text.contains("meta") || self.text.contains('_') {
             return false;
@@ -167,13 +168,18 @@ mod tests {
     use super::{Ty, TyKind};
 
     #[test]
-    fn written_types_are_writable_and_void_dtypes_are_not() {
+    fn written_types_and_void_dtypes_are_writable() {
         assert!(Ty::tensor(&[2, 3], "float32").is_writable());
         assert!(Ty::tuple(vec![Ty::tensor(&[], "bool")]).is_writable());
         let void = Ty {
             text: "Tensor[(3), ]".into(),
             kind: TyKind::Other,
         };
-        assert!(!void.is_writable());
+        assert!(void.is_writable());
+        let symbolic = Ty {
+            text: "Tensor[(meta[tir.Var][0]), float32]".into(),
+            kind: TyKind::Other,
+        };
+        assert!(!symbolic.is_writable());
     }
 }

@@ -372,7 +372,10 @@ fn nll_loss_rel(ctx: &mut Ctx) -> Step {
             weights.shape.len()
         ));
     }
-    if !shape::assert_eq(&predictions.shape[1], &weights.shape[0]) {
+    // TVM reads `predictions->shape[1]` through its `Array` bounds check:
+    // rank-1 predictions are its IndexError, a type error, not a crash.
+    let classes = super::item(&predictions.shape, 1)?;
+    if !shape::assert_eq(classes, &weights.shape[0]) {
         return error(format!(
             "NLLLossRel: the second dimension of predictions should be the number of classes, which is the length of weights, predictions shape = {}, weights shape = {}",
             shape_array(&predictions.shape),

@@ -88,6 +88,16 @@ impl Nodes {
         &mut self.states[slot]
     }
 
+    /// Forgets a node's `%N` (its scope was closed): a later use prints
+    /// and binds it again.
+    pub(super) fn forget_binding(&mut self, slot: usize) {
+        let state = &mut self.states[slot];
+        state.memo = None;
+        state.result = None;
+        state.bound = false;
+        state.info_done = false;
+    }
+
     /// Keeps a document in the arena.
     pub(super) fn store(&mut self, doc: Doc) -> Piece {
         self.docs.push(doc);

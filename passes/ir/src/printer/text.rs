@@ -62,6 +62,9 @@ pub(crate) struct Printer<'a> {
     sources: Option<&'a SourceMap>,
     /// Open scopes; temporaries and `free_var` lines go to the last one.
     doc_stack: Vec<Doc>,
+    /// For each open [`Printer::print_scope`], the nodes whose text was
+    /// made inside it and the variables bound inside it (see there).
+    scope_bindings: Vec<Vec<usize>>,
     /// TVM's memo tables and the users of each node (see `memo.rs`).
     nodes: Nodes,
     /// The printed arguments of the calls being printed (a stack shared by
@@ -93,6 +96,7 @@ impl<'a> Printer<'a> {
             type_style,
             sources,
             doc_stack: Vec::new(),
+            scope_bindings: Vec::new(),
             nodes: Nodes::default(),
             args: Vec::new(),
             type_memo: FxMap::default(),
@@ -179,11 +183,24 @@ impl<'a> Printer<'a> {
 
     /// `PrintScope`: prints `e` as the root of a new scope and puts the
     /// scope's bindings before it.
+    ///
+    /// A `%N` or a variable bound in a scope is out of reach once the
+    /// scope is closed. TVM's printer still refers to it when the node is
+    /// used again outside (a node shared by a closure or a branch and the
+    /// code after it, as ToGraphNormalForm makes), which no parser reads:
+    /// the texts made here are forgotten when the scope closes, so that a
+    /// later use prints the node again (binding it, and a closure's
+    /// parameters, anew) where it is used. Text TVM can read is unchanged
+    /// (it never names such a `%N`).
     fn print_scope(&mut self, e: &Expr) -> Doc {
         self.doc_stack.push(Doc::new());
+        self.scope_bindings.push(Vec::new());
         let p = self.print_expr(e, false, true, true);
         let mut scope = self.doc_stack.pop().unwrap_or_default();
         self.nodes.put(&mut scope, p);
+        for slot in self.scope_bindings.pop().unwrap_or_default() {
+            self.nodes.forget_binding(slot);
+        }
         scope
     }
 
@@ -307,6 +324,7 @@ impl<'a> Printer<'a> {
         let state = self.nodes.get_mut(slot);
         if inline {
             state.memo = Some(printed);
+            self.note_scoped(e, slot);
             return printed;
         }
         if state.bound {
@@ -323,6 +341,9 @@ impl<'a> Printer<'a> {
         self.temp_counter += 1;
         state.memo = Some(Piece::Temp(n));
         self.emit_temp(n, printed);
+        if let Some(bindings) = self.scope_bindings.last_mut() {
+            bindings.push(slot);
+        }
         Piece::Temp(n)
     }
 
@@ -387,8 +408,31 @@ impl<'a> Printer<'a> {
         let state = self.nodes.get_mut(slot);
         if state.memo.is_none() {
             state.memo = Some(result);
+            self.note_scoped(e, slot);
         } else {
             state.result = Some(result);
+        }
+    }
+
+    /// Notes that `e`'s text was made in the innermost open scope: a text
+    /// that names the scope's `%N`s and variables, forgotten with them
+    /// when the scope closes (see `print_scope`). Operators, globals,
+    /// constants and constructors print the same in every scope (and a
+    /// constant keeps its one `meta[…]` entry); variables are noted where
+    /// they are bound.
+    fn note_scoped(&mut self, e: &Expr, slot: usize) {
+        if matches!(
+            e.kind(),
+            ExprKind::Op(_)
+                | ExprKind::GlobalVar(_)
+                | ExprKind::Constant(_)
+                | ExprKind::Constructor(_)
+                | ExprKind::Var(_)
+        ) {
+            return;
+        }
+        if let Some(bindings) = self.scope_bindings.last_mut() {
+            bindings.push(slot);
         }
     }
 
@@ -635,6 +679,11 @@ impl<'a> Printer<'a> {
         let name = self.unique_name(prefix);
         let memo = self.nodes.store(Doc::text(name.as_str()));
         self.nodes.get_mut(slot).memo = Some(memo);
+        // A closure printed again in another scope binds its parameters
+        // again (see `print_scope`).
+        if let Some(bindings) = self.scope_bindings.last_mut() {
+            bindings.push(slot);
+        }
         let data = var.data();
         let device = match &data.virtual_device {
             Some(vd) if !is_unconstrained_virtual_device(vd) => Some(self.attr_value(vd)),
@@ -1065,7 +1114,13 @@ impl<'a> Printer<'a> {
         match t.kind() {
             TypeKind::Tensor(tt) => {
                 if tt.shape.is_empty() {
-                    return tt.dtype.to_tvm_string();
+                    let name = tt.dtype.to_tvm_string();
+                    if !name.is_empty() {
+                        return name;
+                    }
+                    // TVM writes a rank-0 tensor of a dtype without a name
+                    // (void) as nothing at all, which no parser reads (`%x: ,`);
+                    // the tensor form says the same and reads back.
                 }
                 let mut s = String::with_capacity(24 + 6 * tt.shape.len());
                 s.push_str("Tensor[(");

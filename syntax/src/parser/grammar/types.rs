@@ -104,7 +104,9 @@ fn tensor_type(p: &mut Parser<'_>) {
             None,
         );
         s.complete(p, SHAPE);
-        if p.expect(COMMA) {
+        // No dtype after the comma is `void` (TVM reads "" as void, and its
+        // printer writes void that way: `Tensor[(3), ]`).
+        if p.expect(COMMA) && !p.at(R_BRACK) {
             p.expect(IDENT);
         }
         p.expect_closer(open, R_BRACK);
