@@ -78,11 +78,3 @@ pub use relay_lower as lower;
 pub use relay_pass_manager as pass_manager;
 pub use relay_transforms as transforms;
 pub use relay_transforms::register_builtin_passes;
-
-/// The pass manager under its name before the layer split.
-#[doc(hidden)]
-pub use relay_pass_manager as transform;
-
-/// The metadata module under its name before the layer split.
-#[doc(hidden)]
-pub use relay_ir::metadata as meta;
