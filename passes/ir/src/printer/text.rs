@@ -146,7 +146,7 @@ impl<'a> Printer<'a> {
     pub(crate) fn expr(&mut self, e: &Expr) -> String {
         let mut doc = version_line();
         self.nodes.count_users(e);
-        let d = self.print_scope(e);
+        let d = self.print_scope(e, false);
         doc.append(d);
         self.finish(doc, String::new())
     }
@@ -184,29 +184,35 @@ impl<'a> Printer<'a> {
     /// `PrintScope`: prints `e` as the root of a new scope and puts the
     /// scope's bindings before it.
     ///
-    /// A `%N` or a variable bound in a scope is out of reach once the
-    /// scope is closed. TVM's printer still refers to it when the node is
-    /// used again outside (a node shared by a closure or a branch and the
-    /// code after it, as ToGraphNormalForm makes), which no parser reads:
-    /// the texts made here are forgotten when the scope closes, so that a
-    /// later use prints the node again (binding it, and a closure's
-    /// parameters, anew) where it is used. Text TVM can read is unchanged
-    /// (it never names such a `%N`).
-    fn print_scope(&mut self, e: &Expr) -> Doc {
+    /// A function body (`closes_names`) is the one scope whose names the
+    /// parsers do not see from outside: a closure's parameters, and the
+    /// `%N`s made inside it that name them. TVM's printer still refers to
+    /// such a `%N` when the node is used again after the closure (as
+    /// ToGraphNormalForm makes), which no parser reads: the texts made in a
+    /// function body are forgotten when it closes, so that a later use
+    /// prints the node again (binding it, and a closure's parameters, anew)
+    /// where it is used. Branches, clauses and `let` bodies keep TVM's
+    /// printing: a `%N` made in one branch and named in the other reads back
+    /// (graph bindings are not scoped by the parsers).
+    fn print_scope(&mut self, e: &Expr, closes_names: bool) -> Doc {
         self.doc_stack.push(Doc::new());
-        self.scope_bindings.push(Vec::new());
+        if closes_names {
+            self.scope_bindings.push(Vec::new());
+        }
         let p = self.print_expr(e, false, true, true);
         let mut scope = self.doc_stack.pop().unwrap_or_default();
         self.nodes.put(&mut scope, p);
-        for slot in self.scope_bindings.pop().unwrap_or_default() {
-            self.nodes.forget_binding(slot);
+        if closes_names {
+            for slot in self.scope_bindings.pop().unwrap_or_default() {
+                self.nodes.forget_binding(slot);
+            }
         }
         scope
     }
 
     /// `PrintBody`: `{`, the scope indented, `}`.
-    fn print_body(&mut self, e: &Expr) -> Doc {
-        let scope = self.print_scope(e);
+    fn print_body(&mut self, e: &Expr, closes_names: bool) -> Doc {
+        let scope = self.print_scope(e, closes_names);
         let mut d = Doc::with_capacity(scope.len() + 2);
         d.push_str("{");
         d.newline_indented(2).append_indented(&scope, 2);
@@ -476,9 +482,9 @@ impl<'a> Printer<'a> {
                 let c = self.print(cond);
                 self.nodes.put(&mut d, c);
                 d.push_str(") ");
-                let t = self.print_body(then_branch);
+                let t = self.print_body(then_branch, false);
                 d.append(t).push_str(" else ");
-                let f = self.print_body(else_branch);
+                let f = self.print_body(else_branch, false);
                 d.append(f);
                 d
             }
@@ -554,7 +560,7 @@ impl<'a> Printer<'a> {
                 for clause in clauses {
                     let mut c = self.pattern(&clause.pattern);
                     c.push_str(" => ");
-                    let rhs = self.print_scope(&clause.rhs);
+                    let rhs = self.print_scope(&clause.rhs, false);
                     c.append(Doc::brace("{", rhs, "}", 2)).push_str(",");
                     clause_docs.push(c);
                 }
@@ -628,7 +634,7 @@ impl<'a> Printer<'a> {
             self.doc_stack.push(d);
             cur = body;
         }
-        let body = self.print_scope(cur);
+        let body = self.print_scope(cur, false);
         let mut out = Doc::new();
         for d in self.doc_stack.drain(base..) {
             out.append(d);
@@ -659,7 +665,7 @@ impl<'a> Printer<'a> {
             let r = self.print_type(ret);
             d.push_str("-> ").push_str(&r).push_str(" ");
         }
-        let body = self.print_body(&f.body);
+        let body = self.print_body(&f.body, true);
         d.append(body);
         d
     }
