@@ -23,9 +23,9 @@
 //! `InferType` and `FoldConstant`.
 
 use relay_ir::build::op_call;
+use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::rewrite::rewrite_function;
-use relay_ir::dtype::DataType;
 use relay_ir::{Expr, Function};
 use relay_pass_manager::registry::PassSpec;
 
@@ -67,7 +67,8 @@ pub fn reciprocal(divisor: &TensorData) -> Option<TensorData> {
         return None;
     }
     let values = divisor.to_f64_vec().ok()?;
-    if values.is_empty() || values.iter().any(|&v| v == 0.0) {
+    // `==` on floats: -0.0 matches too, as TVM's check does.
+    if values.is_empty() || values.contains(&0.0) {
         return None;
     }
     let inverted: Vec<f64> = values.iter().map(|&v| inverse_as_tvm(dtype, v)).collect();
