@@ -79,6 +79,8 @@ pub use relay_pass_manager as pass_manager;
 pub use relay_transforms as transforms;
 pub use relay_transforms::register_builtin_passes;
 
+pub mod op_coverage;
+
 /// The pass manager under its name before the layer split.
 #[doc(hidden)]
 pub use relay_pass_manager as transform;
