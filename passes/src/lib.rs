@@ -78,3 +78,5 @@ pub use relay_lower as lower;
 pub use relay_pass_manager as pass_manager;
 pub use relay_transforms as transforms;
 pub use relay_transforms::register_builtin_passes;
+
+pub mod op_coverage;

@@ -9,6 +9,7 @@ pub mod combine_parallel;
 pub mod convert_layout;
 pub mod dead_code;
 pub mod defuse_ops;
+pub mod div_to_mul;
 pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
 pub mod eta_expand;
@@ -65,6 +66,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         canonicalize_ops::spec(),
         canonicalize_cast::spec(),
         fast_math::spec(),
+        div_to_mul::spec(),
         remove_unused_functions::spec(),
         to_graph_normal_form::spec(),
         to_a_normal_form::spec(),

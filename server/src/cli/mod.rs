@@ -6,6 +6,7 @@ mod explain;
 mod files;
 mod fmt;
 mod input;
+mod ops;
 mod opt;
 mod passes;
 mod print;
@@ -56,6 +57,10 @@ enum Command {
     Opt(opt::OptArgs),
     /// List the registered passes.
     Passes(passes::PassesArgs),
+    /// List the operators: arguments, attributes with defaults, pattern,
+    /// and whether a type relation, an evaluation kernel and layout rules
+    /// are implemented.
+    Ops(ops::OpsArgs),
     /// Print a file as TVM's `astext()` does (no type inference).
     Print(print::PrintArgs),
     /// Lay files out in TVM's printed style, keeping comments: rewrite
@@ -107,6 +112,7 @@ where
         Command::Explain(args) => explain::run(&args),
         Command::Opt(args) => opt::run(&args),
         Command::Passes(args) => passes::run(&args),
+        Command::Ops(args) => ops::run(&args),
         Command::Print(args) => print::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp(LspArgs { stdio: _ }) => crate::lsp::run_stdio(),

@@ -21,6 +21,12 @@ use relay_ir::Function;
 use relay_pass_manager::registry::PassSpec;
 use std::cell::RefCell;
 
+/// Whether operator `op` has an x86 (`llvm`) alteration rule (TVM's
+/// `FTVMAlterOpLayout` for the `cpu` strategy).
+pub fn has_alter_rule(op: &str) -> bool {
+    x86::rule(op).is_some()
+}
+
 /// The registry entry: `AlterOpLayout()`.
 pub(crate) fn spec() -> PassSpec {
     PassSpec::function("AlterOpLayout", 3)

@@ -26,12 +26,23 @@ pub(super) type Declined = String;
 /// declined.
 pub(super) type Altered = Result<Option<NewCall>, Declined>;
 
+/// An x86 `FTVMAlterOpLayout` rule.
+pub(super) type Rule = fn(&CallInfo, i64) -> Altered;
+
 /// The x86 rule for the call's operator.
 pub(super) fn alter(call: &CallInfo, lanes: i64) -> Altered {
-    match call.op {
-        "nn.dense" => dense(call, lanes),
-        "nn.conv2d" => conv2d(call, lanes),
-        _ => Ok(None),
+    match rule(call.op) {
+        Some(rule) => rule(call, lanes),
+        None => Ok(None),
+    }
+}
+
+/// The x86 rule registered for operator `op`, if any.
+pub(super) fn rule(op: &str) -> Option<Rule> {
+    match op {
+        "nn.dense" => Some(dense),
+        "nn.conv2d" => Some(conv2d),
+        _ => None,
     }
 }
 

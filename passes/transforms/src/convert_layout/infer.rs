@@ -67,9 +67,17 @@ pub(super) struct InferArgs<'a> {
 
 pub(super) type Inferred = Result<InferOutput, LayoutError>;
 
+/// A layout inference (TVM's `FInferCorrectLayout`).
+pub(super) type Rule = fn(&InferArgs) -> Inferred;
+
 /// The inference of operator `op`, `Ok(None)` when it registers none.
 pub(super) fn infer(op: &str, args: &InferArgs) -> Result<Option<InferOutput>, LayoutError> {
-    let out = match op {
+    rule(op).map(|rule| rule(args)).transpose()
+}
+
+/// The layout inference TVM registers for operator `op`, if any.
+pub(super) fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
         // ElemwiseArbitraryLayout.
         "annotation.stop_fusion"
         | "annotation.cast_hint"
@@ -97,10 +105,10 @@ pub(super) fn infer(op: &str, args: &InferArgs) -> Result<Option<InferOutput>, L
         | "reinterpret"
         | "clip"
         | "fixed_point_multiply"
-        | "ndarray_size" => elemwise(args),
-        op if is_unary_elemwise(op) => elemwise(args),
-        op if is_binary_broadcast(op) => binary_broadcast(args),
-        "relay.op.annotation.simulated_quantize" => simulated_quantize(args),
+        | "ndarray_size" => elemwise,
+        op if is_unary_elemwise(op) => elemwise,
+        op if is_binary_broadcast(op) => binary_broadcast,
+        "relay.op.annotation.simulated_quantize" => simulated_quantize,
         "nn.conv1d"
         | "nn.conv2d"
         | "nn.conv3d"
@@ -111,10 +119,10 @@ pub(super) fn infer(op: &str, args: &InferArgs) -> Result<Option<InferOutput>, L
         | "nn.contrib_conv2d_gemm_without_weight_transform"
         | "nn.contrib_conv2d_NCHWc"
         | "nn.contrib_depthwise_conv2d_NCHWc"
-        | "nn.conv2d_backward_weight" => nn::conv(args),
-        "nn.deformable_conv2d" => nn::deformable_conv(args),
-        "nn.bitserial_conv2d" | "image.dilation2d" => nn::data_kernel(args),
-        "nn.correlation" => nn::correlation(args),
+        | "nn.conv2d_backward_weight" => nn::conv,
+        "nn.deformable_conv2d" => nn::deformable_conv,
+        "nn.bitserial_conv2d" | "image.dilation2d" => nn::data_kernel,
+        "nn.correlation" => nn::correlation,
         "nn.max_pool1d"
         | "nn.avg_pool1d"
         | "nn.max_pool2d"
@@ -128,40 +136,40 @@ pub(super) fn infer(op: &str, args: &InferArgs) -> Result<Option<InferOutput>, L
         | "nn.adaptive_max_pool2d"
         | "nn.adaptive_avg_pool2d"
         | "nn.adaptive_max_pool3d"
-        | "nn.adaptive_avg_pool3d" => nn::pool(args),
+        | "nn.adaptive_avg_pool3d" => nn::pool,
         "nn.upsampling" | "nn.upsampling3d" | "dyn.nn.upsampling" | "dyn.nn.upsampling3d" => {
-            nn::upsampling(args)
+            nn::upsampling
         }
-        "image.resize1d" | "image.resize2d" => nn::resize(args),
-        "nn.pad" => nn::pad(args),
-        "nn.dense" => nn::dense(args),
-        "nn.contrib_dense_pack" => nn::dense_pack(args),
-        "nn.prelu" => nn::prelu(args),
-        "nn.l2_normalize" => nn::l2_normalize(args),
-        "nn.batch_norm" => nn::batch_norm(args),
-        "nn.layer_norm" | "nn.instance_norm" => nn::normalization(args),
-        "vision.roi_align" | "vision.roi_pool" => nn::roi(args),
-        "topk" => tensor::topk(args),
-        "concatenate" => tensor::concatenate(args),
-        "transpose" => tensor::transpose(args),
-        "squeeze" => tensor::squeeze(args),
-        "strided_slice" => tensor::strided_slice(args),
-        "split" => tensor::split(args),
-        "slice_like" => tensor::slice_like(args),
+        "image.resize1d" | "image.resize2d" => nn::resize,
+        "nn.pad" => nn::pad,
+        "nn.dense" => nn::dense,
+        "nn.contrib_dense_pack" => nn::dense_pack,
+        "nn.prelu" => nn::prelu,
+        "nn.l2_normalize" => nn::l2_normalize,
+        "nn.batch_norm" => nn::batch_norm,
+        "nn.layer_norm" | "nn.instance_norm" => nn::normalization,
+        "vision.roi_align" | "vision.roi_pool" => nn::roi,
+        "topk" => tensor::topk,
+        "concatenate" => tensor::concatenate,
+        "transpose" => tensor::transpose,
+        "squeeze" => tensor::squeeze,
+        "strided_slice" => tensor::strided_slice,
+        "split" => tensor::split,
+        "slice_like" => tensor::slice_like,
         "argmax" | "argmin" | "sum" | "all" | "max" | "min" | "prod" | "mean" | "variance" => {
-            tensor::reduce(args)
+            tensor::reduce
         }
-        "fixed_point_multiply_per_axis" => tensor::fixed_point_multiply_per_axis(args),
-        "qnn.conv2d" | "qnn.conv2d_transpose" => qnn::conv(args),
-        "qnn.dense" => qnn::dense(args),
-        "qnn.contrib_dense_pack" => qnn::dense_pack(args),
-        "qnn.requantize" => qnn::requantize(args),
-        "qnn.concatenate" => qnn::concatenate(args),
-        "qnn.avg_pool2d" => qnn::avg_pool2d(args),
-        "qnn.add" | "qnn.mul" | "qnn.subtract" => qnn::binary_broadcast(args),
-        _ => return Ok(None),
+        "fixed_point_multiply_per_axis" => tensor::fixed_point_multiply_per_axis,
+        "qnn.conv2d" | "qnn.conv2d_transpose" => qnn::conv,
+        "qnn.dense" => qnn::dense,
+        "qnn.contrib_dense_pack" => qnn::dense_pack,
+        "qnn.requantize" => qnn::requantize,
+        "qnn.concatenate" => qnn::concatenate,
+        "qnn.avg_pool2d" => qnn::avg_pool2d,
+        "qnn.add" | "qnn.mul" | "qnn.subtract" => qnn::binary_broadcast,
+        _ => return None,
     };
-    out.map(Some)
+    Some(rule)
 }
 
 /// The operators TVM registers with `RELAY_REGISTER_UNARY_OP`.

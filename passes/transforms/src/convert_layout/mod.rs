@@ -42,6 +42,19 @@ use relay_ir::{Function, IRModule};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{PassContext, PipelineValue};
 
+/// Whether operator `op` has a layout inference (TVM's
+/// `FInferCorrectLayout`), the rule ConvertLayout and AlterOpLayout use to
+/// carry a new layout through it.
+pub fn has_layout_inference(op: &str) -> bool {
+    infer::rule(op).is_some()
+}
+
+/// Whether operator `op` has a conversion to desired layouts (TVM's
+/// `FTVMConvertOpLayout`), the operators ConvertLayout can be asked about.
+pub fn has_layout_conversion(op: &str) -> bool {
+    convert::has_hook(op)
+}
+
 /// The registry entry: `ConvertLayout(desired_layouts={...})`.
 pub(crate) fn spec() -> PassSpec {
     PassSpec::function("ConvertLayout", 3)

@@ -1,0 +1,70 @@
+//! What this library implements for each operator of the table: its type
+//! relation (relay-infer), its constant-evaluation kernel (relay-eval) and
+//! its layout rules (relay-transforms). Every answer is a lookup in the
+//! table the passes themselves use, so the report cannot drift from them.
+//! `relay ops` prints it.
+
+use crate::op::OpDef;
+
+/// The coverage of one operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpCoverage {
+    /// The name of the type relation TVM registers, `None` when it
+    /// registers none.
+    pub relation: Option<&'static str>,
+    /// Whether relay-infer implements that relation.
+    pub relation_implemented: bool,
+    /// Whether relay-eval has a kernel for it (FoldConstant can fold it).
+    pub evaluator: bool,
+    /// Whether it has a layout inference (`FInferCorrectLayout`), used by
+    /// ConvertLayout and AlterOpLayout.
+    pub layout_inference: bool,
+    /// Whether ConvertLayout can convert it to desired layouts
+    /// (`FTVMConvertOpLayout`).
+    pub layout_conversion: bool,
+    /// Whether AlterOpLayout has an x86 rule for it (`FTVMAlterOpLayout`).
+    pub alter_layout: bool,
+}
+
+/// The coverage of operator `op`.
+pub fn coverage(op: &'static OpDef) -> OpCoverage {
+    let relation = op.type_rel.as_deref();
+    let name = op.name.as_str();
+    OpCoverage {
+        relation,
+        relation_implemented: relation
+            .is_some_and(|r| crate::infer::relations::by_name(r).is_some()),
+        evaluator: crate::eval::kernel(name).is_some(),
+        layout_inference: crate::transforms::convert_layout::has_layout_inference(name),
+        layout_conversion: crate::transforms::convert_layout::has_layout_conversion(name),
+        alter_layout: crate::transforms::alter_op_layout::has_alter_rule(name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(name: &str) -> OpCoverage {
+        coverage(crate::op::lookup(name).expect("the operator is in the table"))
+    }
+
+    #[test]
+    fn answers_come_from_the_layers_tables() {
+        let conv = of("nn.conv2d");
+        assert_eq!(conv.relation, Some("Conv2D"));
+        assert!(conv.relation_implemented && conv.layout_inference);
+        assert!(conv.layout_conversion && conv.alter_layout);
+        let add = of("add");
+        assert!(add.evaluator && add.layout_inference && !add.layout_conversion);
+    }
+
+    #[test]
+    fn counts_agree_with_the_evaluators_own_list() {
+        let with_kernel = crate::op::all_ops()
+            .iter()
+            .filter(|op| coverage(op).evaluator)
+            .count();
+        assert_eq!(with_kernel, crate::eval::operators_with_kernels().len());
+    }
+}
