@@ -54,7 +54,7 @@ mod nn;
 mod qnn;
 mod reduce;
 mod tensor;
-mod transform;
+mod tensor_transform;
 
 #[cfg(test)]
 mod tests;
@@ -231,7 +231,7 @@ pub type Kernel = fn(&[Value], &CallInfo) -> EvalResult;
 pub fn kernel(op: &str) -> Option<Kernel> {
     elemwise::kernel(op)
         .or_else(|| cast::kernel(op))
-        .or_else(|| transform::kernel(op))
+        .or_else(|| tensor_transform::kernel(op))
         .or_else(|| reduce::kernel(op))
         .or_else(|| nn::kernel(op))
         .or_else(|| qnn::kernel(op))

@@ -9,7 +9,7 @@
 use super::algorithm::topk_result;
 use super::layout::{BijectiveLayout, Layout};
 use super::shape::const_int;
-use super::transform::fill_dtype;
+use super::tensor_transform::fill_dtype;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;

@@ -58,7 +58,7 @@ pub mod nn_misc;
 pub mod nn_pool;
 pub mod qnn;
 pub mod reduce;
-pub mod transform;
+pub mod tensor_transform;
 pub mod vision;
 
 #[cfg(test)]
@@ -79,7 +79,7 @@ const FAMILIES: &[Family] = &[
     nn_conv::RELATIONS,
     nn_pool::RELATIONS,
     nn_misc::RELATIONS,
-    transform::RELATIONS,
+    tensor_transform::RELATIONS,
     reduce::RELATIONS,
     algorithm::RELATIONS,
     qnn::RELATIONS,

@@ -14,7 +14,7 @@ use super::broadcast::broadcast_rel;
 use super::display;
 use super::nn_misc::matmul_rel;
 use super::shape::{c_int, const_int, mul};
-use super::transform::concatenate_rel;
+use super::tensor_transform::concatenate_rel;
 use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
