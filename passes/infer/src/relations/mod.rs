@@ -28,7 +28,7 @@
 //! Families: [`identity`] (identity, casts, `shape_of`), [`broadcast`]
 //! (elementwise binary ops, `where`, `broadcast_to`, `collapse_sum_*`),
 //! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
-//! upsampling, …), [`transform`], [`reduce`], [`algorithm`], [`qnn`],
+//! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
