@@ -146,6 +146,17 @@ pub enum PassKind {
     Sequential,
 }
 
+impl PassKind {
+    /// The kind's name in `relay passes` and the editor's pass list.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassKind::Module => "module",
+            PassKind::Function => "function",
+            PassKind::Sequential => "sequential",
+        }
+    }
+}
+
 /// The arguments a factory receives: every parameter, defaults filled in.
 #[derive(Debug, Clone, Default)]
 pub struct PassArgs {

@@ -2,21 +2,13 @@
 //! required passes, parameters (with defaults) and a one-line description.
 
 use super::EXIT_OK;
-use relay_passes::pass_manager::registry::{self, PassKind};
+use relay_passes::pass_manager::registry;
 
 #[derive(Debug, clap::Args)]
 pub struct PassesArgs {
     /// Print JSON (for editors) instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-fn kind_name(kind: PassKind) -> &'static str {
-    match kind {
-        PassKind::Module => "module",
-        PassKind::Function => "function",
-        PassKind::Sequential => "sequential",
-    }
 }
 
 pub fn run(args: &PassesArgs) -> i32 {
@@ -28,7 +20,7 @@ pub fn run(args: &PassesArgs) -> i32 {
                 serde_json::json!({
                     "name": spec.name,
                     "info_name": spec.info.name,
-                    "kind": kind_name(spec.kind),
+                    "kind": spec.kind.name(),
                     "opt_level": spec.info.opt_level,
                     "required": spec.info.required,
                     "description": spec.description,
@@ -52,7 +44,7 @@ pub fn run(args: &PassesArgs) -> i32 {
         let mut line = format!(
             "{:<28} {:<8} opt_level {}",
             spec.name,
-            kind_name(spec.kind),
+            spec.kind.name(),
             spec.info.opt_level
         );
         if spec.info.name != spec.name {

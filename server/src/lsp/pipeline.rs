@@ -10,7 +10,7 @@ use relay_passes::diagnostic::{Diagnostic, Layer};
 use relay_passes::ir::IRModule;
 use relay_passes::pass_manager::instruments::PassTiming;
 use relay_passes::pass_manager::pipeline::{build_pipeline, Pipeline};
-use relay_passes::pass_manager::registry::{self, PassKind};
+use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::{
     run_pass, LogSink, PassContext, PassContextOptions, PassInstrument,
 };
@@ -231,7 +231,7 @@ pub fn list_passes() -> serde_json::Value {
             .map(|spec| {
                 serde_json::json!({
                     "name": spec.name,
-                    "kind": kind_name(spec.kind),
+                    "kind": spec.kind.name(),
                     "opt_level": spec.info.opt_level,
                     "required": spec.info.required,
                     "description": spec.description,
@@ -239,13 +239,4 @@ pub fn list_passes() -> serde_json::Value {
             })
             .collect(),
     )
-}
-
-/// How `relay passes` names a pass kind.
-pub fn kind_name(kind: PassKind) -> &'static str {
-    match kind {
-        PassKind::Module => "module",
-        PassKind::Function => "function",
-        PassKind::Sequential => "sequential",
-    }
 }
