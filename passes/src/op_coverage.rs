@@ -26,6 +26,27 @@ pub struct OpCoverage {
     pub alter_layout: bool,
 }
 
+impl std::fmt::Display for OpCoverage {
+    /// One line, as `relay ops` and the editor's hover show it:
+    /// `relation Conv2D (implemented); kernel no; layout inference yes, …`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        match self.relation {
+            Some(name) if self.relation_implemented => write!(f, "relation {name} (implemented)")?,
+            Some(name) => write!(f, "relation {name} (missing)")?,
+            None => f.write_str("relation none registered")?,
+        }
+        write!(
+            f,
+            "; kernel {}; layout inference {}, conversion {}, x86 alter {}",
+            yes_no(self.evaluator),
+            yes_no(self.layout_inference),
+            yes_no(self.layout_conversion),
+            yes_no(self.alter_layout),
+        )
+    }
+}
+
 /// The coverage of operator `op`.
 pub fn coverage(op: &'static OpDef) -> OpCoverage {
     let relation = op.type_rel.as_deref();
@@ -57,6 +78,38 @@ mod tests {
         assert!(conv.layout_conversion && conv.alter_layout);
         let add = of("add");
         assert!(add.evaluator && add.layout_inference && !add.layout_conversion);
+    }
+
+    #[test]
+    fn the_line_names_the_relation_and_each_part() {
+        let conv = OpCoverage {
+            relation: Some("Conv2D"),
+            relation_implemented: true,
+            evaluator: false,
+            layout_inference: true,
+            layout_conversion: true,
+            alter_layout: true,
+        };
+        assert_eq!(
+            conv.to_string(),
+            "relation Conv2D (implemented); kernel no; layout inference yes, conversion yes, x86 alter yes"
+        );
+        let none = OpCoverage {
+            relation: None,
+            relation_implemented: false,
+            evaluator: false,
+            layout_inference: false,
+            layout_conversion: false,
+            alter_layout: false,
+        };
+        assert!(none
+            .to_string()
+            .starts_with("relation none registered; kernel no"));
+        let missing = OpCoverage {
+            relation: Some("X"),
+            ..none
+        };
+        assert!(missing.to_string().starts_with("relation X (missing);"));
     }
 
     #[test]

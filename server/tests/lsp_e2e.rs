@@ -557,6 +557,27 @@ fn outline_folding_tokens_hints_and_formatting() {
         .unwrap()
         .iter()
         .any(|f| f["startLine"] == 5 && f["endLine"] == 8));
+    // Expand selection from inside `%x` in `add(%x, 1f)`: the name, then
+    // the argument list, then the call.
+    let at = |line: u32, character: u32| json!({ "line": line, "character": character });
+    let steps = client.request(
+        "textDocument/selectionRange",
+        json!({ "textDocument": td(uri), "positions": [at(6, 16)] }),
+    );
+    let first = &steps[0];
+    assert_eq!(
+        first["range"],
+        json!({ "start": at(6, 15), "end": at(6, 17) }),
+        "{steps}"
+    );
+    assert_eq!(
+        first["parent"]["range"],
+        json!({ "start": at(6, 14), "end": at(6, 22) })
+    );
+    assert_eq!(
+        first["parent"]["parent"]["range"],
+        json!({ "start": at(6, 11), "end": at(6, 22) })
+    );
     let tokens = client.request(
         "textDocument/semanticTokens/full",
         json!({ "textDocument": td(uri) }),
@@ -1020,6 +1041,10 @@ fn document_requests(uri: &str, range: Value) -> Vec<(&'static str, Value)> {
         (
             "textDocument/semanticTokens/full",
             json!({ "textDocument": td(uri) }),
+        ),
+        (
+            "textDocument/selectionRange",
+            json!({ "textDocument": td(uri), "positions": [range["start"], range["end"]] }),
         ),
         (
             "textDocument/semanticTokens/range",

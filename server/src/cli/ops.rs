@@ -62,14 +62,6 @@ fn selected(names: &[String]) -> Result<Vec<&'static OpDef>, String> {
         .collect()
 }
 
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
-    }
-}
-
 /// The arguments as `data: Tensor, weight: Tensor`, `…` for a variadic op.
 fn arguments_text(op: &OpDef) -> String {
     let mut parts: Vec<String> = op
@@ -81,22 +73,6 @@ fn arguments_text(op: &OpDef) -> String {
         parts.push("…".into());
     }
     parts.join(", ")
-}
-
-/// What the library implements for `c`, one line.
-fn implemented_text(c: &OpCoverage) -> String {
-    let relation = match c.relation {
-        Some(name) if c.relation_implemented => format!("{name} (implemented)"),
-        Some(name) => format!("{name} (missing)"),
-        None => "none registered".into(),
-    };
-    format!(
-        "relation {relation}; kernel {}; layout inference {}, conversion {}, x86 alter {}",
-        yes_no(c.evaluator),
-        yes_no(c.layout_inference),
-        yes_no(c.layout_conversion),
-        yes_no(c.alter_layout),
-    )
 }
 
 fn op_text(op: &'static OpDef) -> String {
@@ -114,7 +90,7 @@ fn op_text(op: &'static OpDef) -> String {
         text.push_str(", non-computational");
     }
     text.push('\n');
-    text.push_str(&format!("    {}\n", implemented_text(&c)));
+    text.push_str(&format!("    {c}\n"));
     match (op.attrs_type.as_deref(), op.attrs()) {
         (Some(key), Some(schema)) => {
             text.push_str(&format!("    attrs {key}\n"));

@@ -67,6 +67,7 @@ impl LanguageServer for Backend {
     async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> { rename::rename(self, p).await }
     async fn document_symbol(&self, p: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> { outline::document_symbol(self, p).await }
     async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> { outline::folding_range(self, p).await }
+    async fn selection_range(&self, p: SelectionRangeParams) -> Result<Option<Vec<SelectionRange>>> { outline::selection_range(self, p).await }
     async fn semantic_tokens_full(&self, p: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> { semantic_tokens::full(self, p).await }
     async fn semantic_tokens_range(&self, p: SemanticTokensRangeParams) -> Result<Option<SemanticTokensRangeResult>> { semantic_tokens::range(self, p).await }
     async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> { inlay_hints::inlay_hint(self, p).await }

@@ -25,6 +25,17 @@ pub fn range(lines: &LineIndex, range: TextRange) -> lsp::Range {
     lines.range(range)
 }
 
+/// Selection steps (innermost first) as LSP's linked list, outermost at
+/// the end of the `parent` chain.
+pub fn selection_range(lines: &LineIndex, steps: &[TextRange]) -> Option<lsp::SelectionRange> {
+    steps.iter().rev().fold(None, |parent, &step| {
+        Some(lsp::SelectionRange {
+            range: lines.range(step),
+            parent: parent.map(Box::new),
+        })
+    })
+}
+
 pub fn location(lines: &LineIndex, uri: &Uri, range: TextRange) -> lsp::Location {
     lsp::Location::new(uri.clone(), lines.range(range))
 }

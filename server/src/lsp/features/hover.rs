@@ -209,6 +209,17 @@ mod tests {
         let found = hover(&analysis, fixture.cursor()).unwrap();
         assert_eq!(found.range, fixture.range("hover"));
         assert!(found.markdown.starts_with("```relay\nnn.relu(data)\n```"));
+        // What this tool implements for the operator, as `relay ops` says it.
+        let here =
+            relay_passes::op_coverage::coverage(relay_passes::op::lookup("nn.relu").unwrap());
+        assert!(
+            found.markdown.contains(&format!("\n\nhere: {here}\n\n")),
+            "{}",
+            found.markdown
+        );
+        assert!(found
+            .markdown
+            .contains("here: relation Identity (implemented); kernel yes"));
         assert!(found
             .markdown
             .ends_with("this call: ```relay\nTensor[(2), float32]\n```"));

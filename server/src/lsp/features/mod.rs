@@ -35,6 +35,7 @@ pub mod pass_output;
 pub mod quick_fixes;
 pub mod references;
 pub mod rename;
+pub mod selection_ranges;
 pub mod semantic_tokens;
 pub mod signature_help;
 pub mod types;

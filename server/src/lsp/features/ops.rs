@@ -4,11 +4,12 @@
 
 use super::markdown::code_block;
 use relay_passes::op::{self, OpDef};
+use relay_passes::op_coverage::coverage;
 use relay_syntax::{SyntaxKind::*, SyntaxNode, TextSize};
 
 /// Markdown documentation of an operator: signature, description,
 /// arguments, attributes with types and defaults.
-pub fn op_documentation(op: &OpDef) -> String {
+pub fn op_documentation(op: &'static OpDef) -> String {
     let mut out = code_block(&op_signature(op).0);
     out.push_str("\n\n");
     if !op.description.is_empty() {
@@ -32,15 +33,13 @@ pub fn op_documentation(op: &OpDef) -> String {
         }
         out.push('\n');
     }
-    let mut facts = Vec::new();
-    if let Some(rel) = &op.type_rel {
-        facts.push(format!("type relation `{rel}`"));
-    }
-    facts.push(format!("pattern `{}`", op.fusion_pattern()));
+    let mut facts = vec![format!("pattern `{}`", op.fusion_pattern())];
     if let Some(level) = op.support_level {
         facts.push(format!("support level {level}"));
     }
     out.push_str(&facts.join(", "));
+    // What this tool implements for it, the line `relay ops` prints.
+    out.push_str(&format!("\n\nhere: {}", coverage(op)));
     out
 }
 

@@ -3,10 +3,13 @@
 use crate::lsp::backend::Backend;
 use crate::lsp::features::document_symbols::document_symbols;
 use crate::lsp::features::folding_ranges::folding_ranges;
+use crate::lsp::features::selection_ranges::selection_ranges;
+use crate::lsp::from_proto;
 use crate::lsp::to_proto;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
-    DocumentSymbolParams, DocumentSymbolResponse, FoldingRange, FoldingRangeParams,
+    DocumentSymbolParams, DocumentSymbolResponse, FoldingRange, FoldingRangeParams, SelectionRange,
+    SelectionRangeParams,
 };
 
 pub async fn document_symbol(
@@ -34,6 +37,33 @@ pub async fn folding_range(
                 folding_ranges(a)
                     .into_iter()
                     .map(|f| to_proto::folding_range(&a.lines, f))
+                    .collect(),
+            )
+        })
+        .await
+}
+
+/// `textDocument/selectionRange`: one chain of steps per requested
+/// position. A position past the end of the text gets an empty range there
+/// (the protocol wants one answer per position).
+pub async fn selection_range(
+    backend: &Backend,
+    params: SelectionRangeParams,
+) -> Result<Option<Vec<SelectionRange>>> {
+    let positions = params.positions;
+    backend
+        .with_analysis(&params.text_document.uri, "selectionRange", move |a| {
+            Some(
+                positions
+                    .iter()
+                    .map(|&position| {
+                        let offset = from_proto::offset(&a.lines, position);
+                        let steps = selection_ranges(a, offset);
+                        to_proto::selection_range(&a.lines, &steps).unwrap_or(SelectionRange {
+                            range: tower_lsp_server::ls_types::Range::new(position, position),
+                            parent: None,
+                        })
+                    })
                     .collect(),
             )
         })
