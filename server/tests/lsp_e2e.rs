@@ -430,6 +430,59 @@ fn quick_fixes() {
 }
 
 #[test]
+fn call_hierarchy_round_trip() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/calls.relay";
+    let text = "#[version = \"0.0.5\"]\ndef @main(%x: float32) {\n  @id(@id(%x))\n}\ndef @id(%v: float32) -> float32 { %v }\n";
+    client.open(uri, text);
+    client.diagnostics(uri, 1);
+    let at = text.find("@id(%x)").unwrap() + 1;
+    let items = client.request(
+        "textDocument/prepareCallHierarchy",
+        json!({ "textDocument": td(uri), "position": position(text, at, false) }),
+    );
+    let item = items[0].clone();
+    assert_eq!(item["name"], "@id", "{items}");
+    assert_eq!(item["selectionRange"]["start"]["line"], 4);
+    // The client sends the item back as it got it.
+    let incoming = client.request("callHierarchy/incomingCalls", json!({ "item": item }));
+    assert_eq!(incoming[0]["from"]["name"], "@main", "{incoming}");
+    assert_eq!(incoming[0]["fromRanges"].as_array().unwrap().len(), 2);
+    let main = incoming[0]["from"].clone();
+    let outgoing = client.request("callHierarchy/outgoingCalls", json!({ "item": main }));
+    assert_eq!(outgoing[0]["to"]["name"], "@id", "{outgoing}");
+    assert_eq!(outgoing.as_array().unwrap().len(), 1);
+    // Workspace symbols span the open documents.
+    let other = "file:///tmp/relay-lsp-e2e/other.relay";
+    client.open(
+        other,
+        "#[version = \"0.0.5\"]\ndef @identity2(%v: float32) { %v }\n",
+    );
+    client.diagnostics(other, 1);
+    let symbols = client.request("workspace/symbol", json!({ "query": "id" }));
+    let mut found: Vec<(String, String)> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["location"]["uri"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("@id".to_string(), uri.to_string()),
+            ("@identity2".to_string(), other.to_string())
+        ]
+    );
+    client.shutdown();
+}
+
+#[test]
 fn rename_definition_references() {
     let mut client = LspClient::start(false);
     let uri = "file:///tmp/relay-lsp-e2e/rename.relay";

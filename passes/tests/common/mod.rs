@@ -13,9 +13,7 @@
 pub use relay_test_support::compare::{compare, Comparison, Tally};
 pub use relay_test_support::files::{read_or_empty as read, sorted_files};
 pub use relay_test_support::text::{before_metadata, first_difference, normalize, strip_types};
-pub use relay_test_support::tvm::{
-    awaiting_coverage, pass_records, root_or_skip as corpus, PassRecord,
-};
+pub use relay_test_support::tvm::{pass_records, root_or_skip as corpus, PassRecord};
 
 use relay_passes::diagnostic::Diagnostics;
 use relay_passes::ir::IRModule;
@@ -28,6 +26,16 @@ use relay_passes::printer::{print_module, PrintOptions};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Whether a record is one this project does not cover yet, and which
+/// issue covers it (`relay_test_support::tvm::awaiting_coverage`, asking
+/// the operator table which operators have a relation now).
+pub fn awaiting_coverage(path: &std::path::Path) -> Option<&'static str> {
+    relay_test_support::tvm::awaiting_coverage(path, &|op| {
+        relay_passes::op::lookup(op)
+            .is_some_and(|def| relay_passes::op_coverage::coverage(def).relation_implemented)
+    })
+}
 
 /// The first error of a diagnostics list.
 pub fn first_error(diagnostics: &Diagnostics) -> String {

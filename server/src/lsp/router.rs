@@ -62,11 +62,15 @@ impl LanguageServer for Backend {
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> { hover::hover(self, p).await }
     async fn goto_definition(&self, p: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> { navigation::goto_definition(self, p).await }
     async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> { navigation::references(self, p).await }
+    async fn prepare_call_hierarchy(&self, p: CallHierarchyPrepareParams) -> Result<Option<Vec<CallHierarchyItem>>> { navigation::prepare_call_hierarchy(self, p).await }
+    async fn incoming_calls(&self, p: CallHierarchyIncomingCallsParams) -> Result<Option<Vec<CallHierarchyIncomingCall>>> { navigation::incoming_calls(self, p).await }
+    async fn outgoing_calls(&self, p: CallHierarchyOutgoingCallsParams) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> { navigation::outgoing_calls(self, p).await }
     async fn document_highlight(&self, p: DocumentHighlightParams) -> Result<Option<Vec<DocumentHighlight>>> { navigation::document_highlight(self, p).await }
     async fn prepare_rename(&self, p: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> { rename::prepare_rename(self, p).await }
     async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> { rename::rename(self, p).await }
     async fn document_symbol(&self, p: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> { outline::document_symbol(self, p).await }
     async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> { outline::folding_range(self, p).await }
+    async fn symbol(&self, p: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> { outline::workspace_symbol(self, p).await }
     async fn selection_range(&self, p: SelectionRangeParams) -> Result<Option<Vec<SelectionRange>>> { outline::selection_range(self, p).await }
     async fn semantic_tokens_full(&self, p: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> { semantic_tokens::full(self, p).await }
     async fn semantic_tokens_range(&self, p: SemanticTokensRangeParams) -> Result<Option<SemanticTokensRangeResult>> { semantic_tokens::range(self, p).await }

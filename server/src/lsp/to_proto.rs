@@ -4,6 +4,7 @@
 //! decision about *what* to answer is made here.
 
 use super::ext::{ApplyPipelineArgs, APPLY_PIPELINE, PICK_PASS};
+use super::features::call_hierarchy::{Call, CallItem};
 use super::features::code_actions::CodeAction;
 use super::features::completion::{CompletionItem, CompletionKind};
 use super::features::document_symbols::{Symbol, SymbolKind};
@@ -34,6 +35,35 @@ pub fn selection_range(lines: &LineIndex, steps: &[TextRange]) -> Option<lsp::Se
             parent: parent.map(Box::new),
         })
     })
+}
+
+/// A global function of the call hierarchy; `data` carries its name back
+/// in the follow-up requests.
+pub fn call_hierarchy_item(lines: &LineIndex, uri: &Uri, item: CallItem) -> lsp::CallHierarchyItem {
+    lsp::CallHierarchyItem {
+        name: format!("@{}", item.name),
+        kind: lsp::SymbolKind::FUNCTION,
+        tags: None,
+        detail: item.detail,
+        uri: uri.clone(),
+        range: lines.range(item.range),
+        selection_range: lines.range(item.selection_range),
+        data: Some(serde_json::Value::String(item.name)),
+    }
+}
+
+pub fn incoming_call(lines: &LineIndex, uri: &Uri, call: Call) -> lsp::CallHierarchyIncomingCall {
+    lsp::CallHierarchyIncomingCall {
+        from_ranges: call.sites.iter().map(|&r| lines.range(r)).collect(),
+        from: call_hierarchy_item(lines, uri, call.item),
+    }
+}
+
+pub fn outgoing_call(lines: &LineIndex, uri: &Uri, call: Call) -> lsp::CallHierarchyOutgoingCall {
+    lsp::CallHierarchyOutgoingCall {
+        from_ranges: call.sites.iter().map(|&r| lines.range(r)).collect(),
+        to: call_hierarchy_item(lines, uri, call.item),
+    }
 }
 
 pub fn location(lines: &LineIndex, uri: &Uri, range: TextRange) -> lsp::Location {
@@ -127,13 +157,30 @@ pub fn highlight(lines: &LineIndex, highlight: Highlight) -> lsp::DocumentHighli
     }
 }
 
-#[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
-pub fn document_symbol(lines: &LineIndex, symbol: Symbol) -> lsp::DocumentSymbol {
-    let kind = match symbol.kind {
+fn symbol_kind(kind: SymbolKind) -> lsp::SymbolKind {
+    match kind {
         SymbolKind::Function => lsp::SymbolKind::FUNCTION,
         SymbolKind::Type => lsp::SymbolKind::ENUM,
         SymbolKind::Constructor => lsp::SymbolKind::ENUM_MEMBER,
-    };
+    }
+}
+
+/// A symbol of an open document for the workspace-wide picker (the
+/// detail, a signature, is shown as the container).
+pub fn workspace_symbol(lines: &LineIndex, uri: &Uri, symbol: Symbol) -> lsp::WorkspaceSymbol {
+    lsp::WorkspaceSymbol {
+        name: symbol.name,
+        kind: symbol_kind(symbol.kind),
+        tags: None,
+        container_name: symbol.detail,
+        location: lsp::OneOf::Left(location(lines, uri, symbol.selection_range)),
+        data: None,
+    }
+}
+
+#[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
+pub fn document_symbol(lines: &LineIndex, symbol: Symbol) -> lsp::DocumentSymbol {
+    let kind = symbol_kind(symbol.kind);
     lsp::DocumentSymbol {
         name: symbol.name,
         detail: symbol.detail,

@@ -126,6 +126,7 @@ pub mod graph;
 pub mod json;
 pub mod ndarray;
 pub mod schema;
+pub mod summary;
 pub mod table;
 
 use std::fmt;
@@ -137,6 +138,7 @@ pub use builder::{
 pub use compare::subgraphs_equal;
 pub use graph::{Node, ObjectGraph, TVM_VERSION};
 pub use ndarray::{saved_byte_size, NdArrayError, TensorData, DEVICE_CPU, NDARRAY_MAGIC};
+pub use summary::ValueSummary;
 pub use table::{MapKey, MetaTable, NodeRef};
 
 /// Errors from reading metadata and from meta table lookups.
@@ -279,7 +281,12 @@ mod corpus_tests {
     /// Records this project does not cover yet (see
     /// `relay_test_support::tvm::awaiting_coverage`).
     fn awaiting_coverage(path: &Path) -> bool {
-        relay_test_support::tvm::awaiting_coverage(path).is_some()
+        // The metadata of TVM's records on single operators uses attrs types
+        // and TIR nodes of operators our tables may not describe yet; this
+        // crate cannot ask relay-infer which ones have relations, so those
+        // records count as awaiting here (`lower_corpus` and
+        // `roundtrip_corpus` check each of them once its relation exists).
+        relay_test_support::tvm::awaiting_coverage(path, &|_| false).is_some()
     }
 
     #[test]

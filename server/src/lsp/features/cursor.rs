@@ -4,10 +4,6 @@
 use crate::lsp::analysis::Analysis;
 use relay_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
-pub fn is_trivia(kind: SyntaxKind) -> bool {
-    matches!(kind, WHITESPACE | LINE_COMMENT | BLOCK_COMMENT)
-}
-
 /// Whether a token is a name (`%x`, `%0`, `@f`, an identifier).
 pub fn is_name(kind: SyntaxKind) -> bool {
     matches!(kind, LOCAL | GRAPH | GLOBAL | IDENT)
@@ -23,7 +19,7 @@ pub fn token_at(root: &SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
     tokens
         .iter()
         .find(|t| is_name(t.kind()))
-        .or_else(|| tokens.iter().find(|t| !is_trivia(t.kind())))
+        .or_else(|| tokens.iter().find(|t| !t.kind().is_trivia()))
         .cloned()
 }
 

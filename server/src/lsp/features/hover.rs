@@ -9,6 +9,7 @@ use super::ops::{enclosing_op_call, op_documentation, path_op};
 use super::types::{global_signature, graph_value, type_of, var_at, var_type};
 use crate::lsp::analysis::Analysis;
 use relay_passes::lower::{Definition, NameKind};
+use relay_passes::metadata::ValueSummary;
 use relay_passes::printer::print_type;
 use relay_syntax::{SyntaxKind::*, TextRange, TextSize};
 
@@ -67,11 +68,16 @@ pub fn hover(analysis: &Analysis, offset: TextSize) -> Option<Hover> {
             }
         }
     }
-    // Any other expression: its type.
+    // Any other expression: its type; a tensor constant (a metadata
+    // reference, whose values the text does not show) also its values.
     let (expr_range, expr) = analysis.index().enclosing(&parent)?;
     let t = type_of(expr)?;
+    let mut markdown = code_block(&t);
+    if let Some(data) = expr.as_constant().filter(|data| data.ndim() > 0) {
+        markdown.push_str(&format!("\n\nconstant: {}", ValueSummary::of(data)));
+    }
     Some(Hover {
-        markdown: code_block(&t),
+        markdown,
         range: expr_range,
     })
 }
@@ -232,6 +238,25 @@ mod tests {
                 "{V}def @f(%x: Tensor[(2), float32]) {{ nn.softmax(%x, <hover>ax$0is</hover>=0) }}"
             ),
             "```relay\naxis: int = -1\n```\n\nattribute of `nn.softmax`",
+        );
+    }
+
+    #[test]
+    fn a_metadata_constant_shows_its_values() {
+        let text = include_str!("../../../tests/diff_inputs/constants_a.relay");
+        let at = text.find("meta[relay.Constant]").unwrap() + 3;
+        let analysis = fixture::analysis(text);
+        let found = hover(&analysis, (at as u32).into()).expect("a hover");
+        assert_eq!(&text[found.range], "meta[relay.Constant][0]");
+        assert_eq!(
+            found.markdown,
+            "```relay\nTensor[(4, 6), float32]\n```\n\nconstant: 24 elements: min 0, max 11.5, \
+             mean 5.75; [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, …]"
+        );
+        // A scalar literal shows its value in the text already.
+        check(
+            &format!("{V}def @f() {{ <hover>1.5$0f</hover> }}"),
+            "```relay\nfloat32\n```",
         );
     }
 

@@ -18,6 +18,7 @@
 use relay_syntax::TextRange;
 
 pub mod apply_pipeline;
+pub mod call_hierarchy;
 pub mod code_actions;
 pub mod completion;
 pub mod cursor;
@@ -39,6 +40,7 @@ pub mod selection_ranges;
 pub mod semantic_tokens;
 pub mod signature_help;
 pub mod types;
+pub mod workspace_symbols;
 
 #[cfg(test)]
 pub mod fixture;

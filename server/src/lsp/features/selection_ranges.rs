@@ -6,8 +6,9 @@
 //! step, and leading/trailing trivia never becomes part of a step: the
 //! ranges are those of the nodes, which start and end at tokens.
 
+use super::cursor::token_at;
 use crate::lsp::analysis::Analysis;
-use relay_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
+use relay_syntax::{SyntaxKind, TextRange, TextSize};
 
 /// The ranges to select at `offset`, innermost first; each contains the
 /// one before it and is strictly larger. Empty past the end of the text.
@@ -16,11 +17,11 @@ pub fn selection_ranges(analysis: &Analysis, offset: TextSize) -> Vec<TextRange>
     if offset > root.text_range().end() {
         return Vec::new();
     }
-    // At a boundary between two tokens prefer a word (a name, a number, a
-    // keyword) to punctuation, and either to trivia: the cursor just after
-    // `%x` in `%x, …` or `%x )` selects `%x`.
-    // (`max_by_key` keeps the last of equals: the token right of the cursor.)
-    let Some(token) = root.token_at_offset(offset).max_by_key(weight) else {
+    // The name or other token the cursor touches (the cursor just after
+    // `%x` in `%x, …` or `%x )` selects `%x`); in whitespace, the nodes
+    // around it.
+    let Some(token) = token_at(&root, offset).or_else(|| root.token_at_offset(offset).next())
+    else {
         return Vec::new();
     };
     let mut out: Vec<TextRange> = Vec::new();
@@ -40,20 +41,6 @@ pub fn selection_ranges(analysis: &Analysis, offset: TextSize) -> Vec<TextRange>
         push(node.text_range());
     }
     out
-}
-
-/// How much a token is what the user means when the cursor touches it.
-fn weight(token: &SyntaxToken) -> u8 {
-    if token.kind().is_trivia() {
-        0
-    } else if token
-        .text()
-        .starts_with(|c: char| c.is_alphanumeric() || matches!(c, '%' | '@' | '_' | '-'))
-    {
-        2
-    } else {
-        1
-    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
-//! `textDocument/definition`, `textDocument/references` and
-//! `textDocument/documentHighlight`.
+//! `textDocument/definition`, `textDocument/references`,
+//! `textDocument/documentHighlight` and the call hierarchy
+//! (`textDocument/prepareCallHierarchy`, `callHierarchy/incomingCalls`,
+//! `callHierarchy/outgoingCalls`).
 
 use crate::lsp::backend::Backend;
-use crate::lsp::features::{goto_definition, highlights, references};
+use crate::lsp::features::{call_hierarchy, goto_definition, highlights, references};
 use crate::lsp::{from_proto, to_proto};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
+    CallHierarchyIncomingCall, CallHierarchyIncomingCallsParams, CallHierarchyItem,
+    CallHierarchyOutgoingCall, CallHierarchyOutgoingCallsParams, CallHierarchyPrepareParams,
     DocumentHighlight, DocumentHighlightParams, GotoDefinitionParams, GotoDefinitionResponse,
     Location, ReferenceParams,
 };
@@ -60,6 +64,62 @@ pub async fn document_highlight(
                 found
                     .into_iter()
                     .map(|h| to_proto::highlight(&a.lines, h))
+                    .collect(),
+            )
+        })
+        .await
+}
+
+/// `textDocument/prepareCallHierarchy`: the global function at the cursor.
+pub async fn prepare_call_hierarchy(
+    backend: &Backend,
+    params: CallHierarchyPrepareParams,
+) -> Result<Option<Vec<CallHierarchyItem>>> {
+    let p = params.text_document_position_params;
+    let uri = p.text_document.uri.clone();
+    backend
+        .with_analysis(&p.text_document.uri, "prepareCallHierarchy", move |a| {
+            let offset = from_proto::offset(&a.lines, p.position);
+            call_hierarchy::prepare(a, offset)
+                .map(|item| vec![to_proto::call_hierarchy_item(&a.lines, &uri, item)])
+        })
+        .await
+}
+
+/// `callHierarchy/incomingCalls`: the functions that refer to the item.
+pub async fn incoming_calls(
+    backend: &Backend,
+    params: CallHierarchyIncomingCallsParams,
+) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+    let uri = params.item.uri.clone();
+    let name = params.item.name.trim_start_matches('@').to_string();
+    backend
+        .with_analysis(&params.item.uri, "incomingCalls", move |a| {
+            let calls = call_hierarchy::incoming(a, &name);
+            Some(
+                calls
+                    .into_iter()
+                    .map(|c| to_proto::incoming_call(&a.lines, &uri, c))
+                    .collect(),
+            )
+        })
+        .await
+}
+
+/// `callHierarchy/outgoingCalls`: the functions the item refers to.
+pub async fn outgoing_calls(
+    backend: &Backend,
+    params: CallHierarchyOutgoingCallsParams,
+) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+    let uri = params.item.uri.clone();
+    let name = params.item.name.trim_start_matches('@').to_string();
+    backend
+        .with_analysis(&params.item.uri, "outgoingCalls", move |a| {
+            let calls = call_hierarchy::outgoing(a, &name);
+            Some(
+                calls
+                    .into_iter()
+                    .map(|c| to_proto::outgoing_call(&a.lines, &uri, c))
                     .collect(),
             )
         })

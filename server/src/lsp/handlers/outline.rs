@@ -1,15 +1,17 @@
-//! `textDocument/documentSymbol` and `textDocument/foldingRange`.
+//! `textDocument/documentSymbol`, `textDocument/foldingRange`,
+//! `textDocument/selectionRange` and `workspace/symbol`.
 
 use crate::lsp::backend::Backend;
 use crate::lsp::features::document_symbols::document_symbols;
 use crate::lsp::features::folding_ranges::folding_ranges;
 use crate::lsp::features::selection_ranges::selection_ranges;
+use crate::lsp::features::workspace_symbols::workspace_symbols;
 use crate::lsp::from_proto;
 use crate::lsp::to_proto;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     DocumentSymbolParams, DocumentSymbolResponse, FoldingRange, FoldingRangeParams, SelectionRange,
-    SelectionRangeParams,
+    SelectionRangeParams, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
 pub async fn document_symbol(
@@ -68,4 +70,30 @@ pub async fn selection_range(
             )
         })
         .await
+}
+
+/// `workspace/symbol`: the matching symbols of every open document. A
+/// document whose analysis fails (closed meanwhile, superseded) is left
+/// out rather than failing the whole answer.
+pub async fn workspace_symbol(
+    backend: &Backend,
+    params: WorkspaceSymbolParams,
+) -> Result<Option<WorkspaceSymbolResponse>> {
+    let mut uris: Vec<_> = backend.docs().keys().cloned().collect();
+    uris.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let mut found = Vec::new();
+    for uri in uris {
+        let query = params.query.clone();
+        let target = uri.clone();
+        let symbols = backend
+            .with_analysis(&uri, "workspaceSymbol", move |a| {
+                workspace_symbols(a, &query)
+                    .into_iter()
+                    .map(|s| to_proto::workspace_symbol(&a.lines, &target, s))
+                    .collect::<Vec<_>>()
+            })
+            .await;
+        found.extend(symbols.unwrap_or_default());
+    }
+    Ok(Some(WorkspaceSymbolResponse::Nested(found)))
 }
