@@ -2,9 +2,10 @@
 //! parameter annotations ([`Attr`]), their dotted keys ([`AttrKey`]) and
 //! their values ([`AttrValue`]).
 
-use super::exprs::{dotted_text, ends_with_dot};
+use super::exprs::{dotted_text, dotted_tokens, ends_with_dot};
 use crate::ast::{
-    child, children, typed_token, AstChildren, AstToken, Expr, Ident, Literal, MetaExpr,
+    child, children, tokens, typed_token, AstChildren, AstToken, Expr, Ident, Literal, MetaExpr,
+    TreeNode,
 };
 
 ast_node! {
@@ -12,19 +13,19 @@ ast_node! {
     Attr: ATTR
 }
 
-impl Attr {
+impl<N: TreeNode> Attr<N> {
     /// The key as TVM reads it: segments joined by `.` (`relay.reshape_only`).
     pub fn key(&self) -> Option<String> {
         self.key_node().map(|key| key.name())
     }
 
     /// The key node.
-    pub fn key_node(&self) -> Option<AttrKey> {
+    pub fn key_node(&self) -> Option<AttrKey<N>> {
         child(&self.syntax)
     }
 
     /// The value after `=`.
-    pub fn value(&self) -> Option<AttrValue> {
+    pub fn value(&self) -> Option<AttrValue<N>> {
         child(&self.syntax)
     }
 }
@@ -34,13 +35,16 @@ ast_node! {
     AttrKey: ATTR_KEY
 }
 
-impl AttrKey {
+impl<N: TreeNode> AttrKey<N> {
     /// The identifiers of the key, in order.
-    pub fn segments(&self) -> impl Iterator<Item = Ident> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .filter_map(Ident::cast)
+    pub fn segments(&self) -> impl Iterator<Item = Ident<N::Token>> {
+        tokens(&self.syntax).filter_map(Ident::cast)
+    }
+
+    /// The tokens the key is made of, `IDENT`s and `.`s, in order (what
+    /// [`AttrKey::name`] joins).
+    pub fn name_tokens(&self) -> impl Iterator<Item = N::Token> {
+        dotted_tokens(&self.syntax)
     }
 
     /// The key as TVM reads it: segments joined by `.`; a trailing `.` the
@@ -75,9 +79,9 @@ ast_node! {
     AttrListValue: ATTR_LIST_VALUE
 }
 
-impl AttrListValue {
+impl<N: TreeNode> AttrListValue<N> {
     /// The elements, in order.
-    pub fn values(&self) -> AstChildren<AttrValue> {
+    pub fn values(&self) -> AstChildren<AttrValue<N>> {
         children(&self.syntax)
     }
 }
@@ -87,9 +91,9 @@ ast_node! {
     AttrParenValue: ATTR_PAREN_VALUE
 }
 
-impl AttrParenValue {
+impl<N: TreeNode> AttrParenValue<N> {
     /// The value inside the parentheses.
-    pub fn value(&self) -> Option<AttrValue> {
+    pub fn value(&self) -> Option<AttrValue<N>> {
         child(&self.syntax)
     }
 }
@@ -99,9 +103,9 @@ ast_node! {
     AttrNullValue: ATTR_NULL_VALUE
 }
 
-impl AttrNullValue {
+impl<N: TreeNode> AttrNullValue<N> {
     /// The `None` or `nullptr` identifier.
-    pub fn ident(&self) -> Option<Ident> {
+    pub fn ident(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 }
