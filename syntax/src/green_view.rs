@@ -31,7 +31,6 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
 
 use crate::ast::{TreeNode, TreeToken};
 use crate::{RelayLanguage, SyntaxKind, SyntaxNode, TextRange, TextSize};
@@ -211,38 +210,27 @@ impl TreeToken for Token<'_> {
 
 // Two views are equal when they are the same node (or token) of the same
 // tree: the same green data at the same offset, as cursors compare.
+macro_rules! identity_by_place {
+    ($($view:ident),*) => {$(
+        impl PartialEq for $view<'_> {
+            #[inline]
+            fn eq(&self, other: &Self) -> bool {
+                std::ptr::eq(self.green, other.green) && self.start == other.start
+            }
+        }
 
-impl PartialEq for Node<'_> {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.green, other.green) && self.start == other.start
-    }
+        impl Eq for $view<'_> {}
+
+        impl Hash for $view<'_> {
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                std::ptr::hash(self.green, state);
+                self.start.hash(state);
+            }
+        }
+    )*};
 }
 
-impl Eq for Node<'_> {}
-
-impl Hash for Node<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.green, state);
-        self.start.hash(state);
-    }
-}
-
-impl PartialEq for Token<'_> {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.green, other.green) && self.start == other.start
-    }
-}
-
-impl Eq for Token<'_> {}
-
-impl Hash for Token<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.green, state);
-        self.start.hash(state);
-    }
-}
+identity_by_place!(Node, Token);
 
 impl fmt::Debug for Node<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -268,38 +256,15 @@ impl fmt::Display for Token<'_> {
     }
 }
 
-/// Every kind by its raw number, computed once (`kind_from_raw` is a call
-/// into this crate from the crates that walk the tree, for every child they
-/// step over).
-fn kind_table() -> &'static [SyntaxKind] {
-    static TABLE: OnceLock<Vec<SyntaxKind>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        (0..=SyntaxKind::__LAST as u16)
-            .map(|raw| RelayLanguage::kind_from_raw(rowan::SyntaxKind(raw)))
-            .collect()
-    })
-}
-
 #[inline]
 fn kind_of(raw: rowan::SyntaxKind) -> SyntaxKind {
-    match kind_table().get(usize::from(raw.0)) {
-        Some(&kind) => kind,
-        None => RelayLanguage::kind_from_raw(raw),
-    }
+    RelayLanguage::kind_from_raw(raw)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ast::{self, AstNode, AstToken};
-
-    #[test]
-    fn kinds_are_the_cursors_kinds() {
-        for raw in 0..=SyntaxKind::__LAST as u16 {
-            let kind = RelayLanguage::kind_from_raw(rowan::SyntaxKind(raw));
-            assert_eq!(kind_of(rowan::SyntaxKind(raw)), kind);
-        }
-    }
 
     /// Every node and token of a tree, by the view and by the cursors, in
     /// preorder: the same kinds, ranges and texts.

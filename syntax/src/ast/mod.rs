@@ -356,6 +356,52 @@ macro_rules! fn_signature_accessors {
     };
 }
 
+/// The accessors of a dotted name (`nn.conv2d`, `relay.reshape_only`):
+/// operator paths and attribute keys.
+macro_rules! dotted_name_accessors {
+    ($name:ident) => {
+        impl<N: $crate::ast::TreeNode> $name<N> {
+            /// The identifiers, in order.
+            pub fn segments(&self) -> impl Iterator<Item = $crate::ast::Ident<N::Token>> {
+                $crate::ast::tokens(&self.syntax).filter_map(
+                    <$crate::ast::Ident<N::Token> as $crate::ast::AstToken>::cast,
+                )
+            }
+
+            /// The tokens the name is made of, `IDENT`s and `.`s without
+            /// trivia, in order (what `name` joins).
+            pub fn name_tokens(&self) -> impl Iterator<Item = N::Token> {
+                $crate::ast::tokens(&self.syntax).filter(|it| {
+                    matches!(
+                        $crate::ast::TreeToken::kind(it),
+                        $crate::SyntaxKind::IDENT | $crate::SyntaxKind::DOT
+                    )
+                })
+            }
+
+            /// The name as TVM reads it: segments joined by `.`
+            /// (`nn.conv2d`). As in TVM, a trailing `.` the grammar consumed
+            /// is kept (`nn.`).
+            pub fn name(&self) -> String {
+                self.name_tokens().fold(String::new(), |mut acc, it| {
+                    acc.push_str($crate::ast::TreeToken::text(&it));
+                    acc
+                })
+            }
+
+            /// Whether the name ends with a `.` (an unfinished name).
+            pub fn has_trailing_dot(&self) -> bool {
+                $crate::ast::tokens(&self.syntax)
+                    .filter(|it| !$crate::ast::TreeToken::kind(it).is_trivia())
+                    .last()
+                    .is_some_and(|it| {
+                        $crate::ast::TreeToken::kind(&it) == $crate::SyntaxKind::DOT
+                    })
+            }
+        }
+    };
+}
+
 mod nodes;
 mod tokens;
 mod tree;

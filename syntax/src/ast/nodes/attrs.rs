@@ -2,10 +2,8 @@
 //! parameter annotations ([`Attr`]), their dotted keys ([`AttrKey`]) and
 //! their values ([`AttrValue`]).
 
-use super::exprs::{dotted_text, dotted_tokens, ends_with_dot};
 use crate::ast::{
-    child, children, tokens, typed_token, AstChildren, AstToken, Expr, Ident, Literal, MetaExpr,
-    TreeNode,
+    child, children, typed_token, AstChildren, Expr, Ident, Literal, MetaExpr, TreeNode,
 };
 
 ast_node! {
@@ -35,29 +33,7 @@ ast_node! {
     AttrKey: ATTR_KEY
 }
 
-impl<N: TreeNode> AttrKey<N> {
-    /// The identifiers of the key, in order.
-    pub fn segments(&self) -> impl Iterator<Item = Ident<N::Token>> {
-        tokens(&self.syntax).filter_map(Ident::cast)
-    }
-
-    /// The tokens the key is made of, `IDENT`s and `.`s, in order (what
-    /// [`AttrKey::name`] joins).
-    pub fn name_tokens(&self) -> impl Iterator<Item = N::Token> {
-        dotted_tokens(&self.syntax)
-    }
-
-    /// The key as TVM reads it: segments joined by `.`; a trailing `.` the
-    /// grammar consumed is kept.
-    pub fn name(&self) -> String {
-        dotted_text(&self.syntax)
-    }
-
-    /// Whether the key ends with a `.` (an unfinished name).
-    pub fn has_trailing_dot(&self) -> bool {
-        ends_with_dot(&self.syntax)
-    }
-}
+dotted_name_accessors!(AttrKey);
 
 ast_enum! {
     /// The value of an attribute. Literals and meta references are listed

@@ -7,7 +7,7 @@ use rowan::TextRange;
 
 use crate::ast::{
     child, child_after, child_before, children, token, tokens, typed_token, AstChildren, AstToken,
-    Attr, Bool, FloatNumber, Global, Graph, Ident, IntNumber, Local, MetaRef, Pattern, StringLit,
+    Attr, Bool, FloatNumber, Global, Graph, IntNumber, Local, MetaRef, Pattern, StringLit,
     TreeNode, TreeToken, Type,
 };
 use crate::SyntaxKind::{self, *};
@@ -262,51 +262,7 @@ ast_node! {
     PathExpr: PATH_EXPR
 }
 
-impl<N: TreeNode> PathExpr<N> {
-    /// The identifiers of the path, in order.
-    pub fn segments(&self) -> impl Iterator<Item = Ident<N::Token>> {
-        tokens(&self.syntax).filter_map(Ident::cast)
-    }
-
-    /// The tokens the name is made of, `IDENT`s and `.`s, in order (what
-    /// [`PathExpr::name`] joins).
-    pub fn name_tokens(&self) -> impl Iterator<Item = N::Token> {
-        dotted_tokens(&self.syntax)
-    }
-
-    /// The name as TVM reads it: segments joined by `.` (`nn.conv2d`). As in
-    /// TVM, a trailing `.` the grammar consumed is kept (`nn.`).
-    pub fn name(&self) -> String {
-        dotted_text(&self.syntax)
-    }
-
-    /// Whether the path ends with a `.` (an unfinished name).
-    pub fn has_trailing_dot(&self) -> bool {
-        ends_with_dot(&self.syntax)
-    }
-}
-
-/// The `IDENT` and `.` tokens of a dotted name, without trivia.
-#[inline]
-pub(crate) fn dotted_tokens<N: TreeNode>(node: &N) -> impl Iterator<Item = N::Token> {
-    tokens(node).filter(|it| matches!(it.kind(), IDENT | DOT))
-}
-
-/// The `IDENT` and `.` tokens of a dotted name, joined.
-pub(crate) fn dotted_text<N: TreeNode>(node: &N) -> String {
-    dotted_tokens(node).fold(String::new(), |mut acc, it| {
-        acc.push_str(it.text());
-        acc
-    })
-}
-
-/// Whether the last non-trivia token of a dotted name is a `.`.
-pub(crate) fn ends_with_dot<N: TreeNode>(node: &N) -> bool {
-    tokens(node)
-        .filter(|it| !it.kind().is_trivia())
-        .last()
-        .is_some_and(|it| it.kind() == DOT)
-}
+dotted_name_accessors!(PathExpr);
 
 ast_node! {
     /// `fn [T](params) -> R { body }`.
