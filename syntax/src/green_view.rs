@@ -306,31 +306,58 @@ mod tests {
         let root = parse.syntax_node();
         let by_cursor = ast::SourceFile::cast(root.clone()).unwrap();
         let by_view = ast::SourceFile::cast(Node::of(&root)).unwrap();
-        let (c, v) = (by_cursor.defs().next().unwrap(), by_view.defs().next().unwrap());
+        let (c, v) = (
+            by_cursor.defs().next().unwrap(),
+            by_view.defs().next().unwrap(),
+        );
         assert_eq!(c.name().unwrap().name(), v.name().unwrap().name());
         let params = |names: Vec<String>| names.join(",");
         assert_eq!(
-            params(c.params().map(|p| p.name().unwrap().name().to_string()).collect()),
-            params(v.params().map(|p| p.name().unwrap().name().to_string()).collect()),
+            params(
+                c.params()
+                    .map(|p| p.name().unwrap().name().to_string())
+                    .collect()
+            ),
+            params(
+                v.params()
+                    .map(|p| p.name().unwrap().name().to_string())
+                    .collect()
+            ),
         );
         let (cb, vb) = (c.body().unwrap(), v.body().unwrap());
         let (cs, vs): (Vec<_>, Vec<_>) = (cb.stmts().collect(), vb.stmts().collect());
         assert_eq!(cs.len(), 2);
         assert_eq!(vs.len(), 2);
-        let Some(ast::Stmt::GraphBinding(binding)) = vs.first().cloned() else { panic!() };
-        let Some(ast::Expr::CallExpr(call)) = binding.value() else { panic!() };
-        let Some(ast::Expr::PathExpr(path)) = call.callee() else { panic!() };
+        let Some(ast::Stmt::GraphBinding(binding)) = vs.first().cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::CallExpr(call)) = binding.value() else {
+            panic!()
+        };
+        let Some(ast::Expr::PathExpr(path)) = call.callee() else {
+            panic!()
+        };
         assert_eq!(joined_text(path.name_tokens()), "nn.relu");
         assert_eq!(path.name(), "nn.relu");
         let attr = call.attrs().next().unwrap();
         assert_eq!(attr.key().as_deref(), Some("axis"));
-        let Some(ast::Stmt::GraphBinding(cmp)) = vs.get(1).cloned() else { panic!() };
-        let Some(ast::Expr::BinExpr(bin)) = cmp.value() else { panic!() };
-        let Some(ast::Stmt::GraphBinding(cmp_c)) = cs.get(1).cloned() else { panic!() };
-        let Some(ast::Expr::BinExpr(bin_c)) = cmp_c.value() else { panic!() };
+        let Some(ast::Stmt::GraphBinding(cmp)) = vs.get(1).cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::BinExpr(bin)) = cmp.value() else {
+            panic!()
+        };
+        let Some(ast::Stmt::GraphBinding(cmp_c)) = cs.get(1).cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::BinExpr(bin_c)) = cmp_c.value() else {
+            panic!()
+        };
         assert_eq!(bin.op_details(), bin_c.op_details());
         assert_eq!(bin.op(), Some(ast::BinOp::Le));
-        let Some(ast::Expr::IfExpr(if_)) = vb.tail_expr() else { panic!() };
+        let Some(ast::Expr::IfExpr(if_)) = vb.tail_expr() else {
+            panic!()
+        };
         assert!(if_.then_branch().is_some());
         assert!(matches!(
             if_.else_branch().and_then(|b| b.tail_expr()),
@@ -340,7 +367,10 @@ mod tests {
             panic!()
         };
         assert_eq!(tensor.dtype().unwrap().text(), "float32");
-        assert_eq!(tensor.dims().filter_map(|d| d.value()).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            tensor.dims().filter_map(|d| d.value()).collect::<Vec<_>>(),
+            [1, 2]
+        );
         // Nodes compare as cursors do: the same node of the same tree.
         assert_eq!(v.body(), v.body());
         assert_ne!(v.body().map(|b| *b.syntax()), Some(Node::of(&root)));

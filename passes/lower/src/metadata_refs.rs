@@ -111,7 +111,10 @@ impl Lowerer {
 
     /// The graph and node index `meta[K][i]` refers to; a bad reference is
     /// reported with TVM's wording at the reference.
-    fn resolve_meta(&mut self, meta: &ast::MetaRef<Token<'_>>) -> Option<(Arc<ObjectGraph>, usize)> {
+    fn resolve_meta(
+        &mut self,
+        meta: &ast::MetaRef<Token<'_>>,
+    ) -> Option<(Arc<ObjectGraph>, usize)> {
         let range = token_range(meta);
         let key = meta.key()?;
         let index_text = meta.index_text().unwrap_or("");
@@ -388,7 +391,10 @@ impl Lowerer {
     /// The trailing `meta[…]` argument of a call, when it is an attrs
     /// object: `Ok(Some(attrs))`. `Ok(None)` when it is another object (an
     /// ordinary argument), `Err(())` when the reference is bad (reported).
-    pub(super) fn meta_call_attrs(&mut self, expr: &ast::MetaExpr<Node<'_>>) -> Result<Option<Attrs>, ()> {
+    pub(super) fn meta_call_attrs(
+        &mut self,
+        expr: &ast::MetaExpr<Node<'_>>,
+    ) -> Result<Option<Attrs>, ()> {
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return Err(());

@@ -179,9 +179,12 @@ impl Lowerer {
         let ident = param.name()?;
         let name = ident.name();
         let var = TypeVar::new(name, TypeVarKind::Type);
-        let def = self
-            .names
-            .define(NameKind::TypeParam, name, Some(ident.syntax().range()), None);
+        let def = self.names.define(
+            NameKind::TypeParam,
+            name,
+            Some(ident.syntax().range()),
+            None,
+        );
         if self.type_vars.add(name, (var.clone(), def)).is_err() {
             let diagnostic = relay_ir::diagnostic::Diagnostic::warning(
                 Code::Redefinition,

@@ -169,10 +169,7 @@ pub(crate) fn child_before<A: AstNode>(
 /// The first direct child node of `parent` that casts to `A` and comes after
 /// the first direct child token whose kind is in `stops`.
 #[inline]
-pub(crate) fn child_after<A: AstNode>(
-    parent: &A::Node,
-    stops: &'static [SyntaxKind],
-) -> Option<A> {
+pub(crate) fn child_after<A: AstNode>(parent: &A::Node, stops: &'static [SyntaxKind]) -> Option<A> {
     let mut elements = parent.children_with_tokens();
     elements
         .by_ref()
@@ -363,9 +360,8 @@ macro_rules! dotted_name_accessors {
         impl<N: $crate::ast::TreeNode> $name<N> {
             /// The identifiers, in order.
             pub fn segments(&self) -> impl Iterator<Item = $crate::ast::Ident<N::Token>> {
-                $crate::ast::tokens(&self.syntax).filter_map(
-                    <$crate::ast::Ident<N::Token> as $crate::ast::AstToken>::cast,
-                )
+                $crate::ast::tokens(&self.syntax)
+                    .filter_map(<$crate::ast::Ident<N::Token> as $crate::ast::AstToken>::cast)
             }
 
             /// The tokens the name is made of, `IDENT`s and `.`s without
@@ -394,9 +390,7 @@ macro_rules! dotted_name_accessors {
                 $crate::ast::tokens(&self.syntax)
                     .filter(|it| !$crate::ast::TreeToken::kind(it).is_trivia())
                     .last()
-                    .is_some_and(|it| {
-                        $crate::ast::TreeToken::kind(&it) == $crate::SyntaxKind::DOT
-                    })
+                    .is_some_and(|it| $crate::ast::TreeToken::kind(&it) == $crate::SyntaxKind::DOT)
             }
         }
     };

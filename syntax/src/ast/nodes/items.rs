@@ -3,11 +3,11 @@
 //! ([`TypeDef`]), `extern type` ([`ExternTypeDef`]) and their parts, and the
 //! parameter list and return type shared by `def` and `fn`.
 
+use crate::ast::TreeNode;
 use crate::ast::{
     child, children, token, typed_token, AstChildren, Attr, Expr, Global, Ident, Local, Metadata,
     Type, VersionAttr,
 };
-use crate::ast::TreeNode;
 use crate::SyntaxKind;
 
 ast_node! {

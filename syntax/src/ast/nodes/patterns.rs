@@ -2,8 +2,8 @@
 //! `Ctor(p, …)` ([`CtorPat`]), `(p, …)` ([`TuplePat`]), gathered in the
 //! [`Pattern`] enum.
 
-use crate::ast::{child, children, token, typed_token, AstChildren, Ident, Local, Type};
 use crate::ast::TreeNode;
+use crate::ast::{child, children, token, typed_token, AstChildren, Ident, Local, Type};
 use crate::SyntaxKind;
 
 ast_enum! {

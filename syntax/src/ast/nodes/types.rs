@@ -78,11 +78,11 @@ impl<N: TreeNode> Dim<N> {
     /// The dimension's token, typed.
     pub fn kind(&self) -> Option<DimKind<N::Token>> {
         tokens(&self.syntax).find_map(|token| match token.kind() {
-                INT => Some(DimKind::Int(IntNumber { syntax: token })),
-                QUESTION => Some(DimKind::Any(token)),
-                META_REF => Some(DimKind::Meta(MetaRef { syntax: token })),
-                _ => None,
-            })
+            INT => Some(DimKind::Int(IntNumber { syntax: token })),
+            QUESTION => Some(DimKind::Any(token)),
+            META_REF => Some(DimKind::Meta(MetaRef { syntax: token })),
+            _ => None,
+        })
     }
 
     /// The size, for an integer dimension with a valid value.
