@@ -22,6 +22,7 @@
 //! let parse = relay_syntax::parse_module("#[version = \"0.0.5\"]\ndef @main(%x) { add(%x, 1) }");
 //! let root = parse.syntax_node();
 //! let file = ast::SourceFile::cast(Node::of(&root)).unwrap();
+//! // or, from the cursor-based typed AST: `parse.source_file().unwrap().to_green()`
 //! let def = file.defs().next().unwrap();
 //! assert_eq!(def.name().unwrap().name(), "main");
 //! let Some(ast::Expr::CallExpr(call)) = def.body().and_then(|b| b.expr()) else { panic!() };
@@ -306,6 +307,7 @@ mod tests {
         let root = parse.syntax_node();
         let by_cursor = ast::SourceFile::cast(root.clone()).unwrap();
         let by_view = ast::SourceFile::cast(Node::of(&root)).unwrap();
+        assert_eq!(by_cursor.to_green(), by_view);
         let (c, v) = (
             by_cursor.defs().next().unwrap(),
             by_view.defs().next().unwrap(),

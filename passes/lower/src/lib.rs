@@ -95,7 +95,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
     let mut lw = Lowerer::new(file, true);
     lw.text_end = root.syntax().text_range().end();
     // The typed AST over the green tree: the same accessors, no cursors.
-    let root = ast::SourceFile::cast(Node::of(root.syntax())).expect("a source file");
+    let root = root.to_green();
     let mut module = init;
     lw.seed(&module);
     lw.load_metadata(root.metadata());
@@ -209,7 +209,7 @@ pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
     let mut lw = Lowerer::new(file, false);
     lw.text_end = root.syntax().text_range().end();
     let range = root.syntax().text_range();
-    let root = ast::ExprFile::cast(Node::of(root.syntax())).expect("an expression file");
+    let root = root.to_green();
     lw.load_metadata(root.metadata());
     // TVM's `ParseExpr` pushes one scope before reading the expression.
     lw.locals.push();

@@ -214,6 +214,17 @@ macro_rules! ast_node {
                 std::fmt::Display::fmt(&self.syntax, f)
             }
         }
+
+        impl $name<$crate::SyntaxNode> {
+            /// The same node over the green tree (copy-free, children only:
+            /// see [`green_view`](crate::green_view)).
+            #[inline]
+            pub fn to_green(&self) -> $name<$crate::green_view::Node<'_>> {
+                $name {
+                    syntax: $crate::green_view::Node::of(&self.syntax),
+                }
+            }
+        }
     };
 }
 
