@@ -1,27 +1,41 @@
-//! A read-only view of the syntax tree that walks rowan's green tree
-//! directly: the reader for consumers that read a whole file once, front to
-//! back (lowering to the IR).
+//! The typed AST over rowan's green tree: a node representation for the
+//! wrappers of [`crate::ast`] for consumers that read a whole file once,
+//! front to back (lowering to the IR).
 //!
-//! The typed AST of `relay_syntax` goes through rowan's cursors, which
-//! allocate (and later free) an object for every child they step over, and
-//! each of its accessors looks for its child from the first one again.
-//! Lowering a large model spent more time there than in lowering proper. A
-//! [`Node`] here is a reference into the immutable green tree plus the
-//! node's offset: copying it is free, and stepping through the children of
-//! a node is a walk over a slice.
+//! rowan's cursors ([`SyntaxNode`]) allocate (and later free) an object for
+//! every child they step over; lowering a large model spent more time there
+//! than in lowering proper. A [`Node`] here is a reference into the
+//! immutable green tree plus the node's offset: copying it is free, and
+//! stepping through the children of a node is a walk over a slice.
 //!
-//! The accessors mirror the typed AST's (`ast::child`, `ast::typed_token`,
-//! …) and classify kinds with the typed AST's own `can_cast`, so both read
-//! the same tree the same way. Where lowering hands a node to code written
-//! against the typed AST (metadata references), [`Node::to_syntax`] finds
-//! the cursor node under a root.
+//! There are no accessors here: `Node` and `Token` implement
+//! [`TreeNode`] and [`TreeToken`], so the typed AST's own accessors read
+//! them (`ast::CallExpr<Node<'_>>::callee`). What this module adds is
+//! text that borrows from the tree for as long as the tree lives
+//! ([`Token::text`], [`joined_text`]), where the typed AST's accessors
+//! borrow from the token.
+//!
+//! ```
+//! use relay_syntax::ast::{self, AstNode};
+//! use relay_syntax::green_view::Node;
+//!
+//! let parse = relay_syntax::parse_module("#[version = \"0.0.5\"]\ndef @main(%x) { add(%x, 1) }");
+//! let root = parse.syntax_node();
+//! let file = ast::SourceFile::cast(Node::of(&root)).unwrap();
+//! // or, from the cursor-based typed AST: `parse.source_file().unwrap().to_green()`
+//! let def = file.defs().next().unwrap();
+//! assert_eq!(def.name().unwrap().name(), "main");
+//! let Some(ast::Expr::CallExpr(call)) = def.body().and_then(|b| b.expr()) else { panic!() };
+//! assert_eq!(call.args().count(), 2);
+//! ```
 
-use crate::ast::{self, AstNode, AstToken};
-use crate::{
-    RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize,
-};
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use crate::ast::{TreeNode, TreeToken};
+use crate::{RelayLanguage, SyntaxKind, SyntaxNode, TextRange, TextSize};
 use rowan::{GreenNodeData, GreenTokenData, Language, NodeOrToken};
-use std::sync::OnceLock;
 
 /// A node of the tree, at its offset in the text.
 #[derive(Clone, Copy)]
@@ -38,29 +52,7 @@ pub struct Token<'a> {
 }
 
 /// A child of a node: a node or a token.
-#[derive(Clone, Copy)]
-pub enum Element<'a> {
-    Node(Node<'a>),
-    Token(Token<'a>),
-}
-
-impl<'a> Element<'a> {
-    #[inline]
-    pub fn into_node(self) -> Option<Node<'a>> {
-        match self {
-            Element::Node(node) => Some(node),
-            Element::Token(_) => None,
-        }
-    }
-
-    #[inline]
-    pub fn into_token(self) -> Option<Token<'a>> {
-        match self {
-            Element::Token(token) => Some(token),
-            Element::Node(_) => None,
-        }
-    }
-}
+pub type Element<'a> = NodeOrToken<Node<'a>, Token<'a>>;
 
 /// The children of a node, with their offsets.
 #[derive(Clone)]
@@ -78,17 +70,30 @@ impl<'a> Iterator for Elements<'a> {
         Some(match self.children.next()? {
             NodeOrToken::Node(green) => {
                 self.offset += green.text_len();
-                Element::Node(Node { green, start })
+                NodeOrToken::Node(Node { green, start })
             }
             NodeOrToken::Token(green) => {
                 self.offset += green.text_len();
-                Element::Token(Token { green, start })
+                NodeOrToken::Token(Token { green, start })
             }
         })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.children.size_hint()
+    }
+}
+
+/// The child nodes of a node, with their offsets.
+#[derive(Clone)]
+pub struct Nodes<'a>(Elements<'a>);
+
+impl<'a> Iterator for Nodes<'a> {
+    type Item = Node<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Node<'a>> {
+        self.0.find_map(NodeOrToken::into_node)
     }
 }
 
@@ -123,136 +128,8 @@ impl<'a> Node<'a> {
 
     /// The child nodes.
     #[inline]
-    pub fn nodes(self) -> impl Iterator<Item = Node<'a>> {
-        self.elements().filter_map(Element::into_node)
-    }
-
-    /// The child tokens.
-    #[inline]
-    pub fn tokens(self) -> impl Iterator<Item = Token<'a>> {
-        self.elements().filter_map(Element::into_token)
-    }
-
-    /// `ast::child`: the first child node whose kind passes `is`.
-    #[inline]
-    pub fn child(self, is: fn(SyntaxKind) -> bool) -> Option<Node<'a>> {
-        self.nodes().find(|n| is(n.kind()))
-    }
-
-    /// The first child node of kind `kind`.
-    #[inline]
-    pub fn child_of(self, kind: SyntaxKind) -> Option<Node<'a>> {
-        self.nodes().find(|n| n.kind() == kind)
-    }
-
-    /// `ast::children`: the child nodes whose kind passes `is`.
-    #[inline]
-    pub fn children(self, is: fn(SyntaxKind) -> bool) -> impl Iterator<Item = Node<'a>> {
-        self.nodes().filter(move |n| is(n.kind()))
-    }
-
-    /// The child nodes of kind `kind`.
-    #[inline]
-    pub fn children_of(self, kind: SyntaxKind) -> impl Iterator<Item = Node<'a>> {
-        self.nodes().filter(move |n| n.kind() == kind)
-    }
-
-    /// Whether both views are the same node of the same tree.
-    #[inline]
-    pub fn same(self, other: Node<'_>) -> bool {
-        std::ptr::eq(self.green, other.green) && self.start == other.start
-    }
-
-    /// `ast::token` / `ast::typed_token`: the first child token of `kind`.
-    #[inline]
-    pub fn token(self, kind: SyntaxKind) -> Option<Token<'a>> {
-        self.tokens().find(|t| t.kind() == kind)
-    }
-
-    /// `ast::children_before(…).next()`: the first child node passing `is`
-    /// before the first child token whose kind is in `stops`.
-    #[inline]
-    pub fn child_before(
-        self,
-        stops: &[SyntaxKind],
-        is: fn(SyntaxKind) -> bool,
-    ) -> Option<Node<'a>> {
-        for element in self.elements() {
-            match element {
-                Element::Token(t) if stops.contains(&t.kind()) => return None,
-                Element::Node(n) if is(n.kind()) => return Some(n),
-                _ => {}
-            }
-        }
-        None
-    }
-
-    /// `ast::child_after`: the first child node passing `is` after the
-    /// first child token whose kind is in `stops`.
-    #[inline]
-    pub fn child_after(self, stops: &[SyntaxKind], is: fn(SyntaxKind) -> bool) -> Option<Node<'a>> {
-        let mut elements = self.elements();
-        elements.by_ref().find(|e| match e {
-            Element::Token(t) => stops.contains(&t.kind()),
-            Element::Node(_) => false,
-        })?;
-        elements
-            .filter_map(Element::into_node)
-            .find(|n| is(n.kind()))
-    }
-
-    /// `PathExpr::name`, `AttrKey::name`: the `IDENT` and `.` tokens joined
-    /// without trivia. Borrowed when the name is one token (`add`).
-    #[inline]
-    pub fn dotted_text(self) -> std::borrow::Cow<'a, str> {
-        let mut parts = self
-            .tokens()
-            .filter(|t| matches!(t.kind(), SyntaxKind::IDENT | SyntaxKind::DOT));
-        let Some(first) = parts.next() else {
-            return std::borrow::Cow::Borrowed("");
-        };
-        let Some(second) = parts.next() else {
-            return std::borrow::Cow::Borrowed(first.text());
-        };
-        let mut name = String::with_capacity(self.range().len().into());
-        name.push_str(first.text());
-        name.push_str(second.text());
-        for part in parts {
-            name.push_str(part.text());
-        }
-        std::borrow::Cow::Owned(name)
-    }
-
-    /// The cursor node this view stands for, found from `root` (the root
-    /// of the tree the view was made from), for code written against the
-    /// typed AST. `None` only if the view is not in that tree.
-    #[inline]
-    pub fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxNode> {
-        let range = self.range();
-        let is_me = |n: &SyntaxNode| {
-            std::ptr::eq(n.green(), self.green) && n.text_range().start() == self.start
-        };
-        // Down the nodes covering the range (a binary search at each level).
-        if !range.is_empty() && root.text_range().contains_range(range) {
-            let mut current = root.clone();
-            loop {
-                if is_me(&current) {
-                    return Some(current);
-                }
-                match current.child_or_token_at_range(range) {
-                    Some(SyntaxElement::Node(child)) => current = child,
-                    _ => break,
-                }
-            }
-        }
-        // Empty nodes are not found by range; walk the whole tree.
-        root.descendants().find(is_me)
-    }
-
-    /// The typed AST node of this view.
-    #[inline]
-    pub fn to_ast<N: AstNode>(self, root: &SyntaxNode) -> Option<N> {
-        self.to_syntax(root).and_then(N::cast)
+    pub fn nodes(self) -> Nodes<'a> {
+        Nodes(self.elements())
     }
 }
 
@@ -262,6 +139,8 @@ impl<'a> Token<'a> {
         kind_of(self.green.kind())
     }
 
+    /// The token's text, borrowed from the tree (not from `self`, as
+    /// [`TreeToken::text`] must).
     #[inline]
     pub fn text(self) -> &'a str {
         self.green.text()
@@ -271,198 +150,231 @@ impl<'a> Token<'a> {
     pub fn range(self) -> TextRange {
         TextRange::at(self.start, self.green.text_len())
     }
+}
 
-    /// A name token without its sigil (`Local::name`, `Global::name`).
-    #[inline]
-    pub fn name_after(self, sigil: char) -> &'a str {
-        let text = self.text();
-        text.strip_prefix(sigil).unwrap_or(text)
+/// The texts of `tokens` joined, borrowed from the tree when there is one
+/// token (the dotted names of the typed AST, `PathExpr::name_tokens`,
+/// `AttrKey::name_tokens`: `add` borrows, `nn.conv2d` allocates).
+#[inline]
+pub fn joined_text<'a>(mut tokens: impl Iterator<Item = Token<'a>>) -> Cow<'a, str> {
+    let Some(first) = tokens.next() else {
+        return Cow::Borrowed("");
+    };
+    let Some(second) = tokens.next() else {
+        return Cow::Borrowed(first.text());
+    };
+    let mut joined = String::from(first.text());
+    joined.push_str(second.text());
+    for token in tokens {
+        joined.push_str(token.text());
     }
+    Cow::Owned(joined)
+}
 
-    /// The cursor token this view stands for, found from `root`.
+impl<'a> TreeNode for Node<'a> {
+    type Token = Token<'a>;
+    type Children = Nodes<'a>;
+    type Elements = Elements<'a>;
+
     #[inline]
-    pub fn to_syntax(self, root: &SyntaxNode) -> Option<SyntaxToken> {
-        let range = self.range();
-        let is_me = |t: &SyntaxToken| {
-            std::ptr::eq(t.green(), self.green) && t.text_range().start() == self.start
-        };
-        if !range.is_empty() && root.text_range().contains_range(range) {
-            if let SyntaxElement::Token(token) = root.covering_element(range) {
-                if is_me(&token) {
-                    return Some(token);
-                }
+    fn kind(&self) -> SyntaxKind {
+        Node::kind(*self)
+    }
+    #[inline]
+    fn text_range(&self) -> TextRange {
+        self.range()
+    }
+    #[inline]
+    fn children(&self) -> Nodes<'a> {
+        self.nodes()
+    }
+    #[inline]
+    fn children_with_tokens(&self) -> Elements<'a> {
+        self.elements()
+    }
+}
+
+impl TreeToken for Token<'_> {
+    #[inline]
+    fn kind(&self) -> SyntaxKind {
+        Token::kind(*self)
+    }
+    #[inline]
+    fn text(&self) -> &str {
+        self.green.text()
+    }
+    #[inline]
+    fn text_range(&self) -> TextRange {
+        self.range()
+    }
+}
+
+// Two views are equal when they are the same node (or token) of the same
+// tree: the same green data at the same offset, as cursors compare.
+macro_rules! identity_by_place {
+    ($($view:ident),*) => {$(
+        impl PartialEq for $view<'_> {
+            #[inline]
+            fn eq(&self, other: &Self) -> bool {
+                std::ptr::eq(self.green, other.green) && self.start == other.start
             }
         }
-        root.descendants_with_tokens()
-            .filter_map(SyntaxElement::into_token)
-            .find(is_me)
-    }
 
-    /// The typed AST token of this view.
-    #[inline]
-    pub fn to_ast<T: AstToken>(self, root: &SyntaxNode) -> Option<T> {
-        self.to_syntax(root).and_then(T::cast)
+        impl Eq for $view<'_> {}
+
+        impl Hash for $view<'_> {
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                std::ptr::hash(self.green, state);
+                self.start.hash(state);
+            }
+        }
+    )*};
+}
+
+identity_by_place!(Node, Token);
+
+impl fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}@{:?}", self.kind(), self.range())
     }
 }
 
-/// Every kind by its raw number, and the groups of the typed AST's enums
-/// it is in, computed once from the syntax crate (`kind_from_raw` and the
-/// `can_cast`s are calls into another crate; the walks ask them for every
-/// child they step over).
-struct KindTable {
-    kinds: Vec<SyntaxKind>,
-    groups: Vec<u8>,
+impl fmt::Debug for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}@{:?} {:?}", self.kind(), self.range(), self.text())
+    }
 }
 
-const EXPR: u8 = 1;
-const TYPE: u8 = 2;
-const STMT: u8 = 4;
-const PATTERN: u8 = 8;
-const ATTR_VALUE: u8 = 16;
+impl fmt::Display for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.green, f)
+    }
+}
 
-fn kind_table() -> &'static KindTable {
-    static TABLE: OnceLock<KindTable> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let kinds: Vec<SyntaxKind> = (0..=SyntaxKind::__LAST as u16)
-            .map(|raw| RelayLanguage::kind_from_raw(rowan::SyntaxKind(raw)))
-            .collect();
-        let groups = kinds
-            .iter()
-            .map(|&kind| {
-                let mut groups = 0;
-                for (group, can_cast) in [
-                    (EXPR, ast::Expr::can_cast as fn(SyntaxKind) -> bool),
-                    (TYPE, ast::Type::can_cast),
-                    (STMT, ast::Stmt::can_cast),
-                    (PATTERN, ast::Pattern::can_cast),
-                    (ATTR_VALUE, ast::AttrValue::can_cast),
-                ] {
-                    if can_cast(kind) {
-                        groups |= group;
-                    }
-                }
-                groups
-            })
-            .collect();
-        KindTable { kinds, groups }
-    })
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.text())
+    }
 }
 
 #[inline]
 fn kind_of(raw: rowan::SyntaxKind) -> SyntaxKind {
-    match kind_table().kinds.get(usize::from(raw.0)) {
-        Some(&kind) => kind,
-        None => RelayLanguage::kind_from_raw(raw),
-    }
-}
-
-#[inline]
-fn in_group(kind: SyntaxKind, group: u8) -> bool {
-    kind_table()
-        .groups
-        .get(kind as usize)
-        .is_some_and(|groups| groups & group != 0)
-}
-
-// The groups of kinds of the typed AST's enums, as `child` predicates.
-
-#[inline]
-pub fn is_expr(kind: SyntaxKind) -> bool {
-    in_group(kind, EXPR)
-}
-
-#[inline]
-pub fn is_type(kind: SyntaxKind) -> bool {
-    in_group(kind, TYPE)
-}
-
-#[inline]
-pub fn is_stmt(kind: SyntaxKind) -> bool {
-    in_group(kind, STMT)
-}
-
-#[inline]
-pub fn is_pattern(kind: SyntaxKind) -> bool {
-    in_group(kind, PATTERN)
-}
-
-#[inline]
-pub fn is_attr_value(kind: SyntaxKind) -> bool {
-    in_group(kind, ATTR_VALUE)
+    RelayLanguage::kind_from_raw(raw)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ast::{self, AstNode, AstToken};
 
     /// Every node and token of a tree, by the view and by the cursors, in
-    /// preorder: the same kinds, ranges and texts; and each view finds its
-    /// cursor node again.
-    #[test]
-    fn groups_are_the_typed_ast_enums() {
-        for raw in 0..=SyntaxKind::__LAST as u16 {
-            let kind = RelayLanguage::kind_from_raw(rowan::SyntaxKind(raw));
-            assert_eq!(kind_of(rowan::SyntaxKind(raw)), kind);
-            assert_eq!(is_expr(kind), ast::Expr::can_cast(kind));
-            assert_eq!(is_type(kind), ast::Type::can_cast(kind));
-            assert_eq!(is_stmt(kind), ast::Stmt::can_cast(kind));
-            assert_eq!(is_pattern(kind), ast::Pattern::can_cast(kind));
-            assert_eq!(is_attr_value(kind), ast::AttrValue::can_cast(kind));
-        }
-    }
-
+    /// preorder: the same kinds, ranges and texts.
     #[test]
     fn view_matches_cursors() {
         let text = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 2), float32]) {\n  %0 = nn.relu(%x) /* c */;\n  let %y = (%0, meta[relay.Constant][0]);\n  %y.1\n}\n";
         let parse = crate::parse_module(text);
         let root = parse.syntax_node();
         let mut viewed = Vec::new();
-        fn walk(node: Node<'_>, out: &mut Vec<(SyntaxKind, TextRange)>) {
-            out.push((node.kind(), node.range()));
+        fn walk(node: Node<'_>, out: &mut Vec<(SyntaxKind, TextRange, String)>) {
+            out.push((node.kind(), node.range(), node.to_string()));
             for element in node.elements() {
                 match element {
                     Element::Node(n) => walk(n, out),
                     Element::Token(t) => {
-                        assert_eq!(t.text().len(), usize::from(t.range().len()));
-                        out.push((t.kind(), t.range()));
+                        out.push((t.kind(), t.range(), t.text().to_string()));
                     }
                 }
             }
         }
         walk(Node::of(&root), &mut viewed);
-        let cursors: Vec<(SyntaxKind, TextRange)> = root
+        let cursors: Vec<(SyntaxKind, TextRange, String)> = root
             .preorder_with_tokens()
             .filter_map(|event| match event {
-                rowan::WalkEvent::Enter(element) => Some((element.kind(), element.text_range())),
+                rowan::WalkEvent::Enter(element) => {
+                    Some((element.kind(), element.text_range(), element.to_string()))
+                }
                 rowan::WalkEvent::Leave(_) => None,
             })
             .collect();
         assert_eq!(viewed, cursors);
+    }
 
-        fn check(node: Node<'_>, root: &SyntaxNode) {
-            let found = node.to_syntax(root).expect("found");
-            assert_eq!(
-                (found.kind(), found.text_range()),
-                (node.kind(), node.range())
-            );
-            for element in node.elements() {
-                match element {
-                    Element::Node(n) => check(n, root),
-                    Element::Token(t) => {
-                        let found = t.to_syntax(root).expect("found");
-                        assert_eq!(found.text_range(), t.range());
-                    }
-                }
-            }
-        }
-        check(Node::of(&root), &root);
-
-        let def = Node::of(&root).child_of(SyntaxKind::DEF).unwrap();
-        let body = def.child_of(SyntaxKind::BLOCK_EXPR).unwrap();
-        let seq = body.child(is_expr).unwrap();
-        let binding = seq.child(is_stmt).unwrap();
-        let call = binding.child(is_expr).unwrap();
-        let path = call.child(is_expr).unwrap();
-        assert_eq!(path.dotted_text(), "nn.relu");
+    /// The typed AST reads the same answers from both representations.
+    #[test]
+    fn typed_ast_reads_both_alike() {
+        let text = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 2), float32], %y) -> float32 {\n  %0 = nn.relu(%x, axis=1) /* c */;\n  %1 = %0 <= %y;\n  if (%1) { %0.1 } else { fn (%z) { %z } }\n}\n";
+        let parse = crate::parse_module(text);
+        let root = parse.syntax_node();
+        let by_cursor = ast::SourceFile::cast(root.clone()).unwrap();
+        let by_view = ast::SourceFile::cast(Node::of(&root)).unwrap();
+        assert_eq!(by_cursor.to_green(), by_view);
+        let (c, v) = (
+            by_cursor.defs().next().unwrap(),
+            by_view.defs().next().unwrap(),
+        );
+        assert_eq!(c.name().unwrap().name(), v.name().unwrap().name());
+        let params = |names: Vec<String>| names.join(",");
+        assert_eq!(
+            params(
+                c.params()
+                    .map(|p| p.name().unwrap().name().to_string())
+                    .collect()
+            ),
+            params(
+                v.params()
+                    .map(|p| p.name().unwrap().name().to_string())
+                    .collect()
+            ),
+        );
+        let (cb, vb) = (c.body().unwrap(), v.body().unwrap());
+        let (cs, vs): (Vec<_>, Vec<_>) = (cb.stmts().collect(), vb.stmts().collect());
+        assert_eq!(cs.len(), 2);
+        assert_eq!(vs.len(), 2);
+        let Some(ast::Stmt::GraphBinding(binding)) = vs.first().cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::CallExpr(call)) = binding.value() else {
+            panic!()
+        };
+        let Some(ast::Expr::PathExpr(path)) = call.callee() else {
+            panic!()
+        };
+        assert_eq!(joined_text(path.name_tokens()), "nn.relu");
+        assert_eq!(path.name(), "nn.relu");
+        let attr = call.attrs().next().unwrap();
+        assert_eq!(attr.key().as_deref(), Some("axis"));
+        let Some(ast::Stmt::GraphBinding(cmp)) = vs.get(1).cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::BinExpr(bin)) = cmp.value() else {
+            panic!()
+        };
+        let Some(ast::Stmt::GraphBinding(cmp_c)) = cs.get(1).cloned() else {
+            panic!()
+        };
+        let Some(ast::Expr::BinExpr(bin_c)) = cmp_c.value() else {
+            panic!()
+        };
+        assert_eq!(bin.op_details(), bin_c.op_details());
+        assert_eq!(bin.op(), Some(ast::BinOp::Le));
+        let Some(ast::Expr::IfExpr(if_)) = vb.tail_expr() else {
+            panic!()
+        };
+        assert!(if_.then_branch().is_some());
+        assert!(matches!(
+            if_.else_branch().and_then(|b| b.tail_expr()),
+            Some(ast::Expr::FnExpr(_))
+        ));
+        let Some(ast::Type::TensorType(tensor)) = v.params().next().and_then(|p| p.ty()) else {
+            panic!()
+        };
+        assert_eq!(tensor.dtype().unwrap().text(), "float32");
+        assert_eq!(
+            tensor.dims().filter_map(|d| d.value()).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        // Nodes compare as cursors do: the same node of the same tree.
+        assert_eq!(v.body(), v.body());
+        assert_ne!(v.body().map(|b| *b.syntax()), Some(Node::of(&root)));
     }
 }

@@ -6,11 +6,12 @@
 //!   list of [`SyntaxError`]s with exact ranges.
 //! * The grammar accepts what TVM v0.13's parser accepts (quirks included);
 //!   every rejection has a message in TVM's words where TVM has one.
-//! * Two views read the tree: [`ast`], the typed layer on rowan's cursors
-//!   (parents, siblings: what the language server and the formatter need),
-//!   and [`green_view`], a copy-free walk over the green tree for readers that
-//!   go through a whole file once (lowering), several times faster. Both
-//!   classify kinds with the same `can_cast`, so they read the tree alike.
+//! * [`ast`], the typed layer, is the one place that says which child is
+//!   what. Its wrappers are generic over the node they hold: rowan's cursors
+//!   by default (parents, siblings: what the language server and the
+//!   formatter need), or [`green_view::Node`], a copy-free reference into the
+//!   green tree for readers that go through a whole file once (lowering),
+//!   several times faster. The same accessor code reads both.
 //! * [`format`](mod@crate::format) lays a file out in TVM's printed style, keeping its comments.
 //!
 //! This crate knows nothing about the IR, types or passes (those are in

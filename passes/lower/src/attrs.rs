@@ -10,16 +10,15 @@
 //! type are errors (TVM's `AttrError`s), reported at the call and recovered
 //! from with the default.
 
-use super::exprs::{literal_token, number};
+use super::exprs::number;
 use super::{suggestion, Lowerer};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
 pub use relay_ir::op::{self, default_value, AttrField, AttrType, AttrsSchema};
 use relay_ir::{AttrValue, Attrs, DictAttrs, Expr, ExprKind};
-use relay_syntax::ast;
-use relay_syntax::green_view::{is_attr_value, Node};
+use relay_syntax::ast::{self, AstNode, AstToken};
+use relay_syntax::green_view::{joined_text, Node};
 use relay_syntax::literal::NumberValue;
-use relay_syntax::SyntaxKind::*;
 use relay_syntax::TextRange;
 use std::borrow::Cow;
 
@@ -183,61 +182,40 @@ impl Lowerer {
     /// `True`/`False` int32 immediates, strings strings, `[…]` arrays, `(v)`
     /// is `v`, `None`/`nullptr` null, `meta[…]` the object, anything else an
     /// expression.
-    pub(super) fn attr_value(&mut self, value: Node<'_>) -> AttrValue {
-        // The variants of `ast::AttrValue`, in its order: literals and meta
-        // references first, any other expression last.
-        match value.kind() {
-            LITERAL => {
-                let Some(token) = literal_token(value) else {
-                    return AttrValue::Null;
-                };
-                match token.kind() {
-                    INT => match number(token.text()) {
-                        Ok(NumberValue::Int { value, bits }) => {
-                            AttrValue::int_imm(value, DataType::int(bits))
-                        }
-                        _ => AttrValue::Null,
-                    },
-                    FLOAT => match number(token.text()) {
-                        Ok(NumberValue::Float { value, bits }) => AttrValue::FloatImm {
-                            value,
-                            dtype: DataType::float(bits),
-                        },
-                        _ => AttrValue::Null,
-                    },
-                    BOOL => AttrValue::int_imm(i64::from(token.text() == "True"), DataType::INT32),
-                    _ => {
-                        // `StringLit::value`; escapes are rare, and the
-                        // typed token knows how to read them.
-                        let text = token.text();
-                        let raw = text.strip_prefix('"').unwrap_or(text);
-                        let raw = raw.strip_suffix('"').unwrap_or(raw);
-                        if !raw.contains('\\') {
-                            return AttrValue::Str(raw.to_string());
-                        }
-                        match self.ast_token::<ast::StringLit>(token) {
-                            Some(s) => AttrValue::Str(s.value().into_owned()),
-                            None => AttrValue::Str(raw.to_string()),
-                        }
+    pub(super) fn attr_value(&mut self, value: ast::AttrValue<Node<'_>>) -> AttrValue {
+        match value {
+            ast::AttrValue::Literal(literal) => match literal.kind() {
+                Some(ast::LiteralKind::Int(int)) => match number(int.text()) {
+                    Ok(NumberValue::Int { value, bits }) => {
+                        AttrValue::int_imm(value, DataType::int(bits))
                     }
+                    _ => AttrValue::Null,
+                },
+                Some(ast::LiteralKind::Float(float)) => match number(float.text()) {
+                    Ok(NumberValue::Float { value, bits }) => AttrValue::FloatImm {
+                        value,
+                        dtype: DataType::float(bits),
+                    },
+                    _ => AttrValue::Null,
+                },
+                Some(ast::LiteralKind::Bool(b)) => {
+                    AttrValue::int_imm(i64::from(b.value()), DataType::INT32)
                 }
-            }
-            META_EXPR => match self.ast::<ast::MetaExpr>(value) {
-                Some(meta) => self.meta_attr_value(&meta),
+                Some(ast::LiteralKind::String(string)) => {
+                    AttrValue::Str(string.value().into_owned())
+                }
                 None => AttrValue::Null,
             },
-            ATTR_LIST_VALUE => AttrValue::Array(
-                value
-                    .children(is_attr_value)
-                    .map(|v| self.attr_value(v))
-                    .collect(),
-            ),
-            ATTR_PAREN_VALUE => match value.child(is_attr_value) {
+            ast::AttrValue::MetaExpr(meta) => self.meta_attr_value(&meta),
+            ast::AttrValue::AttrListValue(list) => {
+                AttrValue::Array(list.values().map(|v| self.attr_value(v)).collect())
+            }
+            ast::AttrValue::AttrParenValue(paren) => match paren.value() {
                 Some(inner) => self.attr_value(inner),
                 None => AttrValue::Null,
             },
-            ATTR_NULL_VALUE => AttrValue::Null,
-            _ => AttrValue::Expr(self.atomic(value)),
+            ast::AttrValue::AttrNullValue(_) => AttrValue::Null,
+            ast::AttrValue::Expr(expr) => AttrValue::Expr(self.atomic(expr)),
         }
     }
 
@@ -245,18 +223,22 @@ impl Lowerer {
     /// kept twice (the last value counts) and gets a warning.
     pub(super) fn given_attrs<'a>(
         &mut self,
-        attrs: impl Iterator<Item = Node<'a>>,
+        attrs: impl Iterator<Item = ast::Attr<Node<'a>>>,
     ) -> Vec<Given<'a>> {
         let mut out: Vec<Given<'a>> = Vec::new();
         for attr in attrs {
-            // `Attr::key_node`, `key` and `value`.
-            let Some(key_node) = attr.child_of(ATTR_KEY) else {
+            let Some(key_node) = attr.key_node() else {
                 continue;
             };
-            let key = key_node.dotted_text();
-            let key_range = key_node.range();
-            let (value, value_range, from_meta) = match attr.child(is_attr_value) {
-                Some(v) => (self.attr_value(v), v.range(), v.kind() == META_EXPR),
+            // `AttrKey::name`, borrowed from the tree when it is one token.
+            let key = joined_text(key_node.name_tokens());
+            let key_range = key_node.syntax().range();
+            let (value, value_range, from_meta) = match attr.value() {
+                Some(v) => (
+                    self.attr_value(v),
+                    v.syntax().range(),
+                    matches!(v, ast::AttrValue::MetaExpr(_)),
+                ),
                 None => (AttrValue::Null, key_range, true),
             };
             if let Some(previous) = out.iter().find(|g| g.key == key) {
@@ -524,7 +506,7 @@ impl Lowerer {
     /// `virtual_device=…` item, which TVM takes out of the dictionary.
     pub(super) fn function_attrs<'a>(
         &mut self,
-        attrs: impl Iterator<Item = Node<'a>>,
+        attrs: impl Iterator<Item = ast::Attr<Node<'a>>>,
     ) -> (DictAttrs, Option<AttrValue>) {
         let mut dict = DictAttrs::default();
         let mut virtual_device = None;
@@ -540,8 +522,11 @@ impl Lowerer {
 
     /// `{virtual_device=…}` after a parameter. TVM reads it only when it is
     /// the one item there.
-    pub(super) fn param_virtual_device(&mut self, attrs: Node<'_>) -> Option<AttrValue> {
-        let given = self.given_attrs(attrs.children_of(ATTR));
+    pub(super) fn param_virtual_device(
+        &mut self,
+        attrs: ast::ParamAttrs<Node<'_>>,
+    ) -> Option<AttrValue> {
+        let given = self.given_attrs(attrs.attrs());
         let distinct: std::collections::HashSet<&str> = given.iter().map(|g| &*g.key).collect();
         if distinct.len() == 1 && distinct.contains(VIRTUAL_DEVICE) {
             return given
@@ -555,7 +540,7 @@ impl Lowerer {
                 "TVM reads a parameter's attributes only when they are a lone \
                  `virtual_device=…`; these are ignored",
             )
-            .with_span(self.span(attrs.range()));
+            .with_span(self.span(attrs.syntax().range()));
             self.push(diagnostic);
         }
         None

@@ -7,9 +7,9 @@
 //! infix operators and the callee spine of curried calls. Everything else
 //! nests no deeper than the syntax tree, whose depth the parser bounds.
 //!
-//! The tree is read through the views of `tree.rs`; each accessor below
-//! says in a comment which typed-AST accessor it stands for where that is
-//! not obvious.
+//! The tree is read through the typed AST over the green tree
+//! (`ast::X<Node<'_>>`, see `relay_syntax::green_view`): which child is
+//! the callee of a call or the name of a `def` is the typed AST's answer.
 
 use super::DefId;
 use super::{suggestion, LocalEntry, Lowerer, NameKind};
@@ -21,10 +21,10 @@ use relay_ir::{
     Clause, Constructor, DictAttrs, Expr, ExprKind, Function, FunctionData, Pattern, Type, TypeVar,
     Var, VarId,
 };
-use relay_syntax::ast::{self, BinOp};
-use relay_syntax::green_view::{is_expr, is_pattern, is_stmt, is_type, Element, Node, Token};
+use relay_syntax::ast::{self, AstNode, AstToken};
+use relay_syntax::green_view::{joined_text, Element, Node, Token};
 use relay_syntax::literal::{parse_number, NumberValue};
-use relay_syntax::SyntaxKind::{self, *};
+use relay_syntax::SyntaxKind::*;
 use relay_syntax::TextRange;
 
 /// A scalar constant of an integer literal (`support::IntImmToNDArray`).
@@ -79,7 +79,7 @@ pub(super) fn number(text: &str) -> Result<NumberValue, String> {
     parse_number(text)
 }
 
-/// `IntNumber::value`: the value of an integer token, if valid.
+/// `IntNumber::value`, with [`number`]'s shortcut.
 pub(super) fn int_value(token: Token<'_>) -> Option<i64> {
     match number(token.text()) {
         Ok(NumberValue::Int { value, .. }) => Some(value),
@@ -87,18 +87,11 @@ pub(super) fn int_value(token: Token<'_>) -> Option<i64> {
     }
 }
 
-/// The literal token of a `LITERAL` node (`Literal::token`).
-pub(super) fn literal_token(literal: Node<'_>) -> Option<Token<'_>> {
-    literal
-        .tokens()
-        .find(|t| matches!(t.kind(), INT | FLOAT | BOOL | STRING))
-}
-
 /// Whether the next element after the child `node` of `parent`, skipping
 /// trivia, is a `)` token.
 fn followed_by_r_paren(parent: Node<'_>, node: Node<'_>) -> bool {
     let mut elements = parent.elements();
-    if !elements.any(|e| matches!(e, Element::Node(n) if n.same(node))) {
+    if !elements.any(|e| matches!(e, Element::Node(n) if n == node)) {
         return false;
     }
     for element in elements {
@@ -111,39 +104,9 @@ fn followed_by_r_paren(parent: Node<'_>, node: Node<'_>) -> bool {
     false
 }
 
-/// The first token of an infix operator.
-const OP_START: &[SyntaxKind] = &[STAR, SLASH, PLUS, MINUS, L_ANGLE, R_ANGLE, EQ, BANG];
-
-/// `BinExpr::op_details`: the operator of an infix expression and the range
-/// of its tokens (both tokens of `<=`, written without a space between).
-fn bin_op(bin: Node<'_>) -> Option<(BinOp, TextRange)> {
-    let mut elements = bin.elements();
-    let first = elements.find_map(|e| match e {
-        Element::Token(t) if OP_START.contains(&t.kind()) => Some(t),
-        _ => None,
-    })?;
-    let second = elements
-        .next()
-        .and_then(Element::into_token)
-        .filter(|t| t.kind() == EQ);
-    let op = match (first.kind(), second.is_some()) {
-        (STAR, _) => BinOp::Mul,
-        (SLASH, _) => BinOp::Div,
-        (PLUS, _) => BinOp::Add,
-        (MINUS, _) => BinOp::Sub,
-        (L_ANGLE, false) => BinOp::Lt,
-        (L_ANGLE, true) => BinOp::Le,
-        (R_ANGLE, false) => BinOp::Gt,
-        (R_ANGLE, true) => BinOp::Ge,
-        (EQ, true) => BinOp::Eq,
-        (BANG, true) => BinOp::Ne,
-        _ => return None,
-    };
-    let end = match (second, op) {
-        (Some(second), BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne) => second.range().end(),
-        _ => first.range().end(),
-    };
-    Some((op, TextRange::new(first.range().start(), end)))
+/// The range of a node of the typed AST.
+fn range_of<'a, A: AstNode<Node = Node<'a>>>(node: &A) -> TextRange {
+    node.syntax().range()
 }
 
 /// What a statement of a sequence wraps around the rest of it.
@@ -162,9 +125,10 @@ impl Lowerer {
     /// An expression where TVM reads a whole expression or an operand
     /// (`ParseExpr`, `ParseCallExpr`): a constructor without fields that is
     /// not called becomes a call with no arguments.
-    pub(super) fn expr(&mut self, expr: Node<'_>) -> Expr {
+    pub(super) fn expr(&mut self, expr: ast::Expr<Node<'_>>) -> Expr {
+        let is_path = matches!(expr, ast::Expr::PathExpr(_));
         let lowered = self.atomic(expr);
-        if expr.kind() == PATH_EXPR {
+        if is_path {
             if let ExprKind::Constructor(ctor) = lowered.kind() {
                 if ctor.data().inputs.is_empty() {
                     let span = lowered.span();
@@ -175,87 +139,85 @@ impl Lowerer {
         lowered
     }
 
-    fn opt_expr(&mut self, expr: Option<Node<'_>>, around: TextRange) -> Expr {
+    fn opt_expr(&mut self, expr: Option<ast::Expr<Node<'_>>>, around: TextRange) -> Expr {
         match expr {
             Some(expr) => self.expr(expr),
             None => self.missing(around),
         }
     }
 
+    fn opt_block(&mut self, block: Option<ast::BlockExpr<Node<'_>>>, around: TextRange) -> Expr {
+        match block {
+            Some(block) => self.block(block),
+            None => self.missing(around),
+        }
+    }
+
     /// An expression where TVM reads an atomic one (`ParseAtomicExpr`: a
     /// callee, a projected tuple, a match scrutinee, an attribute value).
-    pub(super) fn atomic(&mut self, expr: Node<'_>) -> Expr {
-        let range = expr.range();
-        match expr.kind() {
-            SEQ_EXPR => self.seq(expr),
-            BLOCK_EXPR => self.block(expr),
-            LITERAL => self.literal(expr),
-            LOCAL_EXPR => self.local(expr),
-            GRAPH_EXPR => self.graph_use(expr),
-            GLOBAL_EXPR => self.global(expr),
-            META_EXPR => match self.ast::<ast::MetaExpr>(expr) {
-                Some(meta) => self.meta_expr(&meta),
-                None => self.missing(range),
-            },
-            PATH_EXPR => self.path(expr),
-            FN_EXPR => self.function(expr, range).into_expr(),
-            IF_EXPR => {
-                // `IfExpr::condition`, `then_branch`, `else_branch`.
-                let condition = expr.child_of(CONDITION).and_then(|c| c.child(is_expr));
-                let cond = self.opt_expr(condition, range);
-                let then_branch = match expr.child_before(&[ELSE_KW], is_block) {
-                    Some(block) => self.block(block),
-                    None => self.missing(range),
-                };
-                let else_branch = match expr.child_after(&[ELSE_KW], is_block) {
-                    Some(block) => self.block(block),
-                    None => self.missing(range),
-                };
+    pub(super) fn atomic(&mut self, expr: ast::Expr<Node<'_>>) -> Expr {
+        use ast::Expr as E;
+        let range = expr.syntax().range();
+        match expr {
+            E::SeqExpr(seq) => self.seq(seq),
+            E::BlockExpr(block) => self.block(block),
+            E::Literal(literal) => self.literal(literal),
+            E::LocalExpr(local) => self.local(local),
+            E::GraphExpr(graph) => self.graph_use(graph),
+            E::GlobalExpr(global) => self.global(global),
+            E::MetaExpr(meta) => self.meta_expr(&meta),
+            E::PathExpr(path) => self.path(path),
+            E::FnExpr(func) => self
+                .function(
+                    func.type_param_list(),
+                    func.param_list(),
+                    func.ret_type(),
+                    func.body(),
+                    range,
+                )
+                .into_expr(),
+            E::IfExpr(if_) => {
+                let cond = self.opt_expr(if_.condition(), range);
+                let then_branch = self.opt_block(if_.then_branch(), range);
+                let else_branch = self.opt_block(if_.else_branch(), range);
                 Expr::if_(cond, then_branch, else_branch, Some(self.span(range)))
             }
-            MATCH_EXPR => self.match_(expr),
-            REF_CREATE_EXPR => {
-                let value = self.opt_expr(expr.child(is_expr), range);
+            E::MatchExpr(match_) => self.match_(match_),
+            E::RefCreateExpr(create) => {
+                let value = self.opt_expr(create.value(), range);
                 Expr::new(ExprKind::RefCreate(value), Some(self.span(range)))
             }
-            REF_READ_EXPR => {
-                let reference = self.opt_expr(expr.child(is_expr), range);
+            E::RefReadExpr(read) => {
+                let reference = self.opt_expr(read.ref_expr(), range);
                 Expr::new(ExprKind::RefRead(reference), Some(self.span(range)))
             }
-            REF_WRITE_EXPR => {
-                // `RefWriteExpr::ref_expr` and `value`: around the `,`.
-                let reference = self.opt_expr(expr.child_before(&[COMMA], is_expr), range);
-                let value = self.opt_expr(expr.child_after(&[COMMA], is_expr), range);
+            E::RefWriteExpr(write) => {
+                let reference = self.opt_expr(write.ref_expr(), range);
+                let value = self.opt_expr(write.value(), range);
                 Expr::new(
                     ExprKind::RefWrite { reference, value },
                     Some(self.span(range)),
                 )
             }
             // `(e)` is `e` itself.
-            PAREN_EXPR => self.opt_expr(expr.child(is_expr), range),
-            TUPLE_EXPR => {
-                let fields = expr.children(is_expr).map(|f| self.expr(f)).collect();
+            E::ParenExpr(paren) => self.opt_expr(paren.expr(), range),
+            E::TupleExpr(tuple) => {
+                let fields = tuple.fields().map(|f| self.expr(f)).collect();
                 Expr::tuple(fields, Some(self.span(range)))
             }
-            TUPLE_GET_ITEM_EXPR => {
-                let tuple = match expr.child(is_expr) {
+            E::TupleGetItemExpr(get) => {
+                let tuple = match get.tuple() {
                     Some(tuple) => self.atomic(tuple),
                     None => self.missing(range),
                 };
-                // `TupleGetItemExpr::index_token` and `index`.
-                let token = expr.token(INT);
-                let index = token.and_then(|token| match token.text().parse::<u64>() {
-                    Ok(index) => Some(index),
-                    Err(_) => int_value(token).and_then(|value| u64::try_from(value).ok()),
-                });
-                let index = match index {
+                let index = match get.index() {
                     Some(index) => usize::try_from(index).unwrap_or(usize::MAX),
                     None => {
-                        if let Some(token) = token {
-                            if int_value(token).is_some() {
+                        if let Some(token) = get.index_token() {
+                            if int_value(*token.syntax()).is_some() {
                                 self.error(
                                     Code::NegativeTupleIndex,
-                                    token.range(),
+                                    token.syntax().range(),
                                     "a tuple index cannot be negative",
                                 );
                             }
@@ -265,17 +227,15 @@ impl Lowerer {
                 };
                 Expr::tuple_get_item(tuple, index, Some(self.span(range)))
             }
-            CALL_EXPR => self.call(expr),
-            BIN_EXPR => self.bin(expr),
-            // Not an expression: callers only pass expression nodes.
-            _ => self.missing(range),
+            E::CallExpr(call) => self.call(call),
+            E::BinExpr(bin) => self.bin(bin),
         }
     }
 
     /// A numeric or boolean literal: a rank-0 constant.
-    fn literal(&mut self, literal: Node<'_>) -> Expr {
-        let range = literal.range();
-        let Some(token) = literal_token(literal) else {
+    fn literal(&mut self, literal: ast::Literal<Node<'_>>) -> Expr {
+        let range = range_of(&literal);
+        let Some(token) = literal.token() else {
             return self.missing(range);
         };
         let data = match token.kind() {
@@ -295,13 +255,13 @@ impl Lowerer {
     }
 
     /// `%x`: the innermost binding, else a `free_var`.
-    fn local(&mut self, local: Node<'_>) -> Expr {
-        let range = local.range();
-        let Some(token) = local.token(LOCAL) else {
+    fn local(&mut self, local: ast::LocalExpr<Node<'_>>) -> Expr {
+        let range = range_of(&local);
+        let Some(token) = local.name() else {
             return self.missing(range);
         };
-        let name = token.name_after('%');
-        let name_range = token.range();
+        let name = token.name();
+        let name_range = token.syntax().range();
         let found = self
             .locals
             .lookup(name)
@@ -342,17 +302,17 @@ impl Lowerer {
     }
 
     /// `%0`: the expression the binding stands for.
-    fn graph_use(&mut self, graph: Node<'_>) -> Expr {
-        let range = graph.range();
-        let Some(token) = graph.token(GRAPH) else {
+    fn graph_use(&mut self, graph: ast::GraphExpr<Node<'_>>) -> Expr {
+        let range = range_of(&graph);
+        let Some(token) = graph.number() else {
             return self.missing(range);
         };
-        let Some(number) = graph_number(token) else {
+        let Some(number) = token.number() else {
             return self.missing(range);
         };
         if let Some((expr, _, def)) = self.graph.get(&number) {
             let (expr, def) = (expr.clone(), *def);
-            self.names.use_at(def, token.range());
+            self.names.use_at(def, token.syntax().range());
             return expr;
         }
         let diagnostic = Diagnostic::error(
@@ -369,14 +329,14 @@ impl Lowerer {
 
     /// `%N = value;`: the first definition of a number wins, for the whole
     /// parse.
-    fn define_graph(&mut self, binding: Node<'_>, value: Expr) {
-        let Some(token) = binding.token(GRAPH) else {
+    fn define_graph(&mut self, binding: ast::GraphBinding<Node<'_>>, value: Expr) {
+        let Some(token) = binding.number() else {
             return;
         };
-        let Some(number) = graph_number(token) else {
+        let Some(number) = token.number() else {
             return;
         };
-        let range = token.range();
+        let range = token.syntax().range();
         if let Some(&(_, first, _)) = self.graph.get(&number) {
             let diagnostic = Diagnostic::warning(
                 Code::Redefinition,
@@ -402,14 +362,14 @@ impl Lowerer {
     }
 
     /// `@f`: a global by name; in a module, it must be defined.
-    fn global(&mut self, global: Node<'_>) -> Expr {
-        let range = global.range();
-        let Some(token) = global.token(GLOBAL) else {
+    fn global(&mut self, global: ast::GlobalExpr<Node<'_>>) -> Expr {
+        let range = range_of(&global);
+        let Some(token) = global.name() else {
             return self.missing(range);
         };
-        let name = token.name_after('@');
+        let name = token.name();
         match self.globals.get(name) {
-            Some(&def) => self.names.use_at(def, token.range()),
+            Some(&def) => self.names.use_at(def, token.syntax().range()),
             None if self.module_mode => {
                 let help = suggestion(name, self.globals.keys().map(String::as_str), |n| {
                     format!("@{n}")
@@ -461,11 +421,11 @@ impl Lowerer {
     }
 
     /// A name without a sigil: a constructor, else an operator.
-    fn path(&mut self, path: Node<'_>) -> Expr {
-        let range = path.range();
+    fn path(&mut self, path: ast::PathExpr<Node<'_>>) -> Expr {
+        let range = range_of(&path);
         let span = Some(self.span(range));
-        // `PathExpr::name`.
-        let name = path.dotted_text();
+        // `PathExpr::name`, borrowed from the tree when it is one token.
+        let name = joined_text(path.name_tokens());
         let name = name.as_ref();
         let later_ctor = self
             .ctors
@@ -477,8 +437,8 @@ impl Lowerer {
         if !(later_ctor && self.lookup_op(name).is_some()) {
             if let Some((ctor, def)) = self.lookup_ctor(name, range) {
                 // A constructor's name is one identifier.
-                let name_range = match path.token(IDENT) {
-                    Some(ident) => ident.range(),
+                let name_range = match path.segments().next() {
+                    Some(ident) => ident.syntax().range(),
                     None => range,
                 };
                 self.names.use_at(def, name_range);
@@ -501,23 +461,24 @@ impl Lowerer {
     }
 
     /// A call, with its curried calls: `f(a)(b)`.
-    fn call(&mut self, call: Node<'_>) -> Expr {
-        // `CallExpr::callee`, down the spine of curried calls (almost
-        // always just `call`).
+    fn call(&mut self, call: ast::CallExpr<Node<'_>>) -> Expr {
+        // The callee down the spine of curried calls (almost always just
+        // `call`).
         let mut spine = SmallStack::new(call);
-        let mut base = call.child(is_expr);
-        while let Some(inner) = base.filter(|b| b.kind() == CALL_EXPR) {
+        let mut base = call.callee();
+        while let Some(ast::Expr::CallExpr(inner)) = base {
             spine.push(inner);
-            base = inner.child(is_expr);
+            base = inner.callee();
         }
-        let mut callee = match base {
-            Some(base) => self.atomic(base),
-            None => self.missing(call.range()),
-        };
         // An unknown operator stands in as a variable: its attributes
         // cannot be checked.
+        let base_is_path = matches!(base, Some(ast::Expr::PathExpr(_)));
+        let mut callee = match base {
+            Some(base) => self.atomic(base),
+            None => self.missing(range_of(&call)),
+        };
         let mut unknown = match base {
-            Some(base) if base.kind() == PATH_EXPR => callee.as_var().is_some(),
+            Some(_) if base_is_path => callee.as_var().is_some(),
             Some(_) => false,
             None => true,
         };
@@ -530,37 +491,37 @@ impl Lowerer {
 
     /// One argument list applied to `callee` (`unknown`: a stand-in for a
     /// callee that could not be resolved).
-    fn apply(&mut self, callee: Expr, call: Node<'_>, unknown: bool) -> Expr {
-        let range = call.range();
-        let callee_range = call.child(is_expr).map_or(range, |callee| callee.range());
+    fn apply(&mut self, callee: Expr, call: ast::CallExpr<Node<'_>>, unknown: bool) -> Expr {
+        let range = range_of(&call);
+        let callee_range = call.callee().map_or(range, |callee| range_of(&callee));
         let mut args = Vec::new();
         let mut meta_attrs = None;
         let mut given = Vec::new();
-        // `CallExpr::arg_list`, `ArgList::args` and `ArgList::attrs`.
-        if let Some(list) = call.child_of(ARG_LIST) {
-            let count = list.children(is_expr).count();
+        if let Some(list) = call.arg_list() {
+            let count = list.args().count();
             // A last argument `meta[…]` right before `)` may be the call's
             // attrs object.
-            let last_meta = list
-                .children(is_expr)
-                .last()
-                .filter(|last| last.kind() == META_EXPR && followed_by_r_paren(list, *last));
+            let last_meta = match list.args().last() {
+                Some(ast::Expr::MetaExpr(meta))
+                    if followed_by_r_paren(*list.syntax(), *meta.syntax()) =>
+                {
+                    Some(meta)
+                }
+                _ => None,
+            };
             let plain = count - usize::from(last_meta.is_some());
             args.reserve_exact(count);
-            for arg in list.children(is_expr).take(plain) {
+            for arg in list.args().take(plain) {
                 args.push(self.expr(arg));
             }
             if let Some(meta) = last_meta {
-                match self.ast::<ast::MetaExpr>(meta) {
-                    Some(meta) => match self.meta_call_attrs(&meta) {
-                        Ok(Some(attrs)) => meta_attrs = Some(attrs),
-                        Ok(None) => args.push(self.meta_expr(&meta)),
-                        Err(()) => args.push(self.missing(meta_range(&meta))),
-                    },
-                    None => args.push(self.missing(meta.range())),
+                match self.meta_call_attrs(&meta) {
+                    Ok(Some(attrs)) => meta_attrs = Some(attrs),
+                    Ok(None) => args.push(self.meta_expr(&meta)),
+                    Err(()) => args.push(self.missing(range_of(&meta))),
                 }
             }
-            given = self.given_attrs(list.children_of(ATTR));
+            given = self.given_attrs(list.attrs());
         }
         let attrs = if unknown {
             meta_attrs
@@ -571,19 +532,19 @@ impl Lowerer {
     }
 
     /// Infix operators: calls of `add`, `multiply`, … with no attributes.
-    fn bin(&mut self, bin: Node<'_>) -> Expr {
-        // `BinExpr::lhs` and `rhs`: around the operator.
+    fn bin(&mut self, bin: ast::BinExpr<Node<'_>>) -> Expr {
+        // The left operand down the spine of infix operators.
         let mut spine = SmallStack::new(bin);
-        let mut lhs = bin.child_before(OP_START, is_expr);
-        while let Some(inner) = lhs.filter(|l| l.kind() == BIN_EXPR) {
+        let mut lhs = bin.lhs();
+        while let Some(ast::Expr::BinExpr(inner)) = lhs {
             spine.push(inner);
-            lhs = inner.child_before(OP_START, is_expr);
+            lhs = inner.lhs();
         }
-        let mut acc = self.opt_expr(lhs, bin.range());
+        let mut acc = self.opt_expr(lhs, range_of(&bin));
         for node in spine.iter_rev() {
-            let range = node.range();
-            let rhs = self.opt_expr(node.child_after(OP_START, is_expr), range);
-            let op = bin_op(node);
+            let range = range_of(&node);
+            let rhs = self.opt_expr(node.rhs(), range);
+            let op = node.op_details();
             let op_range = op.map_or(range, |(_, op_range)| op_range);
             let op_expr = match op.and_then(|(o, _)| self.lookup_op(o.op_name())) {
                 Some(def) => Expr::op(def, Some(self.span(op_range))),
@@ -623,44 +584,42 @@ impl Lowerer {
     }
 
     /// `{ … }` with a scope of its own.
-    fn block(&mut self, block: Node<'_>) -> Expr {
+    fn block(&mut self, block: ast::BlockExpr<Node<'_>>) -> Expr {
         self.locals.push();
         let expr = self.block_contents(block);
         self.locals.pop();
         expr
     }
 
-    fn block_contents(&mut self, block: Node<'_>) -> Expr {
-        self.opt_expr(block.child(is_expr), block.range())
+    fn block_contents(&mut self, block: ast::BlockExpr<Node<'_>>) -> Expr {
+        self.opt_expr(block.expr(), range_of(&block))
     }
 
     /// A sequence of statements and a tail (`ParseExpr` and
     /// `ParseBindingExpr` unrolled): each `let` and each `e;` wraps the rest
     /// of the sequence in a `Let`; graph bindings and `free_var`s wrap
     /// nothing.
-    fn seq(&mut self, seq: Node<'_>) -> Expr {
-        let end = seq.range().end();
+    fn seq(&mut self, seq: ast::SeqExpr<Node<'_>>) -> Expr {
+        let end = range_of(&seq).end();
         // Every child node counts, even one that is neither a statement nor
         // an expression: only the very last child can be the tail.
-        let count = seq.nodes().count();
+        let count = seq.syntax().nodes().count();
         // Most statements of a long sequence are graph bindings.
         self.graph.reserve(count);
         let mut frames: Vec<Frame> = Vec::new();
         let mut pushed = 0usize;
         let mut tail: Option<Expr> = None;
-        for (i, child) in seq.nodes().enumerate() {
+        for (i, child) in seq.syntax().nodes().enumerate() {
             let child_range = child.range();
             let start = child_range.start();
             let rest = TextRange::new(start, end);
-            let kind = child.kind();
-            if is_stmt(kind) {
-                match kind {
-                    LET_STMT => {
-                        // `LetStmt::ty`, `name` and `value`.
-                        let ty = self.opt_ty(child.child(is_type));
-                        let token = child.token(LOCAL);
-                        let (name, name_range) = match token {
-                            Some(token) => (token.name_after('%'), token.range()),
+            if let Some(stmt) = ast::Stmt::cast(child) {
+                match stmt {
+                    ast::Stmt::LetStmt(let_) => {
+                        let ty = self.opt_ty(let_.ty());
+                        let token = let_.name();
+                        let (name, name_range) = match &token {
+                            Some(token) => (token.name(), token.syntax().range()),
                             None => ("", child_range),
                         };
                         let var = Var::new(name, ty, Some(self.span(name_range)));
@@ -669,7 +628,7 @@ impl Lowerer {
                             let visible = TextRange::new(start, end);
                             self.bind_local(NameKind::Let, name, &var, visible);
                         }
-                        let value = self.opt_expr(child.child(is_expr), child_range);
+                        let value = self.opt_expr(let_.value(), child_range);
                         frames.push(Frame::Let {
                             var,
                             value,
@@ -678,18 +637,18 @@ impl Lowerer {
                         self.locals.push();
                         pushed += 1;
                     }
-                    GRAPH_BINDING => {
-                        let value = self.opt_expr(child.child(is_expr), child_range);
-                        self.define_graph(child, value);
+                    ast::Stmt::GraphBinding(binding) => {
+                        let value = self.opt_expr(binding.value(), child_range);
+                        self.define_graph(binding, value);
                     }
-                    FREE_VAR_STMT => self.free_var(child),
-                    _ => {
-                        let value = self.opt_expr(child.child(is_expr), child_range);
+                    ast::Stmt::FreeVarStmt(free) => self.free_var(free),
+                    ast::Stmt::ExprStmt(stmt) => {
+                        let value = self.opt_expr(stmt.expr(), child_range);
                         frames.push(Frame::Drop { value, range: rest });
                     }
                 }
-            } else if is_expr(kind) {
-                let value = self.expr(child);
+            } else if let Some(expr) = ast::Expr::cast(child) {
+                let value = self.expr(expr);
                 if i + 1 == count {
                     tail = Some(value);
                 } else {
@@ -719,16 +678,16 @@ impl Lowerer {
     }
 
     /// `free_var %x: T`: visible for the rest of the parse.
-    fn free_var(&mut self, free: Node<'_>) {
-        let Some(token) = free.token(LOCAL) else {
+    fn free_var(&mut self, free: ast::FreeVarStmt<Node<'_>>) {
+        let Some(token) = free.name() else {
             return;
         };
-        let ty = match free.child(is_type) {
+        let ty = match free.ty() {
             Some(ty) => self.ty(ty),
             None => Type::incomplete(),
         };
-        let range = token.range();
-        let name = token.name_after('%');
+        let range = token.syntax().range();
+        let name = token.name();
         if let Some(LocalEntry { var: existing, .. }) = self.free_vars.get(name) {
             let mut diagnostic = Diagnostic::warning(
                 Code::Redefinition,
@@ -755,26 +714,21 @@ impl Lowerer {
     }
 
     /// `match (e) { p => e, … }`.
-    fn match_(&mut self, match_: Node<'_>) -> Expr {
-        let range = match_.range();
-        let data = match match_.child(is_expr) {
+    fn match_(&mut self, match_: ast::MatchExpr<Node<'_>>) -> Expr {
+        let range = range_of(&match_);
+        let data = match match_.scrutinee() {
             Some(scrutinee) => self.atomic(scrutinee),
             None => self.missing(range),
         };
         let mut clauses = Vec::new();
-        // `MatchExpr::arms`; `MatchArm::pattern` and `body`.
-        let arms = match_.child_of(MATCH_ARM_LIST);
-        for arm in arms
-            .into_iter()
-            .flat_map(|list| list.children_of(MATCH_ARM))
-        {
-            let arm_range = arm.range();
+        for arm in match_.arms() {
+            let arm_range = range_of(&arm);
             self.locals.push();
-            let pattern = match arm.child(is_pattern) {
+            let pattern = match arm.pattern() {
                 Some(pattern) => self.pattern(pattern, arm_range),
                 None => Pattern::Wildcard,
             };
-            let rhs = self.opt_expr(arm.child(is_expr), arm_range);
+            let rhs = self.opt_expr(arm.body(), arm_range);
             self.locals.pop();
             clauses.push(Clause { pattern, rhs });
         }
@@ -782,7 +736,7 @@ impl Lowerer {
             ExprKind::Match {
                 data,
                 clauses,
-                complete: match_.token(MATCH_Q_KW).is_none(),
+                complete: !match_.is_partial(),
             },
             Some(self.span(range)),
         )
@@ -790,24 +744,24 @@ impl Lowerer {
 
     /// A pattern, binding its variables in the innermost scope (the match
     /// arm `arm`).
-    fn pattern(&mut self, pattern: Node<'_>, arm: TextRange) -> Pattern {
-        match pattern.kind() {
-            VAR_PAT => {
-                let Some(token) = pattern.token(LOCAL) else {
+    fn pattern(&mut self, pattern: ast::Pattern<Node<'_>>, arm: TextRange) -> Pattern {
+        match pattern {
+            ast::Pattern::VarPat(var_pat) => {
+                let Some(token) = var_pat.name() else {
                     return Pattern::Wildcard;
                 };
-                let ty = self.opt_ty(pattern.child(is_type));
-                let name = token.name_after('%');
-                let var = Var::new(name, ty, Some(self.span(token.range())));
+                let ty = self.opt_ty(var_pat.ty());
+                let name = token.name();
+                let var = Var::new(name, ty, Some(self.span(token.syntax().range())));
                 self.bind_local(NameKind::PatternVar, name, &var, arm);
                 Pattern::Var(var)
             }
-            CTOR_PAT => {
-                let Some(ident) = pattern.token(IDENT) else {
+            ast::Pattern::CtorPat(ctor_pat) => {
+                let Some(ident) = ctor_pat.name() else {
                     return Pattern::Wildcard;
                 };
-                let range = ident.range();
-                let name = ident.text();
+                let range = ident.syntax().range();
+                let name = ident.name();
                 let ctor = self.lookup_ctor(name, range);
                 if let Some((_, def)) = ctor {
                     self.names.use_at(def, range);
@@ -824,53 +778,63 @@ impl Lowerer {
                         help,
                     );
                 }
-                let fields: Vec<Pattern> = fields(pattern).map(|p| self.pattern(p, arm)).collect();
+                let fields: Vec<Pattern> =
+                    ctor_pat.fields().map(|p| self.pattern(p, arm)).collect();
                 match ctor {
                     Some((ctor, _)) => Pattern::Constructor(ctor, fields),
                     None => Pattern::Wildcard,
                 }
             }
-            TUPLE_PAT => Pattern::Tuple(fields(pattern).map(|p| self.pattern(p, arm)).collect()),
-            // `_`.
-            _ => Pattern::Wildcard,
+            ast::Pattern::TuplePat(tuple) => {
+                Pattern::Tuple(tuple.fields().map(|p| self.pattern(p, arm)).collect())
+            }
+            ast::Pattern::WildcardPat(_) => Pattern::Wildcard,
         }
     }
 
     /// `def @name…`.
-    pub(super) fn def(&mut self, def: Node<'_>) -> Option<Function> {
-        def.token(GLOBAL)?;
-        Some(self.function(def, def.range()))
+    pub(super) fn def(&mut self, def: ast::Def<Node<'_>>) -> Option<Function> {
+        def.name()?;
+        Some(self.function(
+            def.type_param_list(),
+            def.param_list(),
+            def.ret_type(),
+            def.body(),
+            range_of(&def),
+        ))
     }
 
-    /// A function (`ParseFunctionDef`) of a `def` or `fn` node: type
-    /// parameters and parameters in a new scope, attributes, return type,
-    /// body.
-    fn function(&mut self, signature: Node<'_>, range: TextRange) -> Function {
+    /// A function (`ParseFunctionDef`) of a `def` or `fn` node, from its
+    /// parts: type parameters and parameters in a new scope, attributes,
+    /// return type, body.
+    fn function(
+        &mut self,
+        type_params: Option<ast::TypeParamList<Node<'_>>>,
+        params: Option<ast::ParamList<Node<'_>>>,
+        ret: Option<ast::RetType<Node<'_>>>,
+        body: Option<ast::BlockExpr<Node<'_>>>,
+        range: TextRange,
+    ) -> Function {
         self.locals.push();
         self.type_vars.push();
-        // The accessors of `fn_signature_accessors!`.
-        let type_params: Vec<TypeVar> = signature
-            .child_of(TYPE_PARAM_LIST)
+        let type_params: Vec<TypeVar> = type_params
             .into_iter()
-            .flat_map(|list| list.children_of(TYPE_PARAM))
+            .flat_map(|list| list.type_params())
             .filter_map(|p| self.bind_type_param(p))
             .collect();
-        let mut params = Vec::new();
+        let mut lowered_params = Vec::new();
         let mut attrs = DictAttrs::default();
         let mut virtual_device = None;
-        if let Some(list) = signature.child_of(PARAM_LIST) {
-            params.reserve_exact(list.children_of(PARAM).count());
-            for param in list.children_of(PARAM) {
-                params.push(self.param(param, range));
+        if let Some(list) = params {
+            lowered_params.reserve_exact(list.params().count());
+            for param in list.params() {
+                lowered_params.push(self.param(param, range));
             }
-            (attrs, virtual_device) = self.function_attrs(list.children_of(ATTR));
+            (attrs, virtual_device) = self.function_attrs(list.attrs());
         }
-        let ret = signature
-            .child_of(RET_TYPE)
-            .and_then(|ret| ret.child(is_type));
-        let ret_type = self.opt_ty(ret);
+        let ret_type = self.opt_ty(ret.and_then(|ret| ret.ty()));
         // The body is read in the function's scope (no extra one).
-        let body = match signature.child_of(BLOCK_EXPR) {
+        let body = match body {
             Some(body) => self.block_contents(body),
             None => self.missing(range),
         };
@@ -878,7 +842,7 @@ impl Lowerer {
         self.locals.pop();
         Function::new(
             FunctionData {
-                params,
+                params: lowered_params,
                 body,
                 ret_type,
                 type_params,
@@ -890,15 +854,16 @@ impl Lowerer {
     }
 
     /// `%x {virtual_device=…}: T`, a parameter of the function at `function`.
-    fn param(&mut self, param: Node<'_>, function: TextRange) -> Var {
-        // `Param::name`, `attrs` and `ty`.
-        let token = param.token(LOCAL);
-        let range = token.map_or(param.range(), |t| t.range());
+    fn param(&mut self, param: ast::Param<Node<'_>>, function: TextRange) -> Var {
+        let token = param.name();
+        let range = token
+            .as_ref()
+            .map_or(range_of(&param), |t| t.syntax().range());
         let virtual_device = param
-            .child_of(PARAM_ATTRS)
+            .attrs()
             .and_then(|attrs| self.param_virtual_device(attrs));
-        let ty = self.opt_ty(param.child(is_type));
-        let name = token.map_or("", |t| t.name_after('%'));
+        let ty = self.opt_ty(param.ty());
+        let name = token.as_ref().map_or("", |t| t.name());
         let var = Var::with_id(
             VarId::fresh(),
             name,
@@ -913,37 +878,6 @@ impl Lowerer {
     }
 }
 
-/// `CtorPat::fields`, `TuplePat::fields`.
-fn fields(pattern: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    pattern
-        .child_of(PAT_LIST)
-        .into_iter()
-        .flat_map(|list| list.children(is_pattern))
-}
-
-fn is_block(kind: SyntaxKind) -> bool {
-    kind == BLOCK_EXPR
-}
-
-/// `Graph::number`: the number of a `%N` token (`str::parse`, with a
-/// shortcut for plain digits).
-fn graph_number(token: Token<'_>) -> Option<u64> {
-    let digits = token.name_after('%');
-    if (1..=19).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(
-            digits
-                .bytes()
-                .fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0')),
-        );
-    }
-    digits.parse().ok()
-}
-
-/// The range of a typed node.
-fn meta_range(meta: &ast::MetaExpr) -> TextRange {
-    ast::AstNode::syntax(meta).text_range()
-}
-
 /// A number as TVM's graph variables are named (`%12` is "12").
 fn decimal(n: u64) -> String {
     let mut name = String::with_capacity(8);
@@ -953,25 +887,25 @@ fn decimal(n: u64) -> String {
 
 /// A stack of nodes that allocates only from its second element: the spine
 /// of a call is nearly always one call long.
-struct SmallStack<'a> {
-    first: Node<'a>,
-    rest: Vec<Node<'a>>,
+struct SmallStack<T> {
+    first: T,
+    rest: Vec<T>,
 }
 
-impl<'a> SmallStack<'a> {
-    fn new(first: Node<'a>) -> SmallStack<'a> {
+impl<T: Copy> SmallStack<T> {
+    fn new(first: T) -> SmallStack<T> {
         SmallStack {
             first,
             rest: Vec::new(),
         }
     }
 
-    fn push(&mut self, node: Node<'a>) {
+    fn push(&mut self, node: T) {
         self.rest.push(node);
     }
 
     /// The nodes, last pushed first.
-    fn iter_rev(&self) -> impl Iterator<Item = Node<'a>> + '_ {
+    fn iter_rev(&self) -> impl Iterator<Item = T> + '_ {
         self.rest
             .iter()
             .rev()

@@ -61,14 +61,14 @@ use relay_ir::dtype::DataType;
 use relay_ir::op::{AttrsSchema, OpDef};
 use relay_ir::source::{FileId, SourceMap, Span};
 use relay_ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
-use relay_syntax::ast::{self, AstNode, AstToken};
-use relay_syntax::{SyntaxKind, SyntaxNode, TextRange, TextSize};
+use relay_syntax::ast::{self, AstNode, AstToken, TreeToken};
+use relay_syntax::{TextRange, TextSize};
 use std::collections::{HashMap, HashSet};
 
 use self::metadata_refs::MetaState;
 use self::names::NameRecorder;
 use self::scope::{FastHashMap, Scopes};
-use relay_syntax::green_view::{self as tree, Node};
+use relay_syntax::green_view::Node;
 
 /// The result of lowering a module: the module, what was found wrong, and
 /// how every name of the text was resolved.
@@ -94,12 +94,13 @@ pub fn lower_module(file: FileId, root: &ast::SourceFile) -> Lowered {
 pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -> Lowered {
     let mut lw = Lowerer::new(file, true);
     lw.text_end = root.syntax().text_range().end();
-    lw.root = Some(root.syntax().clone());
+    // The typed AST over the green tree: the same accessors, no cursors.
+    let root = root.to_green();
     let mut module = init;
     lw.seed(&module);
     lw.load_metadata(root.metadata());
 
-    let items: Vec<ast::Item> = root.items().collect();
+    let items: Vec<ast::Item<Node<'_>>> = root.items().collect();
 
     // Every name a definition introduces, wherever it is in the file: globals
     // and ADT names may be used before their definition.
@@ -109,7 +110,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
         match item {
             ast::Item::Def(def) => {
                 let Some(name) = def.name() else { continue };
-                let range = name.syntax().text_range();
+                let range = name.syntax().range();
                 if let Some(previous) = def_ranges.get(name.name()) {
                     let diagnostic = Diagnostic::warning(
                         Code::Redefinition,
@@ -134,7 +135,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
                     continue;
                 };
                 let name = token.text().to_string();
-                let range = token.text_range();
+                let range = token.range();
                 let def = lw
                     .names
                     .define(NameKind::TypeName, &name, Some(range), None);
@@ -165,31 +166,18 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 
     // Type definitions first, so constructors are known in every body.
     for item in &items {
-        let node = Node::of(item.syntax());
-        // `type_params`, `ctors` and `name` of `TypeDef` / `ExternTypeDef`.
-        let params: Vec<Node<'_>> = node
-            .child_of(SyntaxKind::TYPE_PARAM_LIST)
-            .into_iter()
-            .flat_map(|list| list.children_of(SyntaxKind::TYPE_PARAM))
-            .collect();
-        let name = node.token(SyntaxKind::IDENT);
         let data = match item {
-            ast::Item::TypeDef(_) => {
-                let ctors: Vec<Node<'_>> = node
-                    .child_of(SyntaxKind::CTOR_LIST)
-                    .into_iter()
-                    .flat_map(|list| list.children_of(SyntaxKind::CTOR_DEF))
-                    .collect();
-                lw.type_def(name, &params, &ctors)
-            }
+            ast::Item::TypeDef(def) => lw.type_def(def.name(), def.type_params(), def.ctors()),
             // Constructors of an `extern type` are a syntax error; TVM keeps
             // none of them in a well-formed module.
-            ast::Item::ExternTypeDef(_) => lw.type_def(name, &params, &[]),
+            ast::Item::ExternTypeDef(def) => {
+                lw.type_def(def.name(), def.type_params(), std::iter::empty())
+            }
             ast::Item::Def(_) => continue,
         };
         let is_duplicate = item
             .name_token()
-            .is_some_and(|t| duplicate_types.contains(&t.text_range().start()));
+            .is_some_and(|t| duplicate_types.contains(&t.range().start()));
         if let Some(data) = data {
             if !is_duplicate {
                 module.add_type_definition(data);
@@ -199,7 +187,7 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 
     for item in &items {
         if let ast::Item::Def(def) = item {
-            let function = lw.def(Node::of(def.syntax()));
+            let function = lw.def(*def);
             if let (Some(name), Some(function)) = (def.name(), function) {
                 module.add_function(name.name(), function);
             }
@@ -220,13 +208,14 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
     let mut lw = Lowerer::new(file, false);
     lw.text_end = root.syntax().text_range().end();
-    lw.root = Some(root.syntax().clone());
+    let range = root.syntax().text_range();
+    let root = root.to_green();
     lw.load_metadata(root.metadata());
     // TVM's `ParseExpr` pushes one scope before reading the expression.
     lw.locals.push();
     let expr = match root.expr() {
-        Some(expr) => lw.expr(Node::of(expr.syntax())),
-        None => lw.missing(root.syntax().text_range()),
+        Some(expr) => lw.expr(expr),
+        None => lw.missing(range),
     };
     lw.locals.pop();
     (expr, lw.finish().0)
@@ -354,9 +343,6 @@ pub(crate) struct Lowerer {
     /// The end of the text: `free_var`s and graph bindings are visible up
     /// to it.
     text_end: TextSize,
-    /// The root of the tree being lowered, to find the typed AST nodes
-    /// of views (see [`tree::Node::to_syntax`]).
-    root: Option<SyntaxNode>,
     /// Operators by name, as [`relay_ir::op::lookup`] finds them.
     ops: FastHashMap<Box<str>, Option<&'static OpDef>>,
     /// Dtypes by name, as [`DataType::parse`] reads them.
@@ -383,7 +369,6 @@ impl Lowerer {
             meta: MetaState::Absent,
             names: NameRecorder::default(),
             text_end: TextSize::from(u32::MAX),
-            root: None,
             ops: FastHashMap::default(),
             dtypes: FastHashMap::default(),
             schemas: FastHashMap::default(),
@@ -421,17 +406,6 @@ impl Lowerer {
                 );
             }
         }
-    }
-
-    /// The typed AST node of a view, for the code written against the
-    /// typed AST (metadata references).
-    fn ast<N: AstNode>(&self, node: Node<'_>) -> Option<N> {
-        node.to_ast(self.root.as_ref()?)
-    }
-
-    /// The typed AST token of a view.
-    fn ast_token<T: AstToken>(&self, token: tree::Token<'_>) -> Option<T> {
-        token.to_ast(self.root.as_ref()?)
     }
 
     /// [`relay_ir::op::lookup`], remembered: a model calls a few operators

@@ -11,7 +11,8 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::metadata::{MetaError, NodeRef, ObjectGraph};
 use relay_ir::op::AttrType;
 use relay_ir::{AttrValue, Attrs, Dim, DimId, Expr, MetaObject, Var};
-use relay_syntax::ast::{self, AstNode, AstToken};
+use relay_syntax::ast::{self, AstNode, AstToken, TreeNode, TreeToken};
+use relay_syntax::green_view::{Node, Token};
 use relay_syntax::{TextRange, TextSize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,7 +48,7 @@ fn is_attrs_type(type_key: &str) -> bool {
 
 impl Lowerer {
     /// Reads the `#[metadata]` section, if any.
-    pub(super) fn load_metadata(&mut self, section: Option<ast::MetadataSection>) {
+    pub(super) fn load_metadata(&mut self, section: Option<ast::MetadataSection<Node<'_>>>) {
         let Some(token) = section.and_then(|s| s.metadata()) else {
             return;
         };
@@ -110,7 +111,10 @@ impl Lowerer {
 
     /// The graph and node index `meta[K][i]` refers to; a bad reference is
     /// reported with TVM's wording at the reference.
-    fn resolve_meta(&mut self, meta: &ast::MetaRef) -> Option<(Arc<ObjectGraph>, usize)> {
+    fn resolve_meta(
+        &mut self,
+        meta: &ast::MetaRef<Token<'_>>,
+    ) -> Option<(Arc<ObjectGraph>, usize)> {
         let range = token_range(meta);
         let key = meta.key()?;
         let index_text = meta.index_text().unwrap_or("");
@@ -173,7 +177,7 @@ impl Lowerer {
     }
 
     /// `meta[K][i]` as an expression: a constant or a variable.
-    pub(super) fn meta_expr(&mut self, expr: &ast::MetaExpr) -> Expr {
+    pub(super) fn meta_expr(&mut self, expr: &ast::MetaExpr<Node<'_>>) -> Expr {
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return self.missing(range);
@@ -257,7 +261,7 @@ impl Lowerer {
     }
 
     /// `meta[K][i]` as an attribute value: what TVM's reflection sees.
-    pub(super) fn meta_attr_value(&mut self, expr: &ast::MetaExpr) -> AttrValue {
+    pub(super) fn meta_attr_value(&mut self, expr: &ast::MetaExpr<Node<'_>>) -> AttrValue {
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return AttrValue::Null;
@@ -346,7 +350,7 @@ impl Lowerer {
     }
 
     /// `meta[K][i]` as a shape dimension: an integer or a symbolic size.
-    pub(super) fn meta_dim(&mut self, meta: &ast::MetaRef) -> Dim {
+    pub(super) fn meta_dim(&mut self, meta: &ast::MetaRef<Token<'_>>) -> Dim {
         let range = token_range(meta);
         let Some((graph, index)) = self.resolve_meta(meta) else {
             return Dim::Any;
@@ -387,7 +391,10 @@ impl Lowerer {
     /// The trailing `meta[…]` argument of a call, when it is an attrs
     /// object: `Ok(Some(attrs))`. `Ok(None)` when it is another object (an
     /// ordinary argument), `Err(())` when the reference is bad (reported).
-    pub(super) fn meta_call_attrs(&mut self, expr: &ast::MetaExpr) -> Result<Option<Attrs>, ()> {
+    pub(super) fn meta_call_attrs(
+        &mut self,
+        expr: &ast::MetaExpr<Node<'_>>,
+    ) -> Result<Option<Attrs>, ()> {
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return Err(());

@@ -2,7 +2,9 @@
 //! in the style of rust-analyzer.
 //!
 //! Every node kind of [`SyntaxKind`] (but `ERROR`) has a wrapper struct that
-//! holds its [`SyntaxNode`] and nothing else; groups of kinds that may stand
+//! holds its node and nothing else: a [`SyntaxNode`] by default, or any other
+//! [`TreeNode`] (the copy-free [`green_view::Node`](crate::green_view::Node)
+//! that lowering reads), with the same accessors for both; groups of kinds that may stand
 //! in the same place have an enum ([`Item`], [`Expr`], [`Stmt`], [`Pattern`],
 //! [`Type`], [`AttrValue`]). Tokens that carry a value (names, numbers,
 //! strings, meta references) have typed wrappers too ([`Local`], [`Global`],
@@ -28,153 +30,199 @@
 
 use std::marker::PhantomData;
 
-use crate::{SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken, TextSize};
+use rowan::NodeOrToken;
+
+use crate::{SyntaxKind, SyntaxNode, TextSize};
+
+pub use self::tree::{TreeNode, TreeToken};
 
 /// A typed view of a syntax node of one kind (or of one of a group of kinds).
 pub trait AstNode: Sized {
+    /// The node representation the view holds ([`SyntaxNode`] unless it
+    /// reads the green tree, see [`TreeNode`]).
+    type Node: TreeNode;
     /// Whether a node of this kind can be viewed as `Self`.
     fn can_cast(kind: SyntaxKind) -> bool;
     /// Views `node` as `Self` if its kind fits.
-    fn cast(node: SyntaxNode) -> Option<Self>;
+    fn cast(node: Self::Node) -> Option<Self>;
     /// The underlying node.
-    fn syntax(&self) -> &SyntaxNode;
+    fn syntax(&self) -> &Self::Node;
 }
 
 /// A typed view of a syntax token of one kind.
 pub trait AstToken: Sized {
+    /// The token representation the view holds.
+    type Token: TreeToken;
     /// Whether a token of this kind can be viewed as `Self`.
     fn can_cast(kind: SyntaxKind) -> bool;
     /// Views `token` as `Self` if its kind fits.
-    fn cast(token: SyntaxToken) -> Option<Self>;
+    fn cast(token: Self::Token) -> Option<Self>;
     /// The underlying token.
-    fn syntax(&self) -> &SyntaxToken;
+    fn syntax(&self) -> &Self::Token;
     /// The token's text, exactly as written.
     fn text(&self) -> &str {
         self.syntax().text()
     }
 }
 
-/// The direct children of a node that cast to `N`, in order.
-#[derive(Debug, Clone)]
-pub struct AstChildren<N> {
-    inner: rowan::SyntaxNodeChildren<crate::RelayLanguage>,
-    ph: PhantomData<N>,
+/// The direct children of a node that cast to `A`, in order.
+pub struct AstChildren<A: AstNode> {
+    inner: <A::Node as TreeNode>::Children,
+    ph: PhantomData<A>,
 }
 
-impl<N> AstChildren<N> {
-    fn new(parent: &SyntaxNode) -> Self {
+impl<A: AstNode> Clone for AstChildren<A> {
+    fn clone(&self) -> Self {
         AstChildren {
-            inner: parent.children(),
+            inner: self.inner.clone(),
             ph: PhantomData,
         }
     }
 }
 
-impl<N: AstNode> Iterator for AstChildren<N> {
-    type Item = N;
-
-    fn next(&mut self) -> Option<N> {
-        self.inner.find_map(N::cast)
+impl<A: AstNode> std::fmt::Debug for AstChildren<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AstChildren").finish_non_exhaustive()
     }
 }
 
-/// The first direct child of `parent` that casts to `N`.
-pub fn child<N: AstNode>(parent: &SyntaxNode) -> Option<N> {
-    parent.children().find_map(N::cast)
+impl<A: AstNode> Iterator for AstChildren<A> {
+    type Item = A;
+
+    #[inline]
+    fn next(&mut self) -> Option<A> {
+        self.inner.find_map(A::cast)
+    }
 }
 
-/// The direct children of `parent` that cast to `N`.
-pub fn children<N: AstNode>(parent: &SyntaxNode) -> AstChildren<N> {
-    AstChildren::new(parent)
+/// The first direct child of `parent` that casts to `A`.
+#[inline]
+pub fn child<A: AstNode>(parent: &A::Node) -> Option<A> {
+    parent.children().find_map(A::cast)
+}
+
+/// The direct children of `parent` that cast to `A`.
+#[inline]
+pub fn children<A: AstNode>(parent: &A::Node) -> AstChildren<A> {
+    AstChildren {
+        inner: parent.children(),
+        ph: PhantomData,
+    }
+}
+
+/// The direct child tokens of `parent`, trivia included.
+#[inline]
+pub fn tokens<N: TreeNode>(parent: &N) -> impl Iterator<Item = N::Token> {
+    parent
+        .children_with_tokens()
+        .filter_map(NodeOrToken::into_token)
 }
 
 /// The first direct child token of `parent` of the given kind.
-pub fn token(parent: &SyntaxNode, kind: SyntaxKind) -> Option<SyntaxToken> {
-    parent
-        .children_with_tokens()
-        .filter_map(|it| it.into_token())
-        .find(|it| it.kind() == kind)
+#[inline]
+pub fn token<N: TreeNode>(parent: &N, kind: SyntaxKind) -> Option<N::Token> {
+    tokens(parent).find(|it| it.kind() == kind)
 }
 
 /// The first direct child token of `parent` that casts to `T`.
-pub fn typed_token<T: AstToken>(parent: &SyntaxNode) -> Option<T> {
-    parent
-        .children_with_tokens()
-        .filter_map(|it| it.into_token())
-        .find_map(T::cast)
+#[inline]
+pub fn typed_token<N: TreeNode, T: AstToken<Token = N::Token>>(parent: &N) -> Option<T> {
+    tokens(parent).find_map(T::cast)
 }
 
-/// The smallest node around `offset` that casts to `N` (for hover, rename,
+/// The smallest node around `offset` that casts to `A` (for hover, rename,
 /// completion: the node under the cursor). At a boundary between two tokens
 /// both sides are considered.
-pub fn find_node_at_offset<N: AstNode>(root: &SyntaxNode, offset: TextSize) -> Option<N> {
+pub fn find_node_at_offset<A: AstNode<Node = SyntaxNode>>(
+    root: &SyntaxNode,
+    offset: TextSize,
+) -> Option<A> {
     if !root.text_range().contains_inclusive(offset) {
         return None;
     }
     root.token_at_offset(offset)
-        .filter_map(|token| token.parent_ancestors().find_map(N::cast))
+        .filter_map(|token| token.parent_ancestors().find_map(A::cast))
         .min_by_key(|node| node.syntax().text_range().len())
 }
 
-/// The direct child nodes of `parent` that cast to `N` and come before the
-/// first direct child token whose kind is in `stops` (all of them if there is
-/// no such token).
-pub(crate) fn children_before<N: AstNode>(
-    parent: &SyntaxNode,
+/// The first direct child node of `parent` that casts to `A` and comes
+/// before the first direct child token whose kind is in `stops`.
+#[inline]
+pub(crate) fn child_before<A: AstNode>(
+    parent: &A::Node,
     stops: &'static [SyntaxKind],
-) -> impl Iterator<Item = N> {
-    parent
-        .children_with_tokens()
-        .take_while(move |it| !is_stop(it, stops))
-        .filter_map(|it| it.into_node())
-        .filter_map(N::cast)
+) -> Option<A> {
+    for element in parent.children_with_tokens() {
+        match element {
+            NodeOrToken::Token(t) if stops.contains(&t.kind()) => return None,
+            NodeOrToken::Node(n) => {
+                if let Some(it) = A::cast(n) {
+                    return Some(it);
+                }
+            }
+            NodeOrToken::Token(_) => {}
+        }
+    }
+    None
 }
 
-/// The first direct child node of `parent` that casts to `N` and comes after
+/// The first direct child node of `parent` that casts to `A` and comes after
 /// the first direct child token whose kind is in `stops`.
-pub(crate) fn child_after<N: AstNode>(
-    parent: &SyntaxNode,
-    stops: &'static [SyntaxKind],
-) -> Option<N> {
-    parent
-        .children_with_tokens()
-        .skip_while(|it| !is_stop(it, stops))
-        .filter_map(|it| it.into_node())
-        .find_map(N::cast)
+#[inline]
+pub(crate) fn child_after<A: AstNode>(parent: &A::Node, stops: &'static [SyntaxKind]) -> Option<A> {
+    let mut elements = parent.children_with_tokens();
+    elements
+        .by_ref()
+        .find(|it| matches!(it, NodeOrToken::Token(t) if stops.contains(&t.kind())))?;
+    elements
+        .filter_map(NodeOrToken::into_node)
+        .find_map(A::cast)
 }
 
-fn is_stop(element: &SyntaxElement, stops: &[SyntaxKind]) -> bool {
-    matches!(element, SyntaxElement::Token(t) if stops.contains(&t.kind()))
-}
-
-/// Declares a wrapper struct for one node kind.
+/// Declares a wrapper struct for one node kind, generic over the node
+/// representation (rowan's cursors by default).
 macro_rules! ast_node {
     ($(#[$meta:meta])* $name:ident: $kind:ident) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        pub struct $name {
-            pub(crate) syntax: $crate::SyntaxNode,
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name<N = $crate::SyntaxNode> {
+            pub(crate) syntax: N,
         }
 
-        impl $crate::ast::AstNode for $name {
+        impl<N: $crate::ast::TreeNode> $crate::ast::AstNode for $name<N> {
+            type Node = N;
+            #[inline]
             fn can_cast(kind: $crate::SyntaxKind) -> bool {
                 kind == $crate::SyntaxKind::$kind
             }
-            fn cast(syntax: $crate::SyntaxNode) -> Option<Self> {
-                if Self::can_cast(syntax.kind()) {
+            #[inline]
+            fn cast(syntax: N) -> Option<Self> {
+                if Self::can_cast($crate::ast::TreeNode::kind(&syntax)) {
                     Some($name { syntax })
                 } else {
                     None
                 }
             }
-            fn syntax(&self) -> &$crate::SyntaxNode {
+            #[inline]
+            fn syntax(&self) -> &N {
                 &self.syntax
             }
         }
 
-        impl std::fmt::Display for $name {
+        impl<N: std::fmt::Display> std::fmt::Display for $name<N> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 std::fmt::Display::fmt(&self.syntax, f)
+            }
+        }
+
+        impl $name<$crate::SyntaxNode> {
+            /// The same node over the green tree (copy-free, children only:
+            /// see [`green_view`](crate::green_view)).
+            #[inline]
+            pub fn to_green(&self) -> $name<$crate::green_view::Node<'_>> {
+                $name {
+                    syntax: $crate::green_view::Node::of(&self.syntax),
+                }
             }
         }
     };
@@ -185,42 +233,47 @@ macro_rules! ast_node {
 macro_rules! ast_enum {
     (
         $(#[$meta:meta])*
-        $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ty)),* $(,)? }
+        $name:ident { $($(#[$vmeta:meta])* $variant:ident($ty:ident)),* $(,)? }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant($ty),)*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name<N = $crate::SyntaxNode> {
+            $($(#[$vmeta])* $variant($ty<N>),)*
         }
 
-        impl $crate::ast::AstNode for $name {
+        impl<N: $crate::ast::TreeNode> $crate::ast::AstNode for $name<N> {
+            type Node = N;
+            #[inline]
             fn can_cast(kind: $crate::SyntaxKind) -> bool {
-                $(<$ty as $crate::ast::AstNode>::can_cast(kind))||*
+                $(<$ty<N> as $crate::ast::AstNode>::can_cast(kind))||*
             }
-            fn cast(syntax: $crate::SyntaxNode) -> Option<Self> {
+            #[inline]
+            fn cast(syntax: N) -> Option<Self> {
+                let kind = $crate::ast::TreeNode::kind(&syntax);
                 $(
-                    if <$ty as $crate::ast::AstNode>::can_cast(syntax.kind()) {
-                        return <$ty as $crate::ast::AstNode>::cast(syntax).map($name::$variant);
+                    if <$ty<N> as $crate::ast::AstNode>::can_cast(kind) {
+                        return <$ty<N> as $crate::ast::AstNode>::cast(syntax).map($name::$variant);
                     }
                 )*
                 None
             }
-            fn syntax(&self) -> &$crate::SyntaxNode {
+            #[inline]
+            fn syntax(&self) -> &N {
                 match self {
-                    $($name::$variant(it) => it.syntax(),)*
+                    $($name::$variant(it) => $crate::ast::AstNode::syntax(it),)*
                 }
             }
         }
 
         $(
-            impl From<$ty> for $name {
-                fn from(it: $ty) -> $name {
+            impl<N> From<$ty<N>> for $name<N> {
+                fn from(it: $ty<N>) -> $name<N> {
                     $name::$variant(it)
                 }
             }
         )*
 
-        impl std::fmt::Display for $name {
+        impl<N: $crate::ast::TreeNode + std::fmt::Display> std::fmt::Display for $name<N> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 std::fmt::Display::fmt($crate::ast::AstNode::syntax(self), f)
             }
@@ -228,34 +281,39 @@ macro_rules! ast_enum {
     };
 }
 
-/// Declares a wrapper struct for one or more token kinds.
+/// Declares a wrapper struct for one or more token kinds, generic over the
+/// token representation (rowan's cursors by default).
 macro_rules! ast_token {
     ($(#[$meta:meta])* $name:ident: $($kind:ident)|+) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        pub struct $name {
-            pub(crate) syntax: $crate::SyntaxToken,
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name<T = $crate::SyntaxToken> {
+            pub(crate) syntax: T,
         }
 
-        impl $crate::ast::AstToken for $name {
+        impl<T: $crate::ast::TreeToken> $crate::ast::AstToken for $name<T> {
+            type Token = T;
+            #[inline]
             fn can_cast(kind: $crate::SyntaxKind) -> bool {
                 matches!(kind, $($crate::SyntaxKind::$kind)|+)
             }
-            fn cast(syntax: $crate::SyntaxToken) -> Option<Self> {
-                if Self::can_cast(syntax.kind()) {
+            #[inline]
+            fn cast(syntax: T) -> Option<Self> {
+                if Self::can_cast($crate::ast::TreeToken::kind(&syntax)) {
                     Some($name { syntax })
                 } else {
                     None
                 }
             }
-            fn syntax(&self) -> &$crate::SyntaxToken {
+            #[inline]
+            fn syntax(&self) -> &T {
                 &self.syntax
             }
         }
 
-        impl std::fmt::Display for $name {
+        impl<T: $crate::ast::TreeToken> std::fmt::Display for $name<T> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.syntax.text())
+                f.write_str($crate::ast::TreeToken::text(&self.syntax))
             }
         }
     };
@@ -265,42 +323,85 @@ macro_rules! ast_token {
 /// return type and body.
 macro_rules! fn_signature_accessors {
     ($name:ident) => {
-        impl $name {
+        impl<N: $crate::ast::TreeNode> $name<N> {
             /// `[A, B]` after the name or `fn`.
-            pub fn type_param_list(&self) -> Option<$crate::ast::TypeParamList> {
+            pub fn type_param_list(&self) -> Option<$crate::ast::TypeParamList<N>> {
                 $crate::ast::child(&self.syntax)
             }
 
             /// The type parameters (none without a list).
-            pub fn type_params(&self) -> impl Iterator<Item = $crate::ast::TypeParam> {
+            pub fn type_params(&self) -> impl Iterator<Item = $crate::ast::TypeParam<N>> {
                 self.type_param_list()
                     .into_iter()
                     .flat_map(|list| list.type_params())
             }
 
             /// `(%x: T, …, attr=v)`.
-            pub fn param_list(&self) -> Option<$crate::ast::ParamList> {
+            pub fn param_list(&self) -> Option<$crate::ast::ParamList<N>> {
                 $crate::ast::child(&self.syntax)
             }
 
             /// The parameters (none without a list).
-            pub fn params(&self) -> impl Iterator<Item = $crate::ast::Param> {
+            pub fn params(&self) -> impl Iterator<Item = $crate::ast::Param<N>> {
                 self.param_list().into_iter().flat_map(|list| list.params())
             }
 
             /// The function attributes after the parameters.
-            pub fn attrs(&self) -> impl Iterator<Item = $crate::ast::Attr> {
+            pub fn attrs(&self) -> impl Iterator<Item = $crate::ast::Attr<N>> {
                 self.param_list().into_iter().flat_map(|list| list.attrs())
             }
 
             /// `-> T`.
-            pub fn ret_type(&self) -> Option<$crate::ast::RetType> {
+            pub fn ret_type(&self) -> Option<$crate::ast::RetType<N>> {
                 $crate::ast::child(&self.syntax)
             }
 
             /// The `{ … }` body.
-            pub fn body(&self) -> Option<$crate::ast::BlockExpr> {
+            pub fn body(&self) -> Option<$crate::ast::BlockExpr<N>> {
                 $crate::ast::child(&self.syntax)
+            }
+        }
+    };
+}
+
+/// The accessors of a dotted name (`nn.conv2d`, `relay.reshape_only`):
+/// operator paths and attribute keys.
+macro_rules! dotted_name_accessors {
+    ($name:ident) => {
+        impl<N: $crate::ast::TreeNode> $name<N> {
+            /// The identifiers, in order.
+            pub fn segments(&self) -> impl Iterator<Item = $crate::ast::Ident<N::Token>> {
+                $crate::ast::tokens(&self.syntax)
+                    .filter_map(<$crate::ast::Ident<N::Token> as $crate::ast::AstToken>::cast)
+            }
+
+            /// The tokens the name is made of, `IDENT`s and `.`s without
+            /// trivia, in order (what `name` joins).
+            pub fn name_tokens(&self) -> impl Iterator<Item = N::Token> {
+                $crate::ast::tokens(&self.syntax).filter(|it| {
+                    matches!(
+                        $crate::ast::TreeToken::kind(it),
+                        $crate::SyntaxKind::IDENT | $crate::SyntaxKind::DOT
+                    )
+                })
+            }
+
+            /// The name as TVM reads it: segments joined by `.`
+            /// (`nn.conv2d`). As in TVM, a trailing `.` the grammar consumed
+            /// is kept (`nn.`).
+            pub fn name(&self) -> String {
+                self.name_tokens().fold(String::new(), |mut acc, it| {
+                    acc.push_str($crate::ast::TreeToken::text(&it));
+                    acc
+                })
+            }
+
+            /// Whether the name ends with a `.` (an unfinished name).
+            pub fn has_trailing_dot(&self) -> bool {
+                $crate::ast::tokens(&self.syntax)
+                    .filter(|it| !$crate::ast::TreeToken::kind(it).is_trivia())
+                    .last()
+                    .is_some_and(|it| $crate::ast::TreeToken::kind(&it) == $crate::SyntaxKind::DOT)
             }
         }
     };
@@ -308,6 +409,7 @@ macro_rules! fn_signature_accessors {
 
 mod nodes;
 mod tokens;
+mod tree;
 
 pub use nodes::*;
 pub use tokens::*;

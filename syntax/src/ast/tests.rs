@@ -71,15 +71,15 @@ fn main_def(file: &SourceFile) -> Def {
     file.defs().next().unwrap()
 }
 
-fn text<N: AstNode>(node: &N) -> String {
+fn text<N: AstNode<Node = SyntaxNode>>(node: &N) -> String {
     node.syntax().to_string()
 }
 
-fn opt_text<N: AstNode>(node: Option<N>) -> Option<String> {
+fn opt_text<N: AstNode<Node = SyntaxNode>>(node: Option<N>) -> Option<String> {
     node.map(|n| text(&n))
 }
 
-fn texts<N: AstNode>(nodes: impl Iterator<Item = N>) -> Vec<String> {
+fn texts<N: AstNode<Node = SyntaxNode>>(nodes: impl Iterator<Item = N>) -> Vec<String> {
     nodes.map(|n| text(&n)).collect()
 }
 
@@ -917,7 +917,7 @@ const TYPE_KINDS: &[SyntaxKind] = &[
 ];
 
 /// Checks that `E` casts exactly the nodes of `kinds` and keeps the node.
-fn check_enum<E: AstNode>(node: &SyntaxNode, kinds: &[SyntaxKind]) {
+fn check_enum<E: AstNode<Node = SyntaxNode>>(node: &SyntaxNode, kinds: &[SyntaxKind]) {
     let expected = kinds.contains(&node.kind());
     assert_eq!(E::can_cast(node.kind()), expected, "{:?}", node.kind());
     match E::cast(node.clone()) {
@@ -978,7 +978,7 @@ fn attr_value_prefers_specific_variants() {
 
 // ---- no accessor panics ----
 
-fn check<N: AstNode + std::fmt::Display>(node: &SyntaxNode) -> N {
+fn check<N: AstNode<Node = SyntaxNode> + std::fmt::Display>(node: &SyntaxNode) -> N {
     let n = N::cast(node.clone())
         .unwrap_or_else(|| panic!("{:?} does not cast to its wrapper", node.kind()));
     assert_eq!(n.syntax(), node);

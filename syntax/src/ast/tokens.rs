@@ -8,7 +8,7 @@
 use rowan::{TextRange, TextSize};
 use std::borrow::Cow;
 
-use crate::ast::AstToken;
+use crate::ast::{AstToken, TreeToken};
 use crate::literal::{parse_number, NumberValue};
 
 ast_token! {
@@ -16,7 +16,7 @@ ast_token! {
     Local: LOCAL
 }
 
-impl Local {
+impl<T: TreeToken> Local<T> {
     /// The name without the `%` (`x` for `%x`).
     pub fn name(&self) -> &str {
         let text = self.text();
@@ -34,11 +34,22 @@ ast_token! {
     Graph: GRAPH
 }
 
-impl Graph {
+impl<T: TreeToken> Graph<T> {
     /// The number without the `%`, if it fits a `u64`.
+    #[inline]
     pub fn number(&self) -> Option<u64> {
         let text = self.text();
-        text.strip_prefix('%').unwrap_or(text).parse().ok()
+        let digits = text.strip_prefix('%').unwrap_or(text);
+        // Plain digits that cannot overflow (nearly every binding of a
+        // model) without `str::parse`; lowering reads thousands of them.
+        if (1..=19).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(
+                digits
+                    .bytes()
+                    .fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0')),
+            );
+        }
+        digits.parse().ok()
     }
 }
 
@@ -47,7 +58,7 @@ ast_token! {
     Global: GLOBAL
 }
 
-impl Global {
+impl<T: TreeToken> Global<T> {
     /// The name without the `@` (`main` for `@main`).
     pub fn name(&self) -> &str {
         let text = self.text();
@@ -60,7 +71,7 @@ impl Global {
     }
 }
 
-fn sigil_name_range(token: &crate::SyntaxToken, sigil: char) -> TextRange {
+fn sigil_name_range<T: TreeToken>(token: &T, sigil: char) -> TextRange {
     let range = token.text_range();
     if token.text().starts_with(sigil) && !range.is_empty() {
         TextRange::new(range.start() + TextSize::of(sigil), range.end())
@@ -74,7 +85,7 @@ ast_token! {
     IntNumber: INT
 }
 
-impl IntNumber {
+impl<T: TreeToken> IntNumber<T> {
     /// The checked value, or TVM's error message (see [`parse_number`]).
     pub fn number(&self) -> Result<NumberValue, String> {
         parse_number(self.text())
@@ -102,7 +113,7 @@ ast_token! {
     FloatNumber: FLOAT
 }
 
-impl FloatNumber {
+impl<T: TreeToken> FloatNumber<T> {
     /// The checked value, or TVM's error message (see [`parse_number`]).
     pub fn number(&self) -> Result<NumberValue, String> {
         parse_number(self.text())
@@ -130,7 +141,7 @@ ast_token! {
     Bool: BOOL
 }
 
-impl Bool {
+impl<T: TreeToken> Bool<T> {
     /// `true` for `True`.
     pub fn value(&self) -> bool {
         self.text() == "True"
@@ -142,7 +153,7 @@ ast_token! {
     StringLit: STRING
 }
 
-impl StringLit {
+impl<T: TreeToken> StringLit<T> {
     /// The contents without the quotes, with backslash escapes decoded:
     /// `\"`, `\\`, `\n`, `\t`, `\r`, and `\xHH` for one byte (our
     /// printer writes every byte outside printable ASCII that way, so the
@@ -236,7 +247,7 @@ ast_token! {
     MetaRef: META_REF
 }
 
-impl MetaRef {
+impl<T: TreeToken> MetaRef<T> {
     /// The type key: `relay.Constant` in `meta[relay.Constant][0]`.
     pub fn key(&self) -> Option<&str> {
         self.parts().map(|(key, _)| key)
@@ -272,7 +283,7 @@ ast_token! {
     VersionAttr: VERSION_ATTR
 }
 
-impl VersionAttr {
+impl<T: TreeToken> VersionAttr<T> {
     /// What TVM takes for the version: the text after the `=`, trimmed,
     /// quotes included (`"0.0.5"`).
     pub fn value(&self) -> &str {
@@ -290,7 +301,7 @@ ast_token! {
     Metadata: METADATA
 }
 
-impl Metadata {
+impl<T: TreeToken> Metadata<T> {
     /// The text after the `#[metadata]` header (the JSON of the section,
     /// with its leading whitespace).
     pub fn body(&self) -> &str {
@@ -313,7 +324,7 @@ ast_token! {
     Ident: IDENT
 }
 
-impl Ident {
+impl<T: TreeToken> Ident<T> {
     /// The identifier's text.
     pub fn name(&self) -> &str {
         self.text()

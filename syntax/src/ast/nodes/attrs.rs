@@ -2,9 +2,8 @@
 //! parameter annotations ([`Attr`]), their dotted keys ([`AttrKey`]) and
 //! their values ([`AttrValue`]).
 
-use super::exprs::{dotted_text, ends_with_dot};
 use crate::ast::{
-    child, children, typed_token, AstChildren, AstToken, Expr, Ident, Literal, MetaExpr,
+    child, children, typed_token, AstChildren, Expr, Ident, Literal, MetaExpr, TreeNode,
 };
 
 ast_node! {
@@ -12,19 +11,19 @@ ast_node! {
     Attr: ATTR
 }
 
-impl Attr {
+impl<N: TreeNode> Attr<N> {
     /// The key as TVM reads it: segments joined by `.` (`relay.reshape_only`).
     pub fn key(&self) -> Option<String> {
         self.key_node().map(|key| key.name())
     }
 
     /// The key node.
-    pub fn key_node(&self) -> Option<AttrKey> {
+    pub fn key_node(&self) -> Option<AttrKey<N>> {
         child(&self.syntax)
     }
 
     /// The value after `=`.
-    pub fn value(&self) -> Option<AttrValue> {
+    pub fn value(&self) -> Option<AttrValue<N>> {
         child(&self.syntax)
     }
 }
@@ -34,26 +33,7 @@ ast_node! {
     AttrKey: ATTR_KEY
 }
 
-impl AttrKey {
-    /// The identifiers of the key, in order.
-    pub fn segments(&self) -> impl Iterator<Item = Ident> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .filter_map(Ident::cast)
-    }
-
-    /// The key as TVM reads it: segments joined by `.`; a trailing `.` the
-    /// grammar consumed is kept.
-    pub fn name(&self) -> String {
-        dotted_text(&self.syntax)
-    }
-
-    /// Whether the key ends with a `.` (an unfinished name).
-    pub fn has_trailing_dot(&self) -> bool {
-        ends_with_dot(&self.syntax)
-    }
-}
+dotted_name_accessors!(AttrKey);
 
 ast_enum! {
     /// The value of an attribute. Literals and meta references are listed
@@ -75,9 +55,9 @@ ast_node! {
     AttrListValue: ATTR_LIST_VALUE
 }
 
-impl AttrListValue {
+impl<N: TreeNode> AttrListValue<N> {
     /// The elements, in order.
-    pub fn values(&self) -> AstChildren<AttrValue> {
+    pub fn values(&self) -> AstChildren<AttrValue<N>> {
         children(&self.syntax)
     }
 }
@@ -87,9 +67,9 @@ ast_node! {
     AttrParenValue: ATTR_PAREN_VALUE
 }
 
-impl AttrParenValue {
+impl<N: TreeNode> AttrParenValue<N> {
     /// The value inside the parentheses.
-    pub fn value(&self) -> Option<AttrValue> {
+    pub fn value(&self) -> Option<AttrValue<N>> {
         child(&self.syntax)
     }
 }
@@ -99,9 +79,9 @@ ast_node! {
     AttrNullValue: ATTR_NULL_VALUE
 }
 
-impl AttrNullValue {
+impl<N: TreeNode> AttrNullValue<N> {
     /// The `None` or `nullptr` identifier.
-    pub fn ident(&self) -> Option<Ident> {
+    pub fn ident(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 }

@@ -6,11 +6,12 @@
 use rowan::TextRange;
 
 use crate::ast::{
-    child, child_after, children, children_before, token, typed_token, AstChildren, AstToken, Attr,
-    Bool, FloatNumber, Global, Graph, Ident, IntNumber, Local, MetaRef, Pattern, StringLit, Type,
+    child, child_after, child_before, children, token, tokens, typed_token, AstChildren, AstToken,
+    Attr, Bool, FloatNumber, Global, Graph, IntNumber, Local, MetaRef, Pattern, StringLit,
+    TreeNode, TreeToken, Type,
 };
 use crate::SyntaxKind::{self, *};
-use crate::SyntaxToken;
+use rowan::NodeOrToken;
 
 ast_enum! {
     /// Any expression.
@@ -37,10 +38,10 @@ ast_enum! {
     }
 }
 
-impl Expr {
+impl<N: TreeNode> Expr<N> {
     /// Looks through parentheses: the expression inside any number of
     /// [`ParenExpr`]s (`None` if one is empty).
-    pub fn strip_parens(self) -> Option<Expr> {
+    pub fn strip_parens(self) -> Option<Expr<N>> {
         let mut expr = self;
         while let Expr::ParenExpr(paren) = expr {
             expr = paren.expr()?;
@@ -65,15 +66,15 @@ ast_node! {
     SeqExpr: SEQ_EXPR
 }
 
-impl SeqExpr {
+impl<N: TreeNode> SeqExpr<N> {
     /// The statements, in order.
-    pub fn stmts(&self) -> AstChildren<Stmt> {
+    pub fn stmts(&self) -> AstChildren<Stmt<N>> {
         children(&self.syntax)
     }
 
     /// The final expression (the value of the sequence), which is not
     /// followed by a `;`.
-    pub fn tail_expr(&self) -> Option<Expr> {
+    pub fn tail_expr(&self) -> Option<Expr<N>> {
         children(&self.syntax).last()
     }
 }
@@ -83,19 +84,19 @@ ast_node! {
     LetStmt: LET_STMT
 }
 
-impl LetStmt {
+impl<N: TreeNode> LetStmt<N> {
     /// The bound variable.
-    pub fn name(&self) -> Option<Local> {
+    pub fn name(&self) -> Option<Local<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// The type annotation after `:`.
-    pub fn ty(&self) -> Option<Type> {
+    pub fn ty(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 
     /// The value after `=`.
-    pub fn value(&self) -> Option<Expr> {
+    pub fn value(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -105,14 +106,14 @@ ast_node! {
     GraphBinding: GRAPH_BINDING
 }
 
-impl GraphBinding {
+impl<N: TreeNode> GraphBinding<N> {
     /// The bound number (`%0`).
-    pub fn number(&self) -> Option<Graph> {
+    pub fn number(&self) -> Option<Graph<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// The value after `=`.
-    pub fn value(&self) -> Option<Expr> {
+    pub fn value(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -122,14 +123,14 @@ ast_node! {
     FreeVarStmt: FREE_VAR_STMT
 }
 
-impl FreeVarStmt {
+impl<N: TreeNode> FreeVarStmt<N> {
     /// The declared variable.
-    pub fn name(&self) -> Option<Local> {
+    pub fn name(&self) -> Option<Local<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// The type annotation after `:`.
-    pub fn ty(&self) -> Option<Type> {
+    pub fn ty(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 }
@@ -139,9 +140,9 @@ ast_node! {
     ExprStmt: EXPR_STMT
 }
 
-impl ExprStmt {
+impl<N: TreeNode> ExprStmt<N> {
     /// The expression before the `;`.
-    pub fn expr(&self) -> Option<Expr> {
+    pub fn expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -151,14 +152,14 @@ ast_node! {
     BlockExpr: BLOCK_EXPR
 }
 
-impl BlockExpr {
+impl<N: TreeNode> BlockExpr<N> {
     /// The contents: a [`SeqExpr`] or a single expression.
-    pub fn expr(&self) -> Option<Expr> {
+    pub fn expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 
     /// The statements of the contents (none unless they are a [`SeqExpr`]).
-    pub fn stmts(&self) -> impl Iterator<Item = Stmt> {
+    pub fn stmts(&self) -> impl Iterator<Item = Stmt<N>> {
         let seq = match self.expr() {
             Some(Expr::SeqExpr(seq)) => Some(seq),
             _ => None,
@@ -168,7 +169,7 @@ impl BlockExpr {
 
     /// The value of the block: the tail of a [`SeqExpr`], or the single
     /// expression.
-    pub fn tail_expr(&self) -> Option<Expr> {
+    pub fn tail_expr(&self) -> Option<Expr<N>> {
         match self.expr()? {
             Expr::SeqExpr(seq) => seq.tail_expr(),
             expr => Some(expr),
@@ -182,25 +183,22 @@ ast_node! {
 }
 
 /// The token of a [`Literal`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum LiteralKind {
-    Int(IntNumber),
-    Float(FloatNumber),
-    Bool(Bool),
-    String(StringLit),
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LiteralKind<T = crate::SyntaxToken> {
+    Int(IntNumber<T>),
+    Float(FloatNumber<T>),
+    Bool(Bool<T>),
+    String(StringLit<T>),
 }
 
-impl Literal {
+impl<N: TreeNode> Literal<N> {
     /// The literal's token.
-    pub fn token(&self) -> Option<SyntaxToken> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .find(|it| matches!(it.kind(), INT | FLOAT | BOOL | STRING))
+    pub fn token(&self) -> Option<N::Token> {
+        tokens(&self.syntax).find(|it| matches!(it.kind(), INT | FLOAT | BOOL | STRING))
     }
 
     /// The literal's token, typed.
-    pub fn kind(&self) -> Option<LiteralKind> {
+    pub fn kind(&self) -> Option<LiteralKind<N::Token>> {
         let token = self.token()?;
         Some(match token.kind() {
             INT => LiteralKind::Int(IntNumber { syntax: token }),
@@ -216,9 +214,9 @@ ast_node! {
     LocalExpr: LOCAL_EXPR
 }
 
-impl LocalExpr {
+impl<N: TreeNode> LocalExpr<N> {
     /// The variable.
-    pub fn name(&self) -> Option<Local> {
+    pub fn name(&self) -> Option<Local<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -228,9 +226,9 @@ ast_node! {
     GraphExpr: GRAPH_EXPR
 }
 
-impl GraphExpr {
+impl<N: TreeNode> GraphExpr<N> {
     /// The binding number.
-    pub fn number(&self) -> Option<Graph> {
+    pub fn number(&self) -> Option<Graph<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -240,9 +238,9 @@ ast_node! {
     GlobalExpr: GLOBAL_EXPR
 }
 
-impl GlobalExpr {
+impl<N: TreeNode> GlobalExpr<N> {
     /// The global.
-    pub fn name(&self) -> Option<Global> {
+    pub fn name(&self) -> Option<Global<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -252,9 +250,9 @@ ast_node! {
     MetaExpr: META_EXPR
 }
 
-impl MetaExpr {
+impl<N: TreeNode> MetaExpr<N> {
     /// The reference.
-    pub fn meta_ref(&self) -> Option<MetaRef> {
+    pub fn meta_ref(&self) -> Option<MetaRef<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -264,46 +262,7 @@ ast_node! {
     PathExpr: PATH_EXPR
 }
 
-impl PathExpr {
-    /// The identifiers of the path, in order.
-    pub fn segments(&self) -> impl Iterator<Item = Ident> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .filter_map(Ident::cast)
-    }
-
-    /// The name as TVM reads it: segments joined by `.` (`nn.conv2d`). As in
-    /// TVM, a trailing `.` the grammar consumed is kept (`nn.`).
-    pub fn name(&self) -> String {
-        dotted_text(&self.syntax)
-    }
-
-    /// Whether the path ends with a `.` (an unfinished name).
-    pub fn has_trailing_dot(&self) -> bool {
-        ends_with_dot(&self.syntax)
-    }
-}
-
-/// The `IDENT` and `.` tokens of a dotted name, joined without trivia.
-pub(crate) fn dotted_text(node: &crate::SyntaxNode) -> String {
-    node.children_with_tokens()
-        .filter_map(|it| it.into_token())
-        .filter(|it| matches!(it.kind(), IDENT | DOT))
-        .fold(String::new(), |mut acc, it| {
-            acc.push_str(it.text());
-            acc
-        })
-}
-
-/// Whether the last non-trivia token of a dotted name is a `.`.
-pub(crate) fn ends_with_dot(node: &crate::SyntaxNode) -> bool {
-    node.children_with_tokens()
-        .filter_map(|it| it.into_token())
-        .filter(|it| !it.kind().is_trivia())
-        .last()
-        .is_some_and(|it| it.kind() == DOT)
-}
+dotted_name_accessors!(PathExpr);
 
 ast_node! {
     /// `fn [T](params) -> R { body }`.
@@ -317,29 +276,29 @@ ast_node! {
     IfExpr: IF_EXPR
 }
 
-impl IfExpr {
+impl<N: TreeNode> IfExpr<N> {
     /// The `(cond)` node.
-    pub fn condition_node(&self) -> Option<Condition> {
+    pub fn condition_node(&self) -> Option<Condition<N>> {
         child(&self.syntax)
     }
 
     /// The condition expression.
-    pub fn condition(&self) -> Option<Expr> {
+    pub fn condition(&self) -> Option<Expr<N>> {
         self.condition_node()?.expr()
     }
 
     /// The block before `else`.
-    pub fn then_branch(&self) -> Option<BlockExpr> {
-        children_before(&self.syntax, &[ELSE_KW]).next()
+    pub fn then_branch(&self) -> Option<BlockExpr<N>> {
+        child_before(&self.syntax, &[ELSE_KW])
     }
 
     /// The block after `else`.
-    pub fn else_branch(&self) -> Option<BlockExpr> {
+    pub fn else_branch(&self) -> Option<BlockExpr<N>> {
         child_after(&self.syntax, &[ELSE_KW])
     }
 
     /// The `else` keyword.
-    pub fn else_token(&self) -> Option<SyntaxToken> {
+    pub fn else_token(&self) -> Option<N::Token> {
         token(&self.syntax, ELSE_KW)
     }
 }
@@ -349,9 +308,9 @@ ast_node! {
     Condition: CONDITION
 }
 
-impl Condition {
+impl<N: TreeNode> Condition<N> {
     /// The expression inside the parentheses.
-    pub fn expr(&self) -> Option<Expr> {
+    pub fn expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -361,32 +320,29 @@ ast_node! {
     MatchExpr: MATCH_EXPR
 }
 
-impl MatchExpr {
+impl<N: TreeNode> MatchExpr<N> {
     /// `match?`: a partial match (no completeness check).
     pub fn is_partial(&self) -> bool {
         token(&self.syntax, MATCH_Q_KW).is_some()
     }
 
     /// The `match` or `match?` keyword.
-    pub fn match_token(&self) -> Option<SyntaxToken> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .find(|it| matches!(it.kind(), MATCH_KW | MATCH_Q_KW))
+    pub fn match_token(&self) -> Option<N::Token> {
+        tokens(&self.syntax).find(|it| matches!(it.kind(), MATCH_KW | MATCH_Q_KW))
     }
 
     /// The matched value.
-    pub fn scrutinee(&self) -> Option<Expr> {
+    pub fn scrutinee(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 
     /// `{ arm, … }`.
-    pub fn arm_list(&self) -> Option<MatchArmList> {
+    pub fn arm_list(&self) -> Option<MatchArmList<N>> {
         child(&self.syntax)
     }
 
     /// The arms (none without a list).
-    pub fn arms(&self) -> impl Iterator<Item = MatchArm> {
+    pub fn arms(&self) -> impl Iterator<Item = MatchArm<N>> {
         self.arm_list().into_iter().flat_map(|list| list.arms())
     }
 }
@@ -396,9 +352,9 @@ ast_node! {
     MatchArmList: MATCH_ARM_LIST
 }
 
-impl MatchArmList {
+impl<N: TreeNode> MatchArmList<N> {
     /// The arms, in order.
-    pub fn arms(&self) -> AstChildren<MatchArm> {
+    pub fn arms(&self) -> AstChildren<MatchArm<N>> {
         children(&self.syntax)
     }
 }
@@ -408,14 +364,14 @@ ast_node! {
     MatchArm: MATCH_ARM
 }
 
-impl MatchArm {
+impl<N: TreeNode> MatchArm<N> {
     /// The pattern before `=>`.
-    pub fn pattern(&self) -> Option<Pattern> {
+    pub fn pattern(&self) -> Option<Pattern<N>> {
         child(&self.syntax)
     }
 
     /// The expression after `=>`.
-    pub fn body(&self) -> Option<Expr> {
+    pub fn body(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -425,9 +381,9 @@ ast_node! {
     RefCreateExpr: REF_CREATE_EXPR
 }
 
-impl RefCreateExpr {
+impl<N: TreeNode> RefCreateExpr<N> {
     /// The initial value.
-    pub fn value(&self) -> Option<Expr> {
+    pub fn value(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -437,9 +393,9 @@ ast_node! {
     RefReadExpr: REF_READ_EXPR
 }
 
-impl RefReadExpr {
+impl<N: TreeNode> RefReadExpr<N> {
     /// The reference read.
-    pub fn ref_expr(&self) -> Option<Expr> {
+    pub fn ref_expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -449,14 +405,14 @@ ast_node! {
     RefWriteExpr: REF_WRITE_EXPR
 }
 
-impl RefWriteExpr {
+impl<N: TreeNode> RefWriteExpr<N> {
     /// The reference written (before the `,`).
-    pub fn ref_expr(&self) -> Option<Expr> {
-        children_before(&self.syntax, &[COMMA]).next()
+    pub fn ref_expr(&self) -> Option<Expr<N>> {
+        child_before(&self.syntax, &[COMMA])
     }
 
     /// The value written (after the `,`).
-    pub fn value(&self) -> Option<Expr> {
+    pub fn value(&self) -> Option<Expr<N>> {
         child_after(&self.syntax, &[COMMA])
     }
 }
@@ -466,9 +422,9 @@ ast_node! {
     ParenExpr: PAREN_EXPR
 }
 
-impl ParenExpr {
+impl<N: TreeNode> ParenExpr<N> {
     /// The expression inside.
-    pub fn expr(&self) -> Option<Expr> {
+    pub fn expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 }
@@ -478,9 +434,9 @@ ast_node! {
     TupleExpr: TUPLE_EXPR
 }
 
-impl TupleExpr {
+impl<N: TreeNode> TupleExpr<N> {
     /// The fields, in order.
-    pub fn fields(&self) -> AstChildren<Expr> {
+    pub fn fields(&self) -> AstChildren<Expr<N>> {
         children(&self.syntax)
     }
 }
@@ -490,14 +446,14 @@ ast_node! {
     TupleGetItemExpr: TUPLE_GET_ITEM_EXPR
 }
 
-impl TupleGetItemExpr {
+impl<N: TreeNode> TupleGetItemExpr<N> {
     /// The projected tuple.
-    pub fn tuple(&self) -> Option<Expr> {
+    pub fn tuple(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 
     /// The index token after the `.`.
-    pub fn index_token(&self) -> Option<IntNumber> {
+    pub fn index_token(&self) -> Option<IntNumber<N::Token>> {
         typed_token(&self.syntax)
     }
 
@@ -516,24 +472,24 @@ ast_node! {
     CallExpr: CALL_EXPR
 }
 
-impl CallExpr {
+impl<N: TreeNode> CallExpr<N> {
     /// The called expression (an operator path, a global, a variable, …).
-    pub fn callee(&self) -> Option<Expr> {
+    pub fn callee(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 
     /// `(args…, attrs…)`.
-    pub fn arg_list(&self) -> Option<ArgList> {
+    pub fn arg_list(&self) -> Option<ArgList<N>> {
         child(&self.syntax)
     }
 
     /// The positional arguments (none without a list).
-    pub fn args(&self) -> impl Iterator<Item = Expr> {
+    pub fn args(&self) -> impl Iterator<Item = Expr<N>> {
         self.arg_list().into_iter().flat_map(|list| list.args())
     }
 
     /// The `key=value` attributes (none without a list).
-    pub fn attrs(&self) -> impl Iterator<Item = Attr> {
+    pub fn attrs(&self) -> impl Iterator<Item = Attr<N>> {
         self.arg_list().into_iter().flat_map(|list| list.attrs())
     }
 }
@@ -543,14 +499,14 @@ ast_node! {
     ArgList: ARG_LIST
 }
 
-impl ArgList {
+impl<N: TreeNode> ArgList<N> {
     /// The positional arguments, in order.
-    pub fn args(&self) -> AstChildren<Expr> {
+    pub fn args(&self) -> AstChildren<Expr<N>> {
         children(&self.syntax)
     }
 
     /// The `key=value` attributes, in order.
-    pub fn attrs(&self) -> AstChildren<Attr> {
+    pub fn attrs(&self) -> AstChildren<Attr<N>> {
         children(&self.syntax)
     }
 }
@@ -635,14 +591,14 @@ impl BinOp {
 
 const OP_START: &[SyntaxKind] = &[STAR, SLASH, PLUS, MINUS, L_ANGLE, R_ANGLE, EQ, BANG];
 
-impl BinExpr {
+impl<N: TreeNode> BinExpr<N> {
     /// The left operand.
-    pub fn lhs(&self) -> Option<Expr> {
-        children_before(&self.syntax, OP_START).next()
+    pub fn lhs(&self) -> Option<Expr<N>> {
+        child_before(&self.syntax, OP_START)
     }
 
     /// The right operand.
-    pub fn rhs(&self) -> Option<Expr> {
+    pub fn rhs(&self) -> Option<Expr<N>> {
         child_after(&self.syntax, OP_START)
     }
 
@@ -658,15 +614,15 @@ impl BinExpr {
 
     /// The operator and the range of its tokens.
     pub fn op_details(&self) -> Option<(BinOp, TextRange)> {
-        let first = self
-            .syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .find(|it| OP_START.contains(&it.kind()))?;
+        let mut elements = self.syntax.children_with_tokens();
+        let first = elements.find_map(|it| match it {
+            NodeOrToken::Token(t) if OP_START.contains(&t.kind()) => Some(t),
+            _ => None,
+        })?;
         // Two-token operators are written without a space between them.
-        let second = first
-            .next_sibling_or_token()
-            .and_then(|it| it.into_token())
+        let second = elements
+            .next()
+            .and_then(NodeOrToken::into_token)
             .filter(|it| it.kind() == EQ);
         let op = match (first.kind(), second.is_some()) {
             (STAR, _) => BinOp::Mul,

@@ -3,40 +3,41 @@
 //! ([`TypeDef`]), `extern type` ([`ExternTypeDef`]) and their parts, and the
 //! parameter list and return type shared by `def` and `fn`.
 
+use crate::ast::TreeNode;
 use crate::ast::{
     child, children, token, typed_token, AstChildren, Attr, Expr, Global, Ident, Local, Metadata,
     Type, VersionAttr,
 };
-use crate::{SyntaxKind, SyntaxToken};
+use crate::SyntaxKind;
 
 ast_node! {
     /// A module (`tvm.relay.parse`): version header, definitions, metadata.
     SourceFile: SOURCE_FILE
 }
 
-impl SourceFile {
+impl<N: TreeNode> SourceFile<N> {
     /// The `#[version = …]` header.
-    pub fn version(&self) -> Option<Version> {
+    pub fn version(&self) -> Option<Version<N>> {
         child(&self.syntax)
     }
 
     /// The definitions, in order.
-    pub fn items(&self) -> AstChildren<Item> {
+    pub fn items(&self) -> AstChildren<Item<N>> {
         children(&self.syntax)
     }
 
     /// The `def`s, in order.
-    pub fn defs(&self) -> AstChildren<Def> {
+    pub fn defs(&self) -> AstChildren<Def<N>> {
         children(&self.syntax)
     }
 
     /// The `type` and `extern type` definitions, in order.
-    pub fn type_defs(&self) -> impl Iterator<Item = Item> {
+    pub fn type_defs(&self) -> impl Iterator<Item = Item<N>> {
         self.items().filter(|item| !matches!(item, Item::Def(_)))
     }
 
     /// The `#[metadata]` section.
-    pub fn metadata(&self) -> Option<MetadataSection> {
+    pub fn metadata(&self) -> Option<MetadataSection<N>> {
         child(&self.syntax)
     }
 }
@@ -47,19 +48,19 @@ ast_node! {
     ExprFile: EXPR_FILE
 }
 
-impl ExprFile {
+impl<N: TreeNode> ExprFile<N> {
     /// The `#[version = …]` header.
-    pub fn version(&self) -> Option<Version> {
+    pub fn version(&self) -> Option<Version<N>> {
         child(&self.syntax)
     }
 
     /// The expression (a [`SeqExpr`](crate::ast::SeqExpr) if it has bindings).
-    pub fn expr(&self) -> Option<Expr> {
+    pub fn expr(&self) -> Option<Expr<N>> {
         child(&self.syntax)
     }
 
     /// The `#[metadata]` section.
-    pub fn metadata(&self) -> Option<MetadataSection> {
+    pub fn metadata(&self) -> Option<MetadataSection<N>> {
         child(&self.syntax)
     }
 }
@@ -69,9 +70,9 @@ ast_node! {
     Version: VERSION
 }
 
-impl Version {
+impl<N: TreeNode> Version<N> {
     /// The header token.
-    pub fn attr(&self) -> Option<VersionAttr> {
+    pub fn attr(&self) -> Option<VersionAttr<N::Token>> {
         typed_token(&self.syntax)
     }
 
@@ -86,9 +87,9 @@ ast_node! {
     MetadataSection: METADATA_SECTION
 }
 
-impl MetadataSection {
+impl<N: TreeNode> MetadataSection<N> {
     /// The section token (header and body).
-    pub fn metadata(&self) -> Option<Metadata> {
+    pub fn metadata(&self) -> Option<Metadata<N::Token>> {
         typed_token(&self.syntax)
     }
 
@@ -107,10 +108,10 @@ ast_enum! {
     }
 }
 
-impl Item {
+impl<N: TreeNode> Item<N> {
     /// The token naming the definition: the `@f` of a `def`, the identifier
     /// of a type.
-    pub fn name_token(&self) -> Option<SyntaxToken> {
+    pub fn name_token(&self) -> Option<N::Token> {
         match self {
             Item::Def(it) => it.name().map(|name| name.syntax),
             Item::TypeDef(it) => it.name().map(|name| name.syntax),
@@ -133,9 +134,9 @@ ast_node! {
     Def: DEF
 }
 
-impl Def {
+impl<N: TreeNode> Def<N> {
     /// The `@name` being defined.
-    pub fn name(&self) -> Option<Global> {
+    pub fn name(&self) -> Option<Global<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -154,31 +155,31 @@ ast_node! {
 
 macro_rules! type_def_accessors {
     ($name:ident) => {
-        impl $name {
+        impl<N: TreeNode> $name<N> {
             /// The name of the type.
-            pub fn name(&self) -> Option<Ident> {
+            pub fn name(&self) -> Option<Ident<N::Token>> {
                 typed_token(&self.syntax)
             }
 
             /// `[A, B]` after the name.
-            pub fn type_param_list(&self) -> Option<TypeParamList> {
+            pub fn type_param_list(&self) -> Option<TypeParamList<N>> {
                 child(&self.syntax)
             }
 
             /// The type parameters (none without a list).
-            pub fn type_params(&self) -> impl Iterator<Item = TypeParam> {
+            pub fn type_params(&self) -> impl Iterator<Item = TypeParam<N>> {
                 self.type_param_list()
                     .into_iter()
                     .flat_map(|list| list.type_params())
             }
 
             /// `{ Ctor, … }`.
-            pub fn ctor_list(&self) -> Option<CtorList> {
+            pub fn ctor_list(&self) -> Option<CtorList<N>> {
                 child(&self.syntax)
             }
 
             /// The constructors (none without a list).
-            pub fn ctors(&self) -> impl Iterator<Item = CtorDef> {
+            pub fn ctors(&self) -> impl Iterator<Item = CtorDef<N>> {
                 self.ctor_list().into_iter().flat_map(|list| list.ctors())
             }
         }
@@ -193,9 +194,9 @@ ast_node! {
     TypeParamList: TYPE_PARAM_LIST
 }
 
-impl TypeParamList {
+impl<N: TreeNode> TypeParamList<N> {
     /// The parameters, in order.
-    pub fn type_params(&self) -> AstChildren<TypeParam> {
+    pub fn type_params(&self) -> AstChildren<TypeParam<N>> {
         children(&self.syntax)
     }
 }
@@ -205,9 +206,9 @@ ast_node! {
     TypeParam: TYPE_PARAM
 }
 
-impl TypeParam {
+impl<N: TreeNode> TypeParam<N> {
     /// The parameter's name.
-    pub fn name(&self) -> Option<Ident> {
+    pub fn name(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -217,9 +218,9 @@ ast_node! {
     CtorList: CTOR_LIST
 }
 
-impl CtorList {
+impl<N: TreeNode> CtorList<N> {
     /// The constructors, in order.
-    pub fn ctors(&self) -> AstChildren<CtorDef> {
+    pub fn ctors(&self) -> AstChildren<CtorDef<N>> {
         children(&self.syntax)
     }
 }
@@ -229,19 +230,19 @@ ast_node! {
     CtorDef: CTOR_DEF
 }
 
-impl CtorDef {
+impl<N: TreeNode> CtorDef<N> {
     /// The constructor's name.
-    pub fn name(&self) -> Option<Ident> {
+    pub fn name(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// `(T, U)` after the name.
-    pub fn field_list(&self) -> Option<CtorFieldList> {
+    pub fn field_list(&self) -> Option<CtorFieldList<N>> {
         child(&self.syntax)
     }
 
     /// The field types (none without a list).
-    pub fn fields(&self) -> impl Iterator<Item = Type> {
+    pub fn fields(&self) -> impl Iterator<Item = Type<N>> {
         self.field_list().into_iter().flat_map(|list| list.fields())
     }
 }
@@ -251,9 +252,9 @@ ast_node! {
     CtorFieldList: CTOR_FIELD_LIST
 }
 
-impl CtorFieldList {
+impl<N: TreeNode> CtorFieldList<N> {
     /// The field types, in order.
-    pub fn fields(&self) -> AstChildren<Type> {
+    pub fn fields(&self) -> AstChildren<Type<N>> {
         children(&self.syntax)
     }
 }
@@ -263,14 +264,14 @@ ast_node! {
     ParamList: PARAM_LIST
 }
 
-impl ParamList {
+impl<N: TreeNode> ParamList<N> {
     /// The parameters, in order.
-    pub fn params(&self) -> AstChildren<Param> {
+    pub fn params(&self) -> AstChildren<Param<N>> {
         children(&self.syntax)
     }
 
     /// The function attributes after the parameters.
-    pub fn attrs(&self) -> AstChildren<Attr> {
+    pub fn attrs(&self) -> AstChildren<Attr<N>> {
         children(&self.syntax)
     }
 }
@@ -280,24 +281,24 @@ ast_node! {
     Param: PARAM
 }
 
-impl Param {
+impl<N: TreeNode> Param<N> {
     /// The parameter's name.
-    pub fn name(&self) -> Option<Local> {
+    pub fn name(&self) -> Option<Local<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// `{…}` after the name.
-    pub fn attrs(&self) -> Option<ParamAttrs> {
+    pub fn attrs(&self) -> Option<ParamAttrs<N>> {
         child(&self.syntax)
     }
 
     /// The type annotation after `:`.
-    pub fn ty(&self) -> Option<Type> {
+    pub fn ty(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 
     /// The `:` before the type.
-    pub fn colon_token(&self) -> Option<SyntaxToken> {
+    pub fn colon_token(&self) -> Option<N::Token> {
         token(&self.syntax, SyntaxKind::COLON)
     }
 }
@@ -307,9 +308,9 @@ ast_node! {
     ParamAttrs: PARAM_ATTRS
 }
 
-impl ParamAttrs {
+impl<N: TreeNode> ParamAttrs<N> {
     /// The attributes, in order.
-    pub fn attrs(&self) -> AstChildren<Attr> {
+    pub fn attrs(&self) -> AstChildren<Attr<N>> {
         children(&self.syntax)
     }
 }
@@ -319,9 +320,9 @@ ast_node! {
     RetType: RET_TYPE
 }
 
-impl RetType {
+impl<N: TreeNode> RetType<N> {
     /// The type after the arrow.
-    pub fn ty(&self) -> Option<Type> {
+    pub fn ty(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 }

@@ -2,8 +2,9 @@
 //! `Ctor(p, …)` ([`CtorPat`]), `(p, …)` ([`TuplePat`]), gathered in the
 //! [`Pattern`] enum.
 
+use crate::ast::TreeNode;
 use crate::ast::{child, children, token, typed_token, AstChildren, Ident, Local, Type};
-use crate::{SyntaxKind, SyntaxToken};
+use crate::SyntaxKind;
 
 ast_enum! {
     /// Any pattern.
@@ -20,9 +21,9 @@ ast_node! {
     WildcardPat: WILDCARD_PAT
 }
 
-impl WildcardPat {
+impl<N: TreeNode> WildcardPat<N> {
     /// The `_` token.
-    pub fn underscore_token(&self) -> Option<SyntaxToken> {
+    pub fn underscore_token(&self) -> Option<N::Token> {
         token(&self.syntax, SyntaxKind::UNDERSCORE)
     }
 }
@@ -32,14 +33,14 @@ ast_node! {
     VarPat: VAR_PAT
 }
 
-impl VarPat {
+impl<N: TreeNode> VarPat<N> {
     /// The bound variable.
-    pub fn name(&self) -> Option<Local> {
+    pub fn name(&self) -> Option<Local<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// The type annotation after `:`.
-    pub fn ty(&self) -> Option<Type> {
+    pub fn ty(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 }
@@ -49,19 +50,19 @@ ast_node! {
     CtorPat: CTOR_PAT
 }
 
-impl CtorPat {
+impl<N: TreeNode> CtorPat<N> {
     /// The constructor's name.
-    pub fn name(&self) -> Option<Ident> {
+    pub fn name(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// `(p, …)` after the name.
-    pub fn pat_list(&self) -> Option<PatList> {
+    pub fn pat_list(&self) -> Option<PatList<N>> {
         child(&self.syntax)
     }
 
     /// The field patterns (none without a list).
-    pub fn fields(&self) -> impl Iterator<Item = Pattern> {
+    pub fn fields(&self) -> impl Iterator<Item = Pattern<N>> {
         self.pat_list().into_iter().flat_map(|list| list.patterns())
     }
 }
@@ -71,14 +72,14 @@ ast_node! {
     TuplePat: TUPLE_PAT
 }
 
-impl TuplePat {
+impl<N: TreeNode> TuplePat<N> {
     /// `(p, …)`.
-    pub fn pat_list(&self) -> Option<PatList> {
+    pub fn pat_list(&self) -> Option<PatList<N>> {
         child(&self.syntax)
     }
 
     /// The field patterns.
-    pub fn fields(&self) -> impl Iterator<Item = Pattern> {
+    pub fn fields(&self) -> impl Iterator<Item = Pattern<N>> {
         self.pat_list().into_iter().flat_map(|list| list.patterns())
     }
 }
@@ -88,9 +89,9 @@ ast_node! {
     PatList: PAT_LIST
 }
 
-impl PatList {
+impl<N: TreeNode> PatList<N> {
     /// The patterns, in order.
-    pub fn patterns(&self) -> AstChildren<Pattern> {
+    pub fn patterns(&self) -> AstChildren<Pattern<N>> {
         children(&self.syntax)
     }
 }

@@ -6,8 +6,9 @@ use crate::ast::{
     child, children, token, typed_token, AstChildren, AstNode, AstToken, Ident, IntNumber, MetaRef,
     TypeParam, TypeParamList,
 };
+use crate::ast::{tokens, TreeNode, TreeToken};
 use crate::SyntaxKind::*;
-use crate::{SyntaxElement, SyntaxToken};
+use rowan::NodeOrToken;
 
 ast_enum! {
     /// Any type.
@@ -27,25 +28,21 @@ ast_node! {
     TensorType: TENSOR_TYPE
 }
 
-impl TensorType {
+impl<N: TreeNode> TensorType<N> {
     /// `(1, ?, 3)`.
-    pub fn shape(&self) -> Option<Shape> {
+    pub fn shape(&self) -> Option<Shape<N>> {
         child(&self.syntax)
     }
 
     /// The dimensions (none without a shape).
-    pub fn dims(&self) -> impl Iterator<Item = Dim> {
+    pub fn dims(&self) -> impl Iterator<Item = Dim<N>> {
         self.shape().into_iter().flat_map(|shape| shape.dims())
     }
 
     /// The dtype name after the shape: `float32`.
-    pub fn dtype(&self) -> Option<Ident> {
+    pub fn dtype(&self) -> Option<Ident<N::Token>> {
         // The first identifier is `Tensor` itself.
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .filter_map(Ident::cast)
-            .nth(1)
+        tokens(&self.syntax).filter_map(Ident::cast).nth(1)
     }
 }
 
@@ -54,9 +51,9 @@ ast_node! {
     Shape: SHAPE
 }
 
-impl Shape {
+impl<N: TreeNode> Shape<N> {
     /// The dimensions, in order.
-    pub fn dims(&self) -> AstChildren<Dim> {
+    pub fn dims(&self) -> AstChildren<Dim<N>> {
         children(&self.syntax)
     }
 }
@@ -67,28 +64,25 @@ ast_node! {
 }
 
 /// What a [`Dim`] is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum DimKind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DimKind<T = crate::SyntaxToken> {
     /// A fixed size.
-    Int(IntNumber),
+    Int(IntNumber<T>),
     /// `?`: any size.
-    Any(SyntaxToken),
+    Any(T),
     /// `meta[…][i]`: a size from the metadata.
-    Meta(MetaRef),
+    Meta(MetaRef<T>),
 }
 
-impl Dim {
+impl<N: TreeNode> Dim<N> {
     /// The dimension's token, typed.
-    pub fn kind(&self) -> Option<DimKind> {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|it| it.into_token())
-            .find_map(|token| match token.kind() {
-                INT => Some(DimKind::Int(IntNumber { syntax: token })),
-                QUESTION => Some(DimKind::Any(token)),
-                META_REF => Some(DimKind::Meta(MetaRef { syntax: token })),
-                _ => None,
-            })
+    pub fn kind(&self) -> Option<DimKind<N::Token>> {
+        tokens(&self.syntax).find_map(|token| match token.kind() {
+            INT => Some(DimKind::Int(IntNumber { syntax: token })),
+            QUESTION => Some(DimKind::Any(token)),
+            META_REF => Some(DimKind::Meta(MetaRef { syntax: token })),
+            _ => None,
+        })
     }
 
     /// The size, for an integer dimension with a valid value.
@@ -105,9 +99,9 @@ ast_node! {
     ScalarType: SCALAR_TYPE
 }
 
-impl ScalarType {
+impl<N: TreeNode> ScalarType<N> {
     /// The dtype name.
-    pub fn dtype(&self) -> Option<Ident> {
+    pub fn dtype(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 }
@@ -117,9 +111,9 @@ ast_node! {
     TupleType: TUPLE_TYPE
 }
 
-impl TupleType {
+impl<N: TreeNode> TupleType<N> {
     /// The field types, in order.
-    pub fn fields(&self) -> AstChildren<Type> {
+    pub fn fields(&self) -> AstChildren<Type<N>> {
         children(&self.syntax)
     }
 }
@@ -129,30 +123,30 @@ ast_node! {
     FnType: FN_TYPE
 }
 
-impl FnType {
+impl<N: TreeNode> FnType<N> {
     /// `[A]` after `fn`.
-    pub fn type_param_list(&self) -> Option<TypeParamList> {
+    pub fn type_param_list(&self) -> Option<TypeParamList<N>> {
         child(&self.syntax)
     }
 
     /// The type parameters (none without a list).
-    pub fn type_params(&self) -> impl Iterator<Item = TypeParam> {
+    pub fn type_params(&self) -> impl Iterator<Item = TypeParam<N>> {
         self.type_param_list()
             .into_iter()
             .flat_map(|list| list.type_params())
     }
 
     /// The parameter types, inside the parentheses.
-    pub fn params(&self) -> impl Iterator<Item = Type> {
+    pub fn params(&self) -> impl Iterator<Item = Type<N>> {
         self.split().0.into_iter()
     }
 
     /// The return type, after the arrow.
-    pub fn ret(&self) -> Option<Type> {
+    pub fn ret(&self) -> Option<Type<N>> {
         self.split().1
     }
 
-    fn split(&self) -> (Vec<Type>, Option<Type>) {
+    fn split(&self) -> (Vec<Type<N>>, Option<Type<N>>) {
         #[derive(PartialEq)]
         enum State {
             Before,
@@ -164,12 +158,12 @@ impl FnType {
         let mut ret = None;
         for element in self.syntax.children_with_tokens() {
             match element {
-                SyntaxElement::Token(token) => match token.kind() {
+                NodeOrToken::Token(token) => match token.kind() {
                     L_PAREN if state == State::Before => state = State::Inside,
                     R_PAREN | MINUS | R_ANGLE => state = State::After,
                     _ => {}
                 },
-                SyntaxElement::Node(node) => {
+                NodeOrToken::Node(node) => {
                     let Some(ty) = Type::cast(node) else { continue };
                     if state == State::Inside {
                         params.push(ty);
@@ -190,19 +184,19 @@ ast_node! {
     NamedType: NAMED_TYPE
 }
 
-impl NamedType {
+impl<N: TreeNode> NamedType<N> {
     /// The type's name.
-    pub fn name(&self) -> Option<Ident> {
+    pub fn name(&self) -> Option<Ident<N::Token>> {
         typed_token(&self.syntax)
     }
 
     /// `[A, B]` after the name.
-    pub fn type_arg_list(&self) -> Option<TypeArgList> {
+    pub fn type_arg_list(&self) -> Option<TypeArgList<N>> {
         child(&self.syntax)
     }
 
     /// The type arguments (none without a list).
-    pub fn args(&self) -> impl Iterator<Item = Type> {
+    pub fn args(&self) -> impl Iterator<Item = Type<N>> {
         self.type_arg_list()
             .into_iter()
             .flat_map(|list| list.args())
@@ -214,9 +208,9 @@ ast_node! {
     TypeArgList: TYPE_ARG_LIST
 }
 
-impl TypeArgList {
+impl<N: TreeNode> TypeArgList<N> {
     /// The arguments, in order.
-    pub fn args(&self) -> AstChildren<Type> {
+    pub fn args(&self) -> AstChildren<Type<N>> {
         children(&self.syntax)
     }
 }
@@ -226,9 +220,9 @@ ast_node! {
     IncompleteType: INCOMPLETE_TYPE
 }
 
-impl IncompleteType {
+impl<N: TreeNode> IncompleteType<N> {
     /// The `_` token.
-    pub fn underscore_token(&self) -> Option<SyntaxToken> {
+    pub fn underscore_token(&self) -> Option<N::Token> {
         token(&self.syntax, UNDERSCORE)
     }
 }
@@ -238,9 +232,9 @@ ast_node! {
     RefType: REF_TYPE
 }
 
-impl RefType {
+impl<N: TreeNode> RefType<N> {
     /// The referenced type.
-    pub fn inner(&self) -> Option<Type> {
+    pub fn inner(&self) -> Option<Type<N>> {
         child(&self.syntax)
     }
 }
