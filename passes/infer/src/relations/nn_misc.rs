@@ -3,11 +3,11 @@
 //! `Matmul`), `DensePackRel`, `BatchMatmulRel`, `BinaryDenseRel`,
 //! `SoftmaxRel`, `BatchFlattenRel`, `DropoutRel`, `BatchNormRel`,
 //! `InstanceNormRel`, `LayerNormRel`, `GroupNormRel`, `NLLLossRel`,
-//! `SpaceToBatchNDRel`, `BatchToSpaceNDRel`, `PadRel`, `UpSamplingRel` and
-//! `UpSampling3DRel`.
+//! `SpaceToBatchNDRel`, `BatchToSpaceNDRel`, `PadRel`, `UpSamplingRel`,
+//! `UpSampling3DRel`, `PReluRel` and `CrossEntropyRel`.
 //!
 //! Relations that determine a parameter's type assign it: `bias_add` the
-//! bias (`[C]`), `batch_norm` its four vectors, the norms gamma and beta,
+//! bias (`[C]`), `prelu` the slope (`[C]`), `batch_norm` its four vectors, the norms gamma and beta,
 //! `dense` the weight when `units` is set (`[units, K]`).
 
 use super::display::{self, shape_array};
@@ -55,6 +55,11 @@ relations! {
     "UpSampling" => upsampling_rel;
     /// `UpSampling3DRel`.
     "UpSampling3D" => upsampling3d_rel;
+    /// `PReluRel`: the slope is `[data.shape[axis]]`.
+    "PRelu" => prelu_rel;
+    /// `CrossEntropyRel` (`nn.cross_entropy`, `nn.cross_entropy_with_logits`):
+    /// a scalar of the predictions' dtype.
+    "CrossEntropy" => cross_entropy_rel;
 }
 
 fn bias_add_rel(ctx: &mut Ctx) -> Step {
@@ -170,7 +175,7 @@ fn dense_pack_rel(ctx: &mut Ctx) -> Step {
     Ok(true)
 }
 
-fn batch_matmul_rel(ctx: &mut Ctx) -> Step {
+pub(crate) fn batch_matmul_rel(ctx: &mut Ctx) -> Step {
     let (Some(x), Some(y)) = (ctx.tensor(0), ctx.tensor(1)) else {
         return Ok(false);
     };
@@ -400,7 +405,7 @@ fn nll_loss_rel(ctx: &mut Ctx) -> Step {
 }
 
 /// An `Array<Array<PrimExpr>>` attribute.
-fn nested_dims(ctx: &Ctx, name: &str) -> Result<Vec<Vec<Dim>>, RelationError> {
+pub(super) fn nested_dims(ctx: &Ctx, name: &str) -> Result<Vec<Vec<Dim>>, RelationError> {
     match ctx.attrs.value(name)? {
         AttrValue::Null => Ok(Vec::new()),
         AttrValue::Array(rows) => rows
@@ -746,4 +751,41 @@ mod tests {
         );
         assert_eq!(out, t(&[1, 4, 4, 1], "float32"));
     }
+}
+
+fn prelu_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let axis = ctx.attrs.int("axis")?;
+    let rank = data.shape.len();
+    check(axis < rank as i64, || format!("Wrong axis ({axis})value.")).about("axis")?;
+    // A negative axis is not normalised: TVM's `Array` index check fails.
+    let alpha = usize::try_from(axis)
+        .ok()
+        .and_then(|a| data.shape.get(a))
+        .cloned()
+        .ok_or_else(|| super::index_error(axis, rank))
+        .about("axis")?;
+    ctx.assign(1, tensor(vec![alpha], data.dtype));
+    ctx.assign(2, tensor(data.shape.clone(), data.dtype));
+    Ok(true)
+}
+
+fn cross_entropy_rel(ctx: &mut Ctx) -> Step {
+    let (Some(x), Some(y)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let inconsistent = || {
+        format!(
+            "CrossEntropy: shapes of x and y is inconsistent, x shape = {}, y shape = {}",
+            shape_array(&x.shape),
+            shape_array(&y.shape)
+        )
+    };
+    check(x.shape.len() == 2 && y.shape.len() == 2, inconsistent)?;
+    check(shape::assert_eq(&x.shape[0], &y.shape[0]), inconsistent)?;
+    check(shape::assert_eq(&x.shape[1], &y.shape[1]), inconsistent)?;
+    ctx.assign(2, Type::scalar(x.dtype));
+    Ok(true)
 }
