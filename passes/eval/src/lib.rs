@@ -51,6 +51,7 @@
 mod cast;
 mod elemwise;
 mod nn;
+mod nn_spatial;
 mod qnn;
 mod reduce;
 mod tensor;
@@ -234,6 +235,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| tensor_transform::kernel(op))
         .or_else(|| reduce::kernel(op))
         .or_else(|| nn::kernel(op))
+        .or_else(|| nn_spatial::kernel(op))
         .or_else(|| qnn::kernel(op))
 }
 

@@ -1,4 +1,4 @@
-//! Neural-network kernels: `nn.bias_add`, `nn.leaky_relu`, `nn.softmax`,
+//! Neural-network kernels: `nn.bias_add`, `nn.leaky_relu`, `nn.prelu`, `nn.softmax`,
 //! `nn.log_softmax` (`nn.relu` is with the unary kernels), and the
 //! annotations whose compute is the identity.
 
@@ -11,6 +11,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "nn.bias_add" => bias_add,
         "nn.leaky_relu" => leaky_relu,
+        "nn.prelu" => prelu,
         "nn.softmax" | "nn.log_softmax" => softmax,
         "annotation.stop_fusion"
         | "annotation.cast_hint"
@@ -57,6 +58,53 @@ fn leaky_relu(args: &[Value], call: &CallInfo) -> EvalResult {
                 .collect(),
         ),
         Col::Int(_) => return unsupported("nn.leaky_relu on integers"),
+    };
+    Ok(Value::tensor(encode(&out, dt, x.shape.clone())?))
+}
+
+/// `topi::prelu`: `select(x > 0, x, x * alpha[i_axis])`, one slope per
+/// index along `axis` (the relation made `alpha` `[x.shape[axis]]`).
+fn prelu(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 2, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    let alpha = arg_tensor(args, 1, call)?;
+    let axis = call.int_or("axis", 1);
+    let d = dims(&x.shape);
+    let Some(axis) = usize::try_from(axis).ok().filter(|&a| a < d.len()) else {
+        return unsupported(format!("nn.prelu: axis {axis}"));
+    };
+    if alpha.dtype != x.dtype || alpha.shape != [x.shape[axis]] {
+        return unsupported("nn.prelu: alpha must be one value of the data's type per channel");
+    }
+    let (step, len) = (strides(&d)[axis], d[axis]);
+    let channel = |i: usize| (i / step) % len;
+    let dt = x.dtype;
+    let out = match (decode(x)?, decode(alpha)?) {
+        (Col::F32(v), Col::F32(a)) => Col::F32(
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if x > 0.0 {
+                        x
+                    } else {
+                        round_f32(dt, x * a[channel(i)])
+                    }
+                })
+                .collect(),
+        ),
+        (Col::F64(v), Col::F64(a)) => Col::F64(
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| if x > 0.0 { x } else { x * a[channel(i)] })
+                .collect(),
+        ),
+        (Col::Int(v), Col::Int(a)) => Col::Int(
+            v.iter()
+                .enumerate()
+                .map(|(i, &x)| if x > 0 { x } else { x * a[channel(i)] })
+                .collect(),
+        ),
+        _ => return unsupported(format!("nn.prelu on {dt}")),
     };
     Ok(Value::tensor(encode(&out, dt, x.shape.clone())?))
 }

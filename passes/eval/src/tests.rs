@@ -738,3 +738,23 @@ fn sizes_over_the_limit_are_refused() {
     let err = eval_call(&call, &[big, row]).unwrap_err();
     assert!(matches!(err, EvalError::TooLarge(_)), "{err:?}");
 }
+
+#[test]
+fn prelu_slopes_per_channel() {
+    // Channels on axis 1 of (1, 2, 2): slopes 0.5 and -3.
+    let x = f32s(&[1, 2, 2], &[-2.0, 4.0, -1.0, 0.0]);
+    let alpha = f32s(&[2], &[0.5, -3.0]);
+    let r = run("nn.prelu", None, &[x, alpha]);
+    assert_eq!(as_f32(&r), vec![-1.0, 4.0, 3.0, -0.0]);
+    // Integers multiply with wraparound, as TVM's compute does.
+    let x = ints("int8", &[2, 1], &[-100, 7]);
+    let alpha = ints("int8", &[1], &[3]);
+    let a = attrs(&[("axis", AttrValue::Int(1))]);
+    let r = run("nn.prelu", Some(&a), &[x, alpha]);
+    assert_eq!(as_ints(&r), vec![-44, 7]);
+    let bad = f32s(&[3], &[1.0, 2.0, 3.0]);
+    assert!(matches!(
+        run_err("nn.prelu", Some(&a), &[bad.clone(), bad]),
+        EvalError::Unsupported(_)
+    ));
+}

@@ -27,8 +27,12 @@
 //!
 //! Families: [`identity`] (identity, casts, `shape_of`), [`broadcast`]
 //! (elementwise binary ops, `where`, `broadcast_to`, `collapse_sum_*`),
-//! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
-//! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
+//! [`nn_conv`], [`nn_conv_contrib`] (transposed 1-D, weight gradient,
+//! weight transforms, bit-serial), [`nn_pool`], [`nn_sparse`], [`nn_spatial`]
+//! (depth/space, mirror pad, dilate, correlation, FIFO buffer, pool
+//! gradients), [`nn_misc`] (dense, norms, softmax, pad, upsampling, prelu,
+//! …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
+//! [`qnn_elemwise`],
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
@@ -54,9 +58,13 @@ pub mod identity;
 pub mod image;
 pub mod memory;
 pub mod nn_conv;
+pub mod nn_conv_contrib;
 pub mod nn_misc;
 pub mod nn_pool;
+pub mod nn_sparse;
+pub mod nn_spatial;
 pub mod qnn;
+pub mod qnn_elemwise;
 pub mod reduce;
 pub mod tensor_transform;
 pub mod vision;
@@ -77,12 +85,16 @@ const FAMILIES: &[Family] = &[
     identity::RELATIONS,
     broadcast::RELATIONS,
     nn_conv::RELATIONS,
+    nn_conv_contrib::RELATIONS,
     nn_pool::RELATIONS,
+    nn_sparse::RELATIONS,
+    nn_spatial::RELATIONS,
     nn_misc::RELATIONS,
     tensor_transform::RELATIONS,
     reduce::RELATIONS,
     algorithm::RELATIONS,
     qnn::RELATIONS,
+    qnn_elemwise::RELATIONS,
     image::RELATIONS,
     vision::RELATIONS,
     dynamic::RELATIONS,

@@ -63,10 +63,10 @@ fn repr(layout: &str) -> String {
 /// A convolution's three layout conversions: the data and the output to the
 /// canonical data layout (`NCW`, `NCHW`, `NCDHW`), the kernel to the
 /// canonical kernel layout (`OIHW`, `IOHW`, `GOIHW`, …).
-struct ConvLayouts {
-    data: BijectiveLayout,
-    kernel: BijectiveLayout,
-    out: BijectiveLayout,
+pub(super) struct ConvLayouts {
+    pub data: BijectiveLayout,
+    pub kernel: BijectiveLayout,
+    pub out: BijectiveLayout,
 }
 
 /// Which layout an error is about.
@@ -80,7 +80,7 @@ enum LayoutRole {
 /// How an operator words its "layout not convertible" errors: TVM's
 /// relations each write their own, and we keep their words exactly.
 #[derive(Clone, Copy)]
-enum LayoutWording {
+pub(super) enum LayoutWording {
     /// `{op} only support {input,kernel,output} layouts that are convertible
     /// from NCW. But got Layout(NWC)` (`Conv1DRel`, `Conv3DRel`,
     /// `Conv3DTransposeRel`, `Conv2DWinogradRel`).
@@ -140,7 +140,7 @@ impl LayoutWording {
 /// the data and kernel layouts are parsed, converted to `data_target` and
 /// `kernel_target`, then the output layout (the data's when `out_layout` is
 /// empty) to `data_target`; each error is about its attribute.
-fn conv_layouts(
+pub(super) fn conv_layouts(
     ctx: &Ctx,
     op: &str,
     wording: LayoutWording,
@@ -177,7 +177,7 @@ fn conv_layouts(
 }
 
 /// TVM's `ICHECK_EQ(name.size(), n)` on an attribute list.
-fn check_len(list: &[Dim], n: usize, name: &'static str) -> Result<(), RelationError> {
+pub(super) fn check_len(list: &[Dim], n: usize, name: &'static str) -> Result<(), RelationError> {
     check(list.len() == n, || {
         format!(
             "Check failed: {name}.size() == {n} ({} vs. {n})",
@@ -190,7 +190,11 @@ fn check_len(list: &[Dim], n: usize, name: &'static str) -> Result<(), RelationE
 /// The kernel sizes of a given weight (in the canonical kernel layout, its
 /// axes 2…) agree with the `kernel_size` attribute, checked to have one size
 /// per spatial axis.
-fn check_kernel_size(op: &str, kernel_size: &[Dim], wshape: &[Dim]) -> Result<(), RelationError> {
+pub(super) fn check_kernel_size(
+    op: &str,
+    kernel_size: &[Dim],
+    wshape: &[Dim],
+) -> Result<(), RelationError> {
     let agree = kernel_size
         .iter()
         .enumerate()
@@ -244,7 +248,7 @@ pub(crate) fn padding_hw(padding: &[Dim]) -> Result<(Dim, Dim), RelationError> {
 }
 
 /// `GetPaddingDepthHeightWidth`.
-fn padding_dhw(padding: &[Dim]) -> Result<[Dim; 3], RelationError> {
+pub(super) fn padding_dhw(padding: &[Dim]) -> Result<[Dim; 3], RelationError> {
     match padding.len() {
         1 => {
             let p = mul(&padding[0], &c_int(2));
@@ -276,7 +280,7 @@ fn out_size(input: &Dim, pad: &Dim, dilated: &Dim, stride: &Dim) -> Result<Dim, 
 }
 
 /// `stride * (in - 1) + dilated - pad + output_padding`, or `in` when `?`.
-fn transposed_size(
+pub(super) fn transposed_size(
     input: &Dim,
     stride: &Dim,
     dilated: &Dim,
@@ -340,7 +344,7 @@ fn transposed_out_shape(
 
 /// `out_dtype`, or the data's dtype when void; `Conv2DRel` and `Conv3DRel`
 /// fall back to the weight's (`weight`) when the data's is void too.
-fn out_dtype(
+pub(super) fn out_dtype(
     ctx: &Ctx,
     data: DataType,
     weight: Option<DataType>,
@@ -352,7 +356,7 @@ fn out_dtype(
     })
 }
 
-fn groups_dim(groups: i64) -> Dim {
+pub(super) fn groups_dim(groups: i64) -> Dim {
     c_int(groups)
 }
 

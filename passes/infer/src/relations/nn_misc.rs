@@ -3,11 +3,11 @@
 //! `Matmul`), `DensePackRel`, `BatchMatmulRel`, `BinaryDenseRel`,
 //! `SoftmaxRel`, `BatchFlattenRel`, `DropoutRel`, `BatchNormRel`,
 //! `InstanceNormRel`, `LayerNormRel`, `GroupNormRel`, `NLLLossRel`,
-//! `SpaceToBatchNDRel`, `BatchToSpaceNDRel`, `PadRel`, `UpSamplingRel` and
-//! `UpSampling3DRel`.
+//! `SpaceToBatchNDRel`, `BatchToSpaceNDRel`, `PadRel`, `UpSamplingRel`,
+//! `UpSampling3DRel`, `PReluRel` and `CrossEntropyRel`.
 //!
 //! Relations that determine a parameter's type assign it: `bias_add` the
-//! bias (`[C]`), `batch_norm` its four vectors, the norms gamma and beta,
+//! bias (`[C]`), `prelu` the slope (`[C]`), `batch_norm` its four vectors, the norms gamma and beta,
 //! `dense` the weight when `units` is set (`[units, K]`).
 
 use super::display::{self, shape_array};
@@ -55,6 +55,11 @@ relations! {
     "UpSampling" => upsampling_rel;
     /// `UpSampling3DRel`.
     "UpSampling3D" => upsampling3d_rel;
+    /// `PReluRel`: the slope is `[data.shape[axis]]`.
+    "PRelu" => prelu_rel;
+    /// `CrossEntropyRel` (`nn.cross_entropy`, `nn.cross_entropy_with_logits`):
+    /// a scalar of the predictions' dtype.
+    "CrossEntropy" => cross_entropy_rel;
 }
 
 fn bias_add_rel(ctx: &mut Ctx) -> Step {
@@ -170,7 +175,7 @@ fn dense_pack_rel(ctx: &mut Ctx) -> Step {
     Ok(true)
 }
 
-fn batch_matmul_rel(ctx: &mut Ctx) -> Step {
+pub(crate) fn batch_matmul_rel(ctx: &mut Ctx) -> Step {
     let (Some(x), Some(y)) = (ctx.tensor(0), ctx.tensor(1)) else {
         return Ok(false);
     };
@@ -400,7 +405,7 @@ fn nll_loss_rel(ctx: &mut Ctx) -> Step {
 }
 
 /// An `Array<Array<PrimExpr>>` attribute.
-fn nested_dims(ctx: &Ctx, name: &str) -> Result<Vec<Vec<Dim>>, RelationError> {
+pub(super) fn nested_dims(ctx: &Ctx, name: &str) -> Result<Vec<Vec<Dim>>, RelationError> {
     match ctx.attrs.value(name)? {
         AttrValue::Null => Ok(Vec::new()),
         AttrValue::Array(rows) => rows
@@ -593,6 +598,43 @@ fn upsampling3d_rel(ctx: &mut Ctx) -> Step {
     )
 }
 
+fn prelu_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let axis = ctx.attrs.int("axis")?;
+    let rank = data.shape.len();
+    check(axis < rank as i64, || format!("Wrong axis ({axis})value.")).about("axis")?;
+    // A negative axis is not normalised: TVM's `Array` index check fails.
+    let alpha = usize::try_from(axis)
+        .ok()
+        .and_then(|a| data.shape.get(a))
+        .cloned()
+        .ok_or_else(|| super::index_error(axis, rank))
+        .about("axis")?;
+    ctx.assign(1, tensor(vec![alpha], data.dtype));
+    ctx.assign(2, tensor(data.shape.clone(), data.dtype));
+    Ok(true)
+}
+
+fn cross_entropy_rel(ctx: &mut Ctx) -> Step {
+    let (Some(x), Some(y)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let inconsistent = || {
+        format!(
+            "CrossEntropy: shapes of x and y is inconsistent, x shape = {}, y shape = {}",
+            shape_array(&x.shape),
+            shape_array(&y.shape)
+        )
+    };
+    check(x.shape.len() == 2 && y.shape.len() == 2, inconsistent)?;
+    check(shape::assert_eq(&x.shape[0], &y.shape[0]), inconsistent)?;
+    check(shape::assert_eq(&x.shape[1], &y.shape[1]), inconsistent)?;
+    ctx.assign(2, Type::scalar(x.dtype));
+    Ok(true)
+}
+
 #[cfg(test)]
 #[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
@@ -745,5 +787,35 @@ mod tests {
             ],
         );
         assert_eq!(out, t(&[1, 4, 4, 1], "float32"));
+    }
+
+    #[test]
+    fn prelu_and_cross_entropy() {
+        let assigns = solved(
+            "nn.prelu",
+            &[t(&[1, 8, 8, 16], "float32"), Type::incomplete()],
+            &[("axis", int(3))],
+        );
+        assert_eq!(assigns[0], (1, t(&[16], "float32")));
+        assert_eq!(
+            fails(
+                "nn.prelu",
+                &[t(&[1, 3], "float32"), t(&[3], "float32")],
+                &[("axis", int(-1))]
+            ),
+            "IndexError: indexing -1 on an array of size 2"
+        );
+        let out = solve_out(
+            "nn.cross_entropy",
+            &[t(&[4, 10], "float32"), t(&[4, 10], "float64")],
+            &[],
+        );
+        assert_eq!(out, t(&[], "float32"));
+        assert!(fails(
+            "nn.cross_entropy_with_logits",
+            &[t(&[2, 3, 5], "float32"), t(&[2, 3, 5], "float32")],
+            &[]
+        )
+        .ends_with("x shape = [2, 3, 5], y shape = [2, 3, 5]"));
     }
 }

@@ -35,7 +35,7 @@ relations! {
 }
 
 /// `calculate_pool_dimension`.
-fn pool_dimension(
+pub(crate) fn pool_dimension(
     input: &Dim,
     pad: &Dim,
     pool: &Dim,

@@ -1,7 +1,9 @@
 //! QNN relations (`src/relay/qnn/op/*.cc`, `op_common.h`, `utils.h`):
 //! `QnnBroadcastRel` (`qnn.add`, `qnn.mul`, `qnn.subtract`),
 //! `QnnConcatenateRel`, `QnnConv2DRel`, `QnnConv2DTransposeRel`,
-//! `QnnDenseRel`, `QuantizeRel` and `RequantizeRel`.
+//! `QnnDenseRel`, `QuantizeRel`, `RequantizeRel`, `QnnBatchMatmulRel`,
+//! `QnnAvgPool2DRel` and `QnnDensePackRel` (the element-wise ones are in
+//! [`super::qnn_elemwise`]).
 //!
 //! Each checks the dtypes of its quantized inputs and the scalar types of
 //! its scales and zero points, assigns per-channel scale/zero-point vectors
@@ -12,10 +14,13 @@
 
 use super::broadcast::broadcast_rel;
 use super::display;
+use super::layout::Layout;
+use super::nn_conv::at;
 use super::nn_misc::matmul_rel;
-use super::shape::{c_int, const_int, mul};
+use super::nn_pool::pool_dimension;
+use super::shape::{c_int, const_int, is_any, mul};
 use super::tensor_transform::concatenate_rel;
-use super::{check, error, relations, tensor, AboutAttribute, Ctx, Step};
+use super::{check, error, item, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
 use relay_ir::{Dim, TensorType, TypeKind};
@@ -35,18 +40,25 @@ relations! {
     "Quantize" => quantize_rel;
     /// `RequantizeRel`.
     "Requantize" => requantize_rel;
+    /// `QnnBatchMatmulRel`: `BatchMatmulRel` on `int8`/`uint8` operands
+    /// with an `int32` output.
+    "QBatchMatmul" => qnn_batch_matmul_rel;
+    /// `QnnAvgPool2DRel`.
+    "QnnAvgPool2D" => qnn_avg_pool2d_rel;
+    /// `QnnDensePackRel`: 2-D data, a 4-D packed weight.
+    "QnnDensePack" => qnn_dense_pack_rel;
 }
 
-const INT8: DataType = DataType::int(8);
-const UINT8: DataType = DataType::uint(8);
+pub(super) const INT8: DataType = DataType::int(8);
+pub(super) const UINT8: DataType = DataType::uint(8);
 const INT16: DataType = DataType::int(16);
 const UINT16: DataType = DataType::uint(16);
-const INT32: DataType = DataType::INT32;
+pub(super) const INT32: DataType = DataType::INT32;
 const INT64: DataType = DataType::INT64;
-const FLOAT32: DataType = DataType::FLOAT32;
+pub(super) const FLOAT32: DataType = DataType::FLOAT32;
 
 /// The checks of `IsScalarType` on a tensor: rank 0, of `dtype`.
-fn check_scalar(t: &TensorType, dtype: DataType) -> Result<(), RelationError> {
+pub(super) fn check_scalar(t: &TensorType, dtype: DataType) -> Result<(), RelationError> {
     check(t.shape.is_empty(), || {
         format!(
             "Check failed: tensor_type->shape.size() == 0 ({} vs. 0)",
@@ -60,7 +72,7 @@ fn check_scalar(t: &TensorType, dtype: DataType) -> Result<(), RelationError> {
 
 /// `IsScalarType(types[slot], dtype)`; `Ok(false)` to wait on an
 /// incomplete type.
-fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
+pub(super) fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
     let ty = ctx.ty(slot);
     match ty.kind() {
         TypeKind::Incomplete(_) => Ok(false),
@@ -80,7 +92,7 @@ fn is_scalar_type(ctx: &Ctx, slot: usize, dtype: DataType) -> Step {
 
 /// `AssignType(types[slot], dtype, dim)`: a scalar stays, a vector becomes
 /// `[dim]`; `Ok(false)` to wait on an incomplete type.
-fn assign_type(ctx: &mut Ctx, slot: usize, dtype: DataType, dim: Dim) -> Step {
+pub(super) fn assign_type(ctx: &mut Ctx, slot: usize, dtype: DataType, dim: Dim) -> Step {
     let ty = ctx.ty(slot).clone();
     match ty.kind() {
         TypeKind::Incomplete(_) => Ok(false),
@@ -105,7 +117,7 @@ fn assign_type(ctx: &mut Ctx, slot: usize, dtype: DataType, dim: Dim) -> Step {
 
 /// TVM's dtype checks on a quantized operator's operands: `dtype` is one
 /// of `allowed`, else "Expected {expected} for {role} but was {dtype}".
-fn expect_dtype(
+pub(super) fn expect_dtype(
     dtype: DataType,
     allowed: &[DataType],
     expected: &str,
@@ -129,7 +141,7 @@ fn channel_axis(rank: i64, axis: i64) -> i64 {
 
 /// The axis of `QuantizeRel` and `RequantizeRel`: a negative `axis` counts
 /// from the end, and is 0 for a scalar.
-fn quantize_axis(rank: i64, axis: i64) -> i64 {
+pub(super) fn quantize_axis(rank: i64, axis: i64) -> i64 {
     match axis {
         a if a < 0 && rank > 0 => rank + a,
         a if a < 0 => 0,
@@ -140,14 +152,19 @@ fn quantize_axis(rank: i64, axis: i64) -> i64 {
 /// TVM's range check of a channel axis (`{name} {value} is out of range`):
 /// `axis` (normalised from the attribute's `value`) must index the
 /// operand, a scalar counting as rank 1.
-fn check_axis(name: &str, value: i64, axis: i64, rank: i64) -> Result<(), RelationError> {
+pub(super) fn check_axis(
+    name: &str,
+    value: i64,
+    axis: i64,
+    rank: i64,
+) -> Result<(), RelationError> {
     check(axis < rank.max(1) && axis >= 0, || {
         format!("{name} {value} is out of range")
     })
 }
 
 /// The size along `axis`, `Integer(1)` for a scalar.
-fn axis_shape(shape: &[Dim], axis: i64) -> Result<Dim, RelationError> {
+pub(super) fn axis_shape(shape: &[Dim], axis: i64) -> Result<Dim, RelationError> {
     if shape.is_empty() {
         return Ok(c_int(1));
     }
@@ -471,6 +488,134 @@ fn requantize_rel(ctx: &mut Ctx) -> Step {
         format!("Output type should be one of [int8, uint8, int16, int32] but was {out_dtype}")
     })?;
     ctx.assign(5, tensor(data.shape.clone(), out_dtype));
+    Ok(true)
+}
+
+fn qnn_batch_matmul_rel(ctx: &mut Ctx) -> Step {
+    let (Some(x), Some(y)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    expect_dtype(
+        x.dtype,
+        &[INT8, UINT8],
+        "quantized batch_matmul type(int8, uint8)",
+        "input",
+    )?;
+    expect_dtype(
+        y.dtype,
+        &[INT8, UINT8],
+        "quantized batch_matmul type(int8, uint8)",
+        "weight",
+    )?;
+    expect_dtype(
+        out_dtype,
+        &[INT32],
+        "quantized batch_matmul type(int32)",
+        "output",
+    )?;
+    // The zero points (slots 2, 3), then the scales (4, 5).
+    if (2..6).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    for (slot, dtype) in [(2, INT32), (3, INT32), (4, FLOAT32), (5, FLOAT32)] {
+        is_scalar_type(ctx, slot, dtype)?;
+    }
+    ctx.nested(&[0, 1, 6], super::nn_misc::batch_matmul_rel)
+}
+
+fn qnn_avg_pool2d_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    expect_dtype(
+        data.dtype,
+        &[INT8, UINT8],
+        "quantized avg_pool2d type(int8, uint8)",
+        "input",
+    )?;
+    if (1..5).any(|i| ctx.is_incomplete(i)) {
+        return Ok(false);
+    }
+    for (slot, dtype) in [(1, FLOAT32), (2, INT32), (3, FLOAT32), (4, INT32)] {
+        is_scalar_type(ctx, slot, dtype)?;
+    }
+    check(data.shape.len() >= 2, || {
+        format!(
+            "Check failed: dshape.size() >= 2U ({} vs. 2) : Pool2D only support input >= 2-D: input must have height and width",
+            data.shape.len()
+        )
+    })?;
+    let attrs = ctx.attrs;
+    let name = attrs.str("layout")?;
+    let layout = Layout::parse(&name).about("layout")?;
+    let (Some(h), Some(w)) = (layout.index_of('H'), layout.index_of('W')) else {
+        return error(format!(
+            "Invalid input layout Layout({name}). qnn_avg_pool2d inut layout must have H and W, which cannot be split"
+        ))
+        .about("layout");
+    };
+    if layout.contains('h') || layout.contains('w') {
+        return error(format!(
+            "Invalid input layout Layout({name}). qnn_avg_pool2d inut layout must have H and W, which cannot be split"
+        ))
+        .about("layout");
+    }
+    let padding = attrs.dims_or_empty("padding")?;
+    let two = c_int(2);
+    let (pad_h, pad_w) = match padding.len() {
+        1 => (mul(&padding[0], &two), mul(&padding[0], &two)),
+        2 => (mul(&padding[0], &two), mul(&padding[1], &two)),
+        4 => (
+            super::shape::add(&padding[0], &padding[2]),
+            super::shape::add(&padding[1], &padding[3]),
+        ),
+        // TVM returns `false` here: the relation never resolves.
+        _ => return Ok(false),
+    };
+    let pool_size = attrs.dims_or_empty("pool_size")?;
+    let dilation = attrs.dims_or_empty("dilation")?;
+    let strides = attrs.dims_or_empty("strides")?;
+    let ceil_mode = attrs.bool("ceil_mode")?;
+    let mut oshape = data.shape.clone();
+    for (i, (axis, pad)) in [(h, pad_h), (w, pad_w)].into_iter().enumerate() {
+        let input = item(&data.shape, axis)?;
+        if is_any(input) {
+            continue;
+        }
+        oshape[axis] = pool_dimension(
+            input,
+            &pad,
+            &at(&pool_size, i, "pool_size")?,
+            &at(&dilation, i, "dilation")?,
+            &at(&strides, i, "strides")?,
+            ceil_mode,
+        )?;
+    }
+    ctx.assign(5, tensor(oshape, data.dtype));
+    Ok(true)
+}
+
+fn qnn_dense_pack_rel(ctx: &mut Ctx) -> Step {
+    let (Some(data), Some(weight)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    check(data.shape.len() == 2, || {
+        format!(
+            "Check failed: data->shape.size() == 2 ({} vs. 2) : Only 2D data is supported",
+            data.shape.len()
+        )
+    })?;
+    check(weight.shape.len() == 4, || {
+        "Expect weight to be 4D tensor".to_string()
+    })?;
+    let mut oshape = data.shape.clone();
+    oshape[1] = mul(&weight.shape[0], &weight.shape[2]);
+    let out_dtype = ctx.attrs.dtype("out_dtype")?;
+    check(out_dtype.bits > 0, || {
+        "Output dtype bits should be greater than 0.".to_string()
+    })?;
+    ctx.assign(6, tensor(oshape, out_dtype));
     Ok(true)
 }
 
