@@ -430,6 +430,37 @@ fn quick_fixes() {
 }
 
 #[test]
+fn metadata_references_link_to_their_entries() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/constants.relay";
+    let text = include_str!("diff_inputs/constants_a.relay");
+    client.open(uri, text);
+    client.diagnostics(uri, 1);
+    let links = client.request(
+        "textDocument/documentLink",
+        json!({ "textDocument": td(uri) }),
+    );
+    let entry_line = text
+        .lines()
+        .position(|l| l.contains("\"type_key\": \"relay.Constant\""))
+        .unwrap();
+    // The entry's `{` is on the line before its type key (0-based), the
+    // fragment is 1-based.
+    assert_eq!(
+        links[0]["target"],
+        format!("{uri}#L{},5", entry_line),
+        "{links}"
+    );
+    let at = text.find("meta[").unwrap() + 6;
+    let def = client.request(
+        "textDocument/definition",
+        json!({ "textDocument": td(uri), "position": position(text, at, false) }),
+    );
+    assert_eq!(def["range"]["start"]["line"], entry_line - 1, "{def}");
+    client.shutdown();
+}
+
+#[test]
 fn call_hierarchy_round_trip() {
     let mut client = LspClient::start(false);
     let uri = "file:///tmp/relay-lsp-e2e/calls.relay";

@@ -65,6 +65,7 @@ impl LanguageServer for Backend {
     async fn prepare_call_hierarchy(&self, p: CallHierarchyPrepareParams) -> Result<Option<Vec<CallHierarchyItem>>> { navigation::prepare_call_hierarchy(self, p).await }
     async fn incoming_calls(&self, p: CallHierarchyIncomingCallsParams) -> Result<Option<Vec<CallHierarchyIncomingCall>>> { navigation::incoming_calls(self, p).await }
     async fn outgoing_calls(&self, p: CallHierarchyOutgoingCallsParams) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> { navigation::outgoing_calls(self, p).await }
+    async fn document_link(&self, p: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> { navigation::document_link(self, p).await }
     async fn document_highlight(&self, p: DocumentHighlightParams) -> Result<Option<Vec<DocumentHighlight>>> { navigation::document_highlight(self, p).await }
     async fn prepare_rename(&self, p: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> { rename::prepare_rename(self, p).await }
     async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> { rename::rename(self, p).await }

@@ -12,6 +12,7 @@ use super::features::folding_ranges::{Fold, FoldKind};
 use super::features::highlights::{Highlight, HighlightKind};
 use super::features::hover::Hover;
 use super::features::inlay_hints::TypeHint;
+use super::features::metadata_links::MetadataLink;
 use super::features::semantic_tokens::{SemanticToken, TokenKind};
 use super::features::signature_help::SignatureHelp;
 use super::features::Replacement;
@@ -63,6 +64,21 @@ pub fn outgoing_call(lines: &LineIndex, uri: &Uri, call: Call) -> lsp::CallHiera
     lsp::CallHierarchyOutgoingCall {
         from_ranges: call.sites.iter().map(|&r| lines.range(r)).collect(),
         to: call_hierarchy_item(lines, uri, call.item),
+    }
+}
+
+/// A link from a metadata reference to its entry, in the same document:
+/// the document's URI with a `#L<line>,<column>` fragment (1-based), which
+/// VS Code opens at that place.
+pub fn metadata_link(lines: &LineIndex, uri: &Uri, link: MetadataLink) -> lsp::DocumentLink {
+    let at = lines.position(link.entry.start().into());
+    let document = uri.as_str().split('#').next().unwrap_or_default();
+    let target = format!("{document}#L{},{}", at.line + 1, at.character + 1);
+    lsp::DocumentLink {
+        range: lines.range(link.reference),
+        target: std::str::FromStr::from_str(&target).ok(),
+        tooltip: Some("metadata entry".to_string()),
+        data: None,
     }
 }
 

@@ -289,6 +289,19 @@ impl ObjectGraph {
         Ok(graph)
     }
 
+    /// Where, in a metadata section's text, the object that `meta[key][index]`
+    /// refers to is written: the byte range of its JSON object in `text` (the
+    /// editor links a reference to it). `None` when the section does not read
+    /// or has no such entry.
+    pub fn entry_range(text: &str, key: &str, index: usize) -> Option<std::ops::Range<usize>> {
+        let (json, _) = json::parse_value(text).ok()?;
+        let graph = Self::from_json(&json).ok()?;
+        let node = MetaTable::new(&graph).ok()?.get(key, index).ok()?.index();
+        let start = locate(&json, &Place::Node(node));
+        let (_, length) = json::parse_value(text.get(start..)?).ok()?;
+        Some(start..start + length)
+    }
+
     fn from_json(json: &Json) -> Result<ObjectGraph, MetaError> {
         let err = |offset: usize, message: String| MetaError::Parse { offset, message };
         let JsonValue::Object(members) = &json.value else {
@@ -679,6 +692,27 @@ mod tests {
         assert_eq!(g.to_json(), SMALL);
         // Leading newline and trailing whitespace are fine.
         assert_eq!(ObjectGraph::parse(&format!("\n{SMALL}\n")).unwrap(), g);
+    }
+
+    #[test]
+    fn an_entry_is_found_where_it_is_written() {
+        let text = format!("\n{SMALL}\n");
+        let range = ObjectGraph::entry_range(&text, "relay.attrs.DensePackAttrs", 0).unwrap();
+        let entry = &text[range];
+        assert!(
+            entry.starts_with("{\n      \"type_key\": \"relay.attrs.DensePackAttrs\""),
+            "{entry}"
+        );
+        assert!(entry.ends_with("}\n    }"), "{entry}");
+        assert_eq!(
+            ObjectGraph::entry_range(&text, "relay.attrs.DensePackAttrs", 1),
+            None
+        );
+        assert_eq!(ObjectGraph::entry_range(&text, "relay.Constant", 0), None);
+        assert_eq!(
+            ObjectGraph::entry_range("{ not json", "relay.Constant", 0),
+            None
+        );
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! Go to definition: where the name under the cursor is defined, as
-//! lowering resolved it (shadowing and scopes included).
+//! lowering resolved it (shadowing and scopes included); on a
+//! `meta[Key][i]` reference, its entry in the metadata section.
 
+use super::metadata_links::metadata_definition;
 use crate::lsp::analysis::Analysis;
 use relay_syntax::{TextRange, TextSize};
 
 /// The definition the name at `offset` resolves to (nothing for names
 /// declared nowhere in the text).
 pub fn definition(analysis: &Analysis, offset: TextSize) -> Option<TextRange> {
-    let (_, def) = analysis.names.definition_at(offset)?;
-    def.range
+    match analysis.names.definition_at(offset) {
+        Some((_, def)) => def.range,
+        None => metadata_definition(analysis, offset),
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub mod highlights;
 pub mod hover;
 pub mod inlay_hints;
 pub mod markdown;
+pub mod metadata_links;
 pub mod ops;
 pub mod pass_output;
 pub mod quick_fixes;

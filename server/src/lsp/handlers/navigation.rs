@@ -1,17 +1,20 @@
 //! `textDocument/definition`, `textDocument/references`,
-//! `textDocument/documentHighlight` and the call hierarchy
+//! `textDocument/documentHighlight`, `textDocument/documentLink` (metadata
+//! references to their entries) and the call hierarchy
 //! (`textDocument/prepareCallHierarchy`, `callHierarchy/incomingCalls`,
 //! `callHierarchy/outgoingCalls`).
 
 use crate::lsp::backend::Backend;
-use crate::lsp::features::{call_hierarchy, goto_definition, highlights, references};
+use crate::lsp::features::{
+    call_hierarchy, goto_definition, highlights, metadata_links, references,
+};
 use crate::lsp::{from_proto, to_proto};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     CallHierarchyIncomingCall, CallHierarchyIncomingCallsParams, CallHierarchyItem,
     CallHierarchyOutgoingCall, CallHierarchyOutgoingCallsParams, CallHierarchyPrepareParams,
-    DocumentHighlight, DocumentHighlightParams, GotoDefinitionParams, GotoDefinitionResponse,
-    Location, ReferenceParams,
+    DocumentHighlight, DocumentHighlightParams, DocumentLink, DocumentLinkParams,
+    GotoDefinitionParams, GotoDefinitionResponse, Location, ReferenceParams,
 };
 
 pub async fn goto_definition(
@@ -120,6 +123,25 @@ pub async fn outgoing_calls(
                 calls
                     .into_iter()
                     .map(|c| to_proto::outgoing_call(&a.lines, &uri, c))
+                    .collect(),
+            )
+        })
+        .await
+}
+
+/// `textDocument/documentLink`: each `meta[…][…]` to its metadata entry.
+pub async fn document_link(
+    backend: &Backend,
+    params: DocumentLinkParams,
+) -> Result<Option<Vec<DocumentLink>>> {
+    let uri = params.text_document.uri.clone();
+    backend
+        .with_analysis(&params.text_document.uri, "documentLink", move |a| {
+            let links = metadata_links::metadata_links(a);
+            Some(
+                links
+                    .into_iter()
+                    .map(|l| to_proto::metadata_link(&a.lines, &uri, l))
                     .collect(),
             )
         })
