@@ -29,7 +29,10 @@
 //! (elementwise binary ops, `where`, `broadcast_to`, `collapse_sum_*`),
 //! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
 //! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
-//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
+//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`], [`indexing`]
+//! (gather/scatter), [`sequence`] (along one axis: reverse, scans, masks,
+//! windows), [`multi_output`] (tuple results: meshgrid, unique, sparse
+//! rows, DFT), [`einsum`], [`random`] (`random.*`).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -50,14 +53,19 @@ pub mod shape;
 pub mod algorithm;
 pub mod broadcast;
 pub mod dynamic;
+pub mod einsum;
 pub mod identity;
 pub mod image;
+pub mod indexing;
 pub mod memory;
+pub mod multi_output;
 pub mod nn_conv;
 pub mod nn_misc;
 pub mod nn_pool;
 pub mod qnn;
+pub mod random;
 pub mod reduce;
+pub mod sequence;
 pub mod tensor_transform;
 pub mod vision;
 
@@ -87,6 +95,11 @@ const FAMILIES: &[Family] = &[
     vision::RELATIONS,
     dynamic::RELATIONS,
     memory::RELATIONS,
+    indexing::RELATIONS,
+    sequence::RELATIONS,
+    multi_output::RELATIONS,
+    einsum::RELATIONS,
+    random::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in
