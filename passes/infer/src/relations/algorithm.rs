@@ -92,7 +92,8 @@ fn searchsorted_rel(ctx: &mut Ctx) -> Step {
     let Some(sorted) = ctx.tensor_or_wait(0, "Expects TensorType in the first input, got ")? else {
         return Ok(false);
     };
-    let Some(values) = ctx.tensor_or_wait(1, "Expects TensorType in the second input, got ")? else {
+    let Some(values) = ctx.tensor_or_wait(1, "Expects TensorType in the second input, got ")?
+    else {
         return Ok(false);
     };
     let rank = values.shape.len();
@@ -167,7 +168,11 @@ mod tests {
         assert!(fails("sort", &[tup(&[x.clone()])], &[])
             .starts_with("Sort: expect input type to be TensorType but get"));
         assert_eq!(
-            solve_out("searchsorted", &[t(&[8], "float32"), t(&[5], "float32")], &[]),
+            solve_out(
+                "searchsorted",
+                &[t(&[8], "float32"), t(&[5], "float32")],
+                &[]
+            ),
             t(&[5], "int32")
         );
         assert_eq!(

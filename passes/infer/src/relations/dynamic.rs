@@ -467,7 +467,12 @@ mod tests {
         let depth = t(&[], "int32");
         let out = solve_out(
             "dyn.one_hot",
-            &[t(&[3, 2], "int32"), scalar.clone(), scalar.clone(), depth.clone()],
+            &[
+                t(&[3, 2], "int32"),
+                scalar.clone(),
+                scalar.clone(),
+                depth.clone(),
+            ],
             &[("axis", int(1)), ("dtype", dt("float32"))],
         );
         assert_eq!(
@@ -482,10 +487,18 @@ mod tests {
             ),
             "IndexError: indexing 1 on an array of size 1"
         );
-        let out = solve_out("dyn.squeeze", &[t(&[1, 3, 1], "float32"), t(&[2], "int64")], &[]);
+        let out = solve_out(
+            "dyn.squeeze",
+            &[t(&[1, 3, 1], "float32"), t(&[2], "int64")],
+            &[],
+        );
         assert_eq!(out, td(vec![Dim::Any], "float32"));
         assert_eq!(
-            fails("dyn.squeeze", &[t(&[1, 3], "float32"), t(&[1, 1], "int64")], &[]),
+            fails(
+                "dyn.squeeze",
+                &[t(&[1, 3], "float32"), t(&[1, 1], "int64")],
+                &[]
+            ),
             "Check failed: axes->shape.size() == 1 (2 vs. 1) : Got2expected 1"
         );
         let any = td(vec![Dim::Any], "int64");
@@ -493,13 +506,18 @@ mod tests {
             fails("dyn.squeeze", &[t(&[1, 3], "float32"), any], &[]),
             "axes expected to be static rank"
         );
-        assert!(fails("dyn.squeeze", &[t(&[1], "float32"), t(&[3], "int64")], &[])
-            .starts_with("dyn.squeeze: cannot squeeze 3 axes"));
+        assert!(
+            fails("dyn.squeeze", &[t(&[1], "float32"), t(&[3], "int64")], &[])
+                .starts_with("dyn.squeeze: cannot squeeze 3 axes")
+        );
         let expand = |axis: relay_ir::Type| {
             run(
                 "dyn.expand_dims",
                 &[t(&[2, 3], "float32"), axis],
-                &[("attrs_type", s("relay.attrs.DynExpandDimsAttrs")), ("num_newaxis", int(2))],
+                &[
+                    ("attrs_type", s("relay.attrs.DynExpandDimsAttrs")),
+                    ("num_newaxis", int(2)),
+                ],
             )
         };
         assert!(matches!(

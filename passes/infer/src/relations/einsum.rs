@@ -206,10 +206,11 @@ fn infer_einsum_shape(equation: &str, shapes: &[Vec<Dim>]) -> Result<Vec<Dim>, R
         }
     }
     let mut ellipsis_shape: Vec<Dim> = Vec::new();
-    if let Some(longest) = ellipsis_shapes
-        .iter()
-        .copied()
-        .reduce(|best, s| if s.len() > best.len() { s } else { best })
+    if let Some(longest) =
+        ellipsis_shapes
+            .iter()
+            .copied()
+            .reduce(|best, s| if s.len() > best.len() { s } else { best })
     {
         ellipsis_shape = longest.to_vec();
         for s in &ellipsis_shapes {
@@ -319,11 +320,15 @@ mod tests {
         );
     }
 
-    use super::super::test_util::{fails, solve_out, t, td, tup, s as string, waits};
+    use super::super::test_util::{fails, s as string, solve_out, t, td, tup, waits};
     use relay_ir::{Dim, Type};
 
     fn einsum(equation: &str, operands: &[Type]) -> Type {
-        solve_out("einsum", &[tup(operands)], &[("equation", string(equation))])
+        solve_out(
+            "einsum",
+            &[tup(operands)],
+            &[("equation", string(equation))],
+        )
     }
 
     #[test]
@@ -331,12 +336,18 @@ mod tests {
         // test_op_level11.py::test_einsum cases.
         let a = t(&[2, 3], "float32");
         let b = t(&[3, 4], "float32");
-        assert_eq!(einsum("ij,jk->ik", &[a.clone(), b.clone()]), t(&[2, 4], "float32"));
+        assert_eq!(
+            einsum("ij,jk->ik", &[a.clone(), b.clone()]),
+            t(&[2, 4], "float32")
+        );
         assert_eq!(einsum("ij,jk", &[a.clone(), b]), t(&[2, 4], "float32"));
         assert_eq!(einsum("ii", &[t(&[3, 3], "float32")]), t(&[], "float32"));
         assert_eq!(einsum("ij->ji", &[a.clone()]), t(&[3, 2], "float32"));
         assert_eq!(
-            einsum("...ij,...jk->...ik", &[t(&[7, 2, 3], "float32"), t(&[5, 1, 3, 4], "float32")]),
+            einsum(
+                "...ij,...jk->...ik",
+                &[t(&[7, 2, 3], "float32"), t(&[5, 1, 3, 4], "float32")]
+            ),
             t(&[5, 7, 2, 4], "float32")
         );
         // A label of size 1 broadcasts (to a new int32 size); `?` wins over a size.
@@ -360,7 +371,11 @@ mod tests {
             "Check failed: equation_.inputs.size() == input_shapes_.size() (2 vs. 1) : Number of operands does not match the equation"
         );
         assert_eq!(
-            fails("einsum", &[tup(&[a.clone(), t(&[4, 5], "float32")])], &eq("ij,jk->ik")),
+            fails(
+                "einsum",
+                &[tup(&[a.clone(), t(&[4, 5], "float32")])],
+                &eq("ij,jk->ik")
+            ),
             "Cannot broadcast extents 3 and 4"
         );
         assert_eq!(
@@ -372,7 +387,11 @@ mod tests {
             "Check failed: current_dim == input_shape.size() (1 vs. 2)"
         );
         assert_eq!(
-            fails("einsum", &[tup(&[a.clone(), t(&[3], "int32")])], &eq("ij,j")),
+            fails(
+                "einsum",
+                &[tup(&[a.clone(), t(&[3], "int32")])],
+                &eq("ij,j")
+            ),
             "relay.einsum requires all tensors have the same dtype"
         );
         assert_eq!(
@@ -387,6 +406,10 @@ mod tests {
             ),
             "Incompatible broadcast dims: 2 and 4 in: [2] and [4]"
         );
-        assert!(waits("einsum", &[tup(&[a, Type::incomplete()])], &eq("ij,jk")));
+        assert!(waits(
+            "einsum",
+            &[tup(&[a, Type::incomplete()])],
+            &eq("ij,jk")
+        ));
     }
 }

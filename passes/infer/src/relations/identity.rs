@@ -141,9 +141,17 @@ mod tests {
 
     #[test]
     fn reinterpret_is_a_cast() {
-        let out = solve_out("reinterpret", &[t(&[2, 3], "float32")], &[("dtype", dt("int32"))]);
+        let out = solve_out(
+            "reinterpret",
+            &[t(&[2, 3], "float32")],
+            &[("dtype", dt("int32"))],
+        );
         assert_eq!(out, t(&[2, 3], "int32"));
-        assert!(fails("reinterpret", &[Type::tuple(vec![])], &[("dtype", dt("int32"))])
-            .starts_with("cast: expect input type to be TensorType"));
+        assert!(fails(
+            "reinterpret",
+            &[Type::tuple(vec![])],
+            &[("dtype", dt("int32"))]
+        )
+        .starts_with("cast: expect input type to be TensorType"));
     }
 }

@@ -57,7 +57,10 @@ fn gather_rel(ctx: &mut Ctx) -> Step {
         format!("Check failed: ndim_data == ndim_indices ({ndim_data} vs. {ndim_indices})")
     })?;
     let axis = norm_axis(axis, ndim_data);
-    check(axis >= 0, || format!("Check failed: axis >= 0 ({axis} vs. 0)")).about("axis")?;
+    check(axis >= 0, || {
+        format!("Check failed: axis >= 0 ({axis} vs. 0)")
+    })
+    .about("axis")?;
     check(axis < ndim_data as i64, || {
         format!("Check failed: axis < ndim_data ({axis} vs. {ndim_data})")
     })
@@ -228,7 +231,10 @@ fn scatter_inputs(
     let what = ["input data", "indices", "updates"];
     let mut views = Vec::with_capacity(3);
     for (i, what) in what.iter().enumerate() {
-        match ctx.tensor_or_wait(i, &format!("{op}: expect {what} type to be TensorType but got "))? {
+        match ctx.tensor_or_wait(
+            i,
+            &format!("{op}: expect {what} type to be TensorType but got "),
+        )? {
             Some(view) => views.push(view),
             None => return Ok(None),
         }
@@ -305,36 +311,64 @@ mod tests {
         );
         assert_eq!(out, t(&[3, 4, 7], "float32"));
         assert_eq!(
-            fails("gather", &[data.clone(), t(&[3, 4], "int32")], &[("axis", int(0))]),
+            fails(
+                "gather",
+                &[data.clone(), t(&[3, 4], "int32")],
+                &[("axis", int(0))]
+            ),
             "Check failed: ndim_data == ndim_indices (3 vs. 2)"
         );
         assert_eq!(
-            fails("gather", &[data.clone(), t(&[3, 4, 5], "float32")], &[("axis", int(0))]),
+            fails(
+                "gather",
+                &[data.clone(), t(&[3, 4, 5], "float32")],
+                &[("axis", int(0))]
+            ),
             "indices of take must be tensor of integer"
         );
         assert_eq!(
-            fails("gather", &[data.clone(), t(&[3, 4, 5], "int32")], &[("axis", int(3))]),
+            fails(
+                "gather",
+                &[data.clone(), t(&[3, 4, 5], "int32")],
+                &[("axis", int(3))]
+            ),
             "Check failed: axis < ndim_data (3 vs. 3)"
         );
         assert_eq!(
-            fails("gather", &[data.clone(), t(&[3, 0, 5], "int32")], &[("axis", int(1))]),
+            fails(
+                "gather",
+                &[data.clone(), t(&[3, 0, 5], "int32")],
+                &[("axis", int(1))]
+            ),
             "Check failed: *indice_shape_i >= 1 (0 vs. 1)"
         );
         assert_eq!(
-            fails("gather", &[data.clone(), t(&[2, 4, 5], "int32")], &[("axis", int(1))]),
+            fails(
+                "gather",
+                &[data.clone(), t(&[2, 4, 5], "int32")],
+                &[("axis", int(1))]
+            ),
             "Check failed: reporter->AssertEQ(indices->shape[i], data->shape[i])"
         );
         assert_eq!(
             fails("gather", &[data, t(&[3, 4, 5], "int32")], &[]),
             "Check failed: param->axis.defined()"
         );
-        assert!(waits("gather", &[Type::incomplete(), t(&[1], "int32")], &[("axis", int(0))]));
+        assert!(waits(
+            "gather",
+            &[Type::incomplete(), t(&[1], "int32")],
+            &[("axis", int(0))]
+        ));
     }
 
     #[test]
     fn gather_nd_with_and_without_batch_dims() {
         // test_op_level3.py::test_gather_nd: data (2, 2), indices (2, 2) → (2).
-        let out = solve_out("gather_nd", &[t(&[2, 2], "float32"), t(&[2, 2], "int32")], &[]);
+        let out = solve_out(
+            "gather_nd",
+            &[t(&[2, 2], "float32"), t(&[2, 2], "int32")],
+            &[],
+        );
         assert_eq!(out, t(&[2], "float32"));
         let out = solve_out(
             "gather_nd",
@@ -348,7 +382,11 @@ mod tests {
             "GatherND needs a static shape for the first axis of indices, got [?, 7]"
         );
         assert_eq!(
-            fails("gather_nd", &[t(&[2, 2], "float32"), t(&[3, 4], "int32")], &[]),
+            fails(
+                "gather_nd",
+                &[t(&[2, 2], "float32"), t(&[3, 4], "int32")],
+                &[]
+            ),
             "GatherND: indices shape does satisfy."
         );
         assert_eq!(
@@ -366,18 +404,26 @@ mod tests {
         ];
         let out = solve_out("adv_index", &[tup(&fields)], &[]);
         assert_eq!(out, t(&[2, 3, 5], "float32"));
-        let too_many = [
-            t(&[3], "float32"),
-            t(&[2], "int64"),
-            t(&[2], "int64"),
-        ];
+        let too_many = [t(&[3], "float32"), t(&[2], "int64"), t(&[2], "int64")];
         assert_eq!(
             fails("adv_index", &[tup(&too_many)], &[]),
             "Check failed: inputs->fields.size() - 1 <= data->shape.size() (2 vs. 1) : too many indices for data!"
         );
-        assert!(waits("adv_index", &[tup(&[t(&[3], "float32"), Type::incomplete()])], &[]));
-        assert!(fails("adv_index", &[tup(&[t(&[3], "float32"), t(&[2], "int64"), t(&[3], "int64")])], &[])
-            .starts_with("Incompatible broadcast type"));
+        assert!(waits(
+            "adv_index",
+            &[tup(&[t(&[3], "float32"), Type::incomplete()])],
+            &[]
+        ));
+        assert!(fails(
+            "adv_index",
+            &[tup(&[
+                t(&[3, 4], "float32"),
+                t(&[2], "int64"),
+                t(&[3], "int64")
+            ])],
+            &[]
+        )
+        .starts_with("Incompatible broadcast type"));
     }
 
     #[test]
@@ -403,7 +449,11 @@ mod tests {
     fn scatters_keep_the_data_type() {
         let scatter_elements = |indices: Type| {
             let inputs = [t(&[3, 3], "float32"), indices, t(&[2, 3], "float32")];
-            super::super::test_util::run("scatter_elements", &inputs, &[("attrs_type", s("relay.attrs.ScatterElementsAttrs"))])
+            super::super::test_util::run(
+                "scatter_elements",
+                &inputs,
+                &[("attrs_type", s("relay.attrs.ScatterElementsAttrs"))],
+            )
         };
         let out = scatter_elements(t(&[2, 3], "int64")).unwrap();
         assert!(matches!(
@@ -418,7 +468,11 @@ mod tests {
         let nd = &[("attrs_type", s("relay.attrs.ScatterNDAttrs"))];
         let out = solve_out(
             "scatter_nd",
-            &[t(&[3, 3], "float32"), t(&[2, 2], "int32"), t(&[2], "float32")],
+            &[
+                t(&[3, 3], "float32"),
+                t(&[2, 2], "int32"),
+                t(&[2], "float32"),
+            ],
             nd,
         );
         assert_eq!(out, t(&[3, 3], "float32"));
@@ -433,21 +487,35 @@ mod tests {
         // A mismatch TVM does not check; an update of too low a rank it reads past.
         let out = solve_out(
             "scatter_nd",
-            &[t(&[3, 3], "float32"), t(&[1, 2], "int32"), t(&[5, 7], "float32")],
+            &[
+                t(&[3, 3], "float32"),
+                t(&[1, 2], "int32"),
+                t(&[5, 7], "float32"),
+            ],
             nd,
         );
         assert_eq!(out, t(&[3, 3], "float32"));
         assert_eq!(
             fails(
                 "scatter_nd",
-                &[t(&[3, 3], "float32"), t(&[1, 2], "int32"), t(&[2], "float32")],
+                &[
+                    t(&[3, 3], "float32"),
+                    t(&[1, 2], "int32"),
+                    t(&[2], "float32")
+                ],
                 nd
             ),
             "IndexError: indexing 1 on an array of size 1"
         );
         let strided = solve_out(
             "strided_set",
-            &[t(&[3, 4], "float32"), t(&[2, 3], "float32"), t(&[2], "int64"), t(&[2], "int64"), t(&[2], "int64")],
+            &[
+                t(&[3, 4], "float32"),
+                t(&[2, 3], "float32"),
+                t(&[2], "int64"),
+                t(&[2], "int64"),
+                t(&[2], "int64"),
+            ],
             &[],
         );
         assert_eq!(strided, t(&[3, 4], "float32"));

@@ -82,7 +82,8 @@ fn meshgrid_rel(ctx: &mut Ctx) -> Step {
 }
 
 fn unique_rel(ctx: &mut Ctx) -> Step {
-    let Some(data) = ctx.tensor_or_wait(0, "Unique: expect input type to be TensorType but get ")?
+    let Some(data) =
+        ctx.tensor_or_wait(0, "Unique: expect input type to be TensorType but get ")?
     else {
         return Ok(false);
     };
@@ -204,7 +205,11 @@ mod tests {
             tup(&[t(&[1, 4], "float32"), t(&[1, 4], "float32")])
         );
         assert_eq!(
-            fails("meshgrid", &[tup(&[t(&[3], "float32"), t(&[4], "int32")])], &[]),
+            fails(
+                "meshgrid",
+                &[tup(&[t(&[3], "float32"), t(&[4], "int32")])],
+                &[]
+            ),
             "relay.meshgrid requires all tensors have the same dtype"
         );
         assert_eq!(
@@ -215,7 +220,11 @@ mod tests {
             fails("meshgrid", &[t(&[3], "float32")], &[]),
             "meshgrid requires a tuple of tensors as the first argument, found Tensor[(3), float32]"
         );
-        assert!(waits("meshgrid", &[tup(&[t(&[3], "float32"), Type::incomplete()])], &[]));
+        assert!(waits(
+            "meshgrid",
+            &[tup(&[t(&[3], "float32"), Type::incomplete()])],
+            &[]
+        ));
     }
 
     #[test]
@@ -237,7 +246,11 @@ mod tests {
         counted.push(i);
         assert_eq!(unique(true), tup(&counted));
         assert_eq!(
-            fails("unique", &[t(&[2, 5], "int32")], &[("attrs_type", s("relay.attrs.UniqueAttrs"))]),
+            fails(
+                "unique",
+                &[t(&[2, 5], "int32")],
+                &[("attrs_type", s("relay.attrs.UniqueAttrs"))]
+            ),
             "Check failed: ndim == 1 (2 vs. 1) : Unique: input must be 1-D tensor"
         );
     }
@@ -246,7 +259,12 @@ mod tests {
     fn sparse_rows_and_reshape() {
         let out = solve_out(
             "sparse_fill_empty_rows",
-            &[t(&[4, 2], "int64"), t(&[4], "float32"), t(&[2], "int64"), t(&[1], "float32")],
+            &[
+                t(&[4, 2], "int64"),
+                t(&[4], "float32"),
+                t(&[2], "int64"),
+                t(&[1], "float32"),
+            ],
             &[],
         );
         let int64 = |dims: Vec<Dim>| td(dims, "int64");
@@ -261,7 +279,12 @@ mod tests {
         assert_eq!(
             fails(
                 "sparse_fill_empty_rows",
-                &[t(&[4], "int64"), t(&[4], "float32"), t(&[2], "int64"), t(&[1], "float32")],
+                &[
+                    t(&[4], "int64"),
+                    t(&[4], "float32"),
+                    t(&[2], "int64"),
+                    t(&[1], "float32")
+                ],
                 &[],
             ),
             "IndexError: indexing 1 on an array of size 1"

@@ -95,10 +95,9 @@ fn multinomial_rel(ctx: &mut Ctx) -> Step {
         n => &probs.shape[..n - 1],
     };
     let mut oshape = batch.to_vec();
-    let samples = ctx
-        .attrs
-        .dim("num_samples")?
-        .ok_or_else(|| crate::relation_contract::RelationError::new("num_samples is not defined"))?;
+    let samples = ctx.attrs.dim("num_samples")?.ok_or_else(|| {
+        crate::relation_contract::RelationError::new("num_samples is not defined")
+    })?;
     oshape.push(samples);
     ctx.assign(0, key_type());
     ctx.assign(
@@ -119,7 +118,11 @@ mod tests {
 
     #[test]
     fn threefry_ops_type_the_key() {
-        let assigns = solved("random.threefry_generate", &[Type::incomplete()], &[("out_shape", ints(&[3, 4]))]);
+        let assigns = solved(
+            "random.threefry_generate",
+            &[Type::incomplete()],
+            &[("out_shape", ints(&[3, 4]))],
+        );
         assert_eq!(assigns[0], (0, key()));
         assert_eq!(assigns[1], (1, tup(&[key(), t(&[3, 4], "uint64")])));
         let assigns = solved("random.threefry_split", &[key()], &[]);
@@ -130,11 +133,19 @@ mod tests {
     fn distributions_need_a_float_dtype() {
         let attrs = |dtype: &str| [("out_shape", ints(&[2])), ("out_dtype", dt(dtype))];
         let scalar = Type::incomplete();
-        let assigns = solved("random.uniform", &[key(), scalar.clone(), scalar.clone()], &attrs("float64"));
+        let assigns = solved(
+            "random.uniform",
+            &[key(), scalar.clone(), scalar.clone()],
+            &attrs("float64"),
+        );
         assert!(assigns.contains(&(1, t(&[], "float64"))));
         assert!(assigns.contains(&(3, tup(&[key(), t(&[2], "float64")]))));
         assert_eq!(
-            fails("random.normal", &[key(), scalar.clone(), scalar], &attrs("int32")),
+            fails(
+                "random.normal",
+                &[key(), scalar.clone(), scalar],
+                &attrs("int32")
+            ),
             "We only support generating Normal random value of type float32 or float64, got int32."
         );
     }
@@ -146,9 +157,16 @@ mod tests {
             &[key(), td(vec![Dim::Any, Dim::int32(10)], "float32")],
             &[("num_samples", int(4))],
         );
-        assert_eq!(out, tup(&[key(), td(vec![Dim::Any, Dim::int32(4)], "int32")]));
         assert_eq!(
-            fails("random.multinomial", &[key(), t(&[], "float32")], &[("num_samples", int(4))]),
+            out,
+            tup(&[key(), td(vec![Dim::Any, Dim::int32(4)], "int32")])
+        );
+        assert_eq!(
+            fails(
+                "random.multinomial",
+                &[key(), t(&[], "float32")],
+                &[("num_samples", int(4))]
+            ),
             "IndexError: indexing 0 on an array of size 0"
         );
     }
