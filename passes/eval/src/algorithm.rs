@@ -144,6 +144,7 @@ fn searchsorted(args: &[Value], call: &CallInfo) -> EvalResult {
 }
 
 #[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
     use super::super::{eval_call, CallInfo, Value};
     use relay_ir::dtype::DataType;

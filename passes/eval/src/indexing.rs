@@ -576,5 +576,6 @@ fn reverse_reshape(args: &[Value], call: &CallInfo) -> EvalResult {
 }
 
 #[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 #[path = "indexing_tests.rs"]
 mod tests;

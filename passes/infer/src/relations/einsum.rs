@@ -276,6 +276,7 @@ fn einsum_rel(ctx: &mut Ctx) -> Step {
 }
 
 #[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
     use super::*;
 

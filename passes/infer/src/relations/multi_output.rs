@@ -182,6 +182,7 @@ fn dft_rel(ctx: &mut Ctx) -> Step {
 }
 
 #[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
     use super::super::test_util::*;
     use relay_ir::{Dim, Type};
