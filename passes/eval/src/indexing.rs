@@ -2,7 +2,7 @@
 //! `scatter.py`, `scan.py`, `sequence_mask`, `trilu`): `gather`,
 //! `gather_nd`, `scatter_elements`, `scatter_nd`, `reverse_sequence`,
 //! `unravel_index`, `meshgrid`, `trilu`, `sequence_mask`, `cumsum`,
-//! `cumprod` and `contrib_reverse_reshape`.
+//! `cumprod`, `contrib_reverse_reshape` and `argwhere`.
 //!
 //! Index tensors are read as TOPI reads them: `gather` and `gather_nd` do
 //! not wrap or clip, so an index out of range (TOPI reads out of bounds) is
@@ -44,6 +44,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "cumsum" => cumsum,
         "cumprod" => cumprod,
         "contrib_reverse_reshape" => reverse_reshape,
+        "argwhere" => argwhere,
         _ => return None,
     })
 }
@@ -571,6 +572,32 @@ fn reverse_reshape(args: &[Value], call: &CallInfo) -> EvalResult {
         ));
     }
     TensorData::new(x.dtype, shape, x.data.clone())
+        .map(Value::tensor)
+        .map_err(|e| EvalError::Unsupported(e.message))
+}
+
+/// TOPI's `argwhere` (ranks 1 to 5): the `int32` coordinates of the
+/// non-zero elements in row-major order, one row each (NaN is non-zero).
+fn argwhere(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    if !(1..=5).contains(&data.ndim()) {
+        return unsupported("argwhere: the data must have rank 1 to 5");
+    }
+    let nonzero: Vec<bool> = match decode(data)? {
+        Col::F32(v) => v.iter().map(|&x| x != 0.0).collect(),
+        Col::F64(v) => v.iter().map(|&x| x != 0.0).collect(),
+        Col::Int(v) => v.iter().map(|&x| x != 0).collect(),
+    };
+    let mut coords = Vec::new();
+    for_each_index(&dims(&data.shape), |flat, pos| {
+        if nonzero[flat] {
+            coords.extend(pos.iter().map(|&p| p as i64));
+        }
+    });
+    let rank = data.ndim() as i64;
+    let shape = vec![coords.len() as i64 / rank, rank];
+    TensorData::from_i64s(DataType::INT32, shape, &coords)
         .map(Value::tensor)
         .map_err(|e| EvalError::Unsupported(e.message))
 }

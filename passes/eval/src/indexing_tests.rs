@@ -294,3 +294,22 @@ fn reverse_reshape_moves_bytes_only() {
     assert_eq!(shape, vec![3, 8]);
     assert_eq!(values, (0..24).collect::<Vec<_>>());
 }
+
+#[test]
+fn argwhere_lists_the_nonzero_coordinates() {
+    // test_any.py::test_any_argwhere style: (2, 3) with three non-zeros.
+    let out = run(
+        "argwhere",
+        &[],
+        &[ints("int32", &[2, 3], &[0, 5, 0, 1, 0, 2])],
+    );
+    assert_eq!(int_values(&out), (vec![3, 2], vec![0, 1, 1, 0, 1, 2]));
+    let out = run(
+        "argwhere",
+        &[],
+        &[floats("float32", &[2], &[0.0, f64::NAN])],
+    );
+    assert_eq!(int_values(&out), (vec![1, 1], vec![1]));
+    let none = run("argwhere", &[], &[ints("bool", &[2], &[0, 0])]);
+    assert_eq!(int_values(&none).0, vec![0, 1]);
+}
