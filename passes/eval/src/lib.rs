@@ -48,8 +48,10 @@
 //!   false).
 //! * `min`/`max` are TVM's `select(a < b, a, b)` / `select(a > b, a, b)`.
 
+mod algorithm;
 mod cast;
 mod elemwise;
+mod indexing;
 mod nn;
 mod nn_spatial;
 mod qnn;
@@ -237,6 +239,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| nn::kernel(op))
         .or_else(|| nn_spatial::kernel(op))
         .or_else(|| qnn::kernel(op))
+        .or_else(|| indexing::kernel(op))
+        .or_else(|| algorithm::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -244,6 +244,11 @@ fn meta_equals_expr(m: &MetaObject, e: &DimExpr) -> bool {
     let child = |name: &str| -> Option<Dim> {
         let index = field(name)?.parse::<usize>().ok()?;
         let child = m.graph.nodes.get(index)?;
+        // `tir.Any` inside an expression (`? * 3` of a flattened `(?, 3)`)
+        // is the computed expression's `Dim::Any`.
+        if child.type_key == "tir.Any" {
+            return Some(Dim::Any);
+        }
         if child.type_key == "IntImm" {
             let value = child.attrs.get("value")?.parse().ok()?;
             let dtype = child.attrs.get("dtype")?.parse().ok()?;
@@ -618,5 +623,30 @@ mod tests {
             dtype: DataType::INT64,
         }));
         assert!(Type::tensor(vec![computed], f32).is_dynamic());
+    }
+
+    #[test]
+    fn a_computed_size_around_any_equals_its_metadata_form() {
+        // `meta[tir.Mul][0]` = `? * 3`, as TVM prints a flattened `(?, 3)`.
+        let graph = crate::metadata::ObjectGraph::parse(
+            r#"{"root": 1, "nodes": [
+                {"type_key": ""},
+                {"type_key": "tir.Mul", "attrs": {"a": "2", "b": "3", "dtype": "int32", "span": "0"}},
+                {"type_key": "tir.Any", "attrs": {"dtype": "int32", "span": "0"}},
+                {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "3"}}
+            ], "b64ndarrays": [], "attrs": {"tvm_version": "0.13.0"}}"#,
+        )
+        .unwrap();
+        let meta = Dim::Meta(MetaObject {
+            graph: Arc::new(graph),
+            index: 1,
+        });
+        let computed = Dim::expr(DimExpr::Binary {
+            op: DimOp::Mul,
+            a: Dim::Any,
+            b: Dim::int(3, DataType::INT32),
+            dtype: DataType::INT32,
+        });
+        assert_eq!(computed, meta);
     }
 }

@@ -3,8 +3,8 @@
 //! is `?`; only the rank is known, from the static length of the shape
 //! tensor. `DynamicReshape`, `DynamicBroadCastTo`, `DynamicFull`,
 //! `DynamicInitOp`, `DynamicTile`, `DynStridedSlice`, `DynSparseToDense`,
-//! `DynamicPad`, `DynamicUpSampling`, `DynamicUpSampling3D`, `DynResize2D`
-//! and `DynTopK`.
+//! `DynamicPad`, `DynamicUpSampling`, `DynamicUpSampling3D`, `DynResize2D`,
+//! `DynTopK`, `DynOneHot`, `DynSqueeze` and `DynamicExpandDims`.
 
 use super::algorithm::topk_result;
 use super::layout::{BijectiveLayout, Layout};
@@ -40,6 +40,12 @@ relations! {
     "DynResize2D" => resize2d_rel;
     /// `dyn.topk`.
     "DynTopK" => topk_rel;
+    /// `dyn.one_hot`: the indices' shape with `?` at `axis`.
+    "DynOneHot" => one_hot_rel;
+    /// `dyn.squeeze`: `rank - len(axes)` dimensions, all `?`.
+    "DynSqueeze" => squeeze_rel;
+    /// `dyn.expand_dims`: `rank + num_newaxis` dimensions, all `?`.
+    "DynamicExpandDims" => expand_dims_rel;
 }
 
 /// The static length of a 1-D shape tensor (`shape[0].as<IntImmNode>()`).
@@ -296,6 +302,78 @@ fn topk_rel(ctx: &mut Ctx) -> Step {
     Ok(true)
 }
 
+fn one_hot_rel(ctx: &mut Ctx) -> Step {
+    let Some(indices) = ctx.tensor_or_wait(0, "Check failed: (indices) is false: ")? else {
+        return Ok(false);
+    };
+    let axis = ctx.attrs.int("axis")?;
+    let rank = indices.shape.len();
+    let true_axis = if axis == -1 { rank as i64 } else { axis };
+    let mut oshape = Vec::with_capacity(rank + 1);
+    let mut next = 0;
+    for i in 0..=rank as i64 {
+        if i == true_axis {
+            oshape.push(Dim::Any);
+        } else {
+            // An axis past the end makes TVM read one index too many.
+            oshape.push(super::item(&indices.shape, next)?.clone());
+            next += 1;
+        }
+    }
+    let dtype = ctx.attrs.dtype("dtype")?;
+    ctx.assign(4, tensor(oshape, dtype));
+    Ok(true)
+}
+
+fn squeeze_rel(ctx: &mut Ctx) -> Step {
+    // TVM waits on any other type.
+    let (Some(data), Some(axes)) = (ctx.tensor(0), ctx.tensor(1)) else {
+        return Ok(false);
+    };
+    check(axes.shape.len() == 1, || {
+        format!(
+            "Check failed: axes->shape.size() == 1 ({} vs. 1) : Got{}expected 1",
+            axes.shape.len(),
+            axes.shape.len()
+        )
+    })?;
+    let Some((count, _)) = axes.shape[0].as_int_imm() else {
+        return error("axes expected to be static rank");
+    };
+    let rank = data.shape.len() as i64;
+    // TVM subtracts in `size_t`: more axes than dimensions wraps around.
+    check(0 <= count && count <= rank, || {
+        format!("dyn.squeeze: cannot squeeze {count} axes of a tensor of rank {rank}")
+    })?;
+    let oshape = vec![Dim::Any; (rank - count) as usize];
+    ctx.assign(2, tensor(oshape, data.dtype));
+    Ok(true)
+}
+
+fn expand_dims_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor_or_wait(
+        0,
+        "expand_dims: expect input type to be TensorType but get ",
+    )?
+    else {
+        return Ok(false);
+    };
+    let num_newaxis = ctx.attrs.int("num_newaxis")?;
+    let Some(axis) = ctx.tensor_or_wait(1, "Check failed: (axis_type) is false: ")? else {
+        return Ok(false);
+    };
+    check(axis.shape.is_empty(), || {
+        format!(
+            "Axis should be a scalar got shape {}",
+            super::display::shape_array(&axis.shape)
+        )
+    })?;
+    let rank = data.shape.len() as u64 + num_newaxis.max(0) as u64;
+    relay_ir::limits::check_rank(rank).map_err(RelationError::new)?;
+    ctx.assign(2, tensor(vec![Dim::Any; rank as usize], data.dtype));
+    Ok(true)
+}
+
 #[cfg(test)]
 #[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
@@ -380,6 +458,76 @@ mod tests {
                 &[("ret_type", s("values"))]
             ),
             td(vec![Dim::int32(3), Dim::Any], "float32")
+        );
+    }
+
+    #[test]
+    fn dyn_one_hot_squeeze_and_expand_dims_know_only_the_rank() {
+        let scalar = t(&[], "float32");
+        let depth = t(&[], "int32");
+        let out = solve_out(
+            "dyn.one_hot",
+            &[
+                t(&[3, 2], "int32"),
+                scalar.clone(),
+                scalar.clone(),
+                depth.clone(),
+            ],
+            &[("axis", int(1)), ("dtype", dt("float32"))],
+        );
+        assert_eq!(
+            out,
+            td(vec![Dim::int32(3), Dim::Any, Dim::int32(2)], "float32")
+        );
+        assert_eq!(
+            fails(
+                "dyn.one_hot",
+                &[t(&[3], "int32"), scalar.clone(), scalar, depth],
+                &[("axis", int(3)), ("dtype", dt("float32"))],
+            ),
+            "IndexError: indexing 1 on an array of size 1"
+        );
+        let out = solve_out(
+            "dyn.squeeze",
+            &[t(&[1, 3, 1], "float32"), t(&[2], "int64")],
+            &[],
+        );
+        assert_eq!(out, td(vec![Dim::Any], "float32"));
+        assert_eq!(
+            fails(
+                "dyn.squeeze",
+                &[t(&[1, 3], "float32"), t(&[1, 1], "int64")],
+                &[]
+            ),
+            "Check failed: axes->shape.size() == 1 (2 vs. 1) : Got2expected 1"
+        );
+        let any = td(vec![Dim::Any], "int64");
+        assert_eq!(
+            fails("dyn.squeeze", &[t(&[1, 3], "float32"), any], &[]),
+            "axes expected to be static rank"
+        );
+        assert!(
+            fails("dyn.squeeze", &[t(&[1], "float32"), t(&[3], "int64")], &[])
+                .starts_with("dyn.squeeze: cannot squeeze 3 axes")
+        );
+        let expand = |axis: relay_ir::Type| {
+            run(
+                "dyn.expand_dims",
+                &[t(&[2, 3], "float32"), axis],
+                &[
+                    ("attrs_type", s("relay.attrs.DynExpandDimsAttrs")),
+                    ("num_newaxis", int(2)),
+                ],
+            )
+        };
+        assert!(matches!(
+            expand(t(&[], "int64")),
+            Ok(crate::relation_contract::RelationOutcome::Solved(assigns))
+                if assigns == vec![(2, td(vec![Dim::Any; 4], "float32"))]
+        ));
+        assert_eq!(
+            expand(t(&[1], "int64")).unwrap_err().message,
+            "Axis should be a scalar got shape [1]"
         );
     }
 }

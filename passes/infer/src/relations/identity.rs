@@ -13,8 +13,9 @@ relations! {
     "Identity" => identity_rel;
     /// `IdentityCompRel`: the input's shape with dtype `bool`.
     "IdentityCompRel" => identity_comp_rel;
-    /// `CastRel`: the input's shape with the `dtype` attribute.
-    "Cast" => cast_rel;
+    /// `CastRel`: the input's shape with the `dtype` attribute (also
+    /// `reinterpret`'s relation).
+    "Cast" | "Reinterpret" => cast_rel;
     /// `CastLikeRel`: the first input's shape, the second's dtype.
     "CastLike" => cast_like_rel;
     /// `ShapeOfRel`: `Tensor[(rank), dtype]` (rank-0 input: a scalar).
@@ -136,5 +137,21 @@ mod tests {
         ));
         let err = fails("cast", &[Type::unit()], &[("dtype", dt("int8"))]);
         assert_eq!(err, "cast: expect input type to be TensorType but get ()");
+    }
+
+    #[test]
+    fn reinterpret_is_a_cast() {
+        let out = solve_out(
+            "reinterpret",
+            &[t(&[2, 3], "float32")],
+            &[("dtype", dt("int32"))],
+        );
+        assert_eq!(out, t(&[2, 3], "int32"));
+        assert!(fails(
+            "reinterpret",
+            &[Type::tuple(vec![])],
+            &[("dtype", dt("int32"))]
+        )
+        .starts_with("cast: expect input type to be TensorType"));
     }
 }

@@ -32,8 +32,10 @@
 //! (depth/space, mirror pad, dilate, correlation, FIFO buffer, pool
 //! gradients), [`nn_misc`] (dense, norms, softmax, pad, upsampling, prelu,
 //! …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
-//! [`qnn_elemwise`],
-//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
+//! [`qnn_elemwise`], [`image`], [`vision`], [`dynamic`] (`dyn.*`),
+//! [`memory`], [`indexing`] (gather/scatter), [`sequence`] (along one axis:
+//! reverse, scans, masks, windows), [`multi_output`] (tuple results:
+//! meshgrid, unique, sparse rows, DFT), [`einsum`], [`random`] (`random.*`).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -54,9 +56,12 @@ pub mod shape;
 pub mod algorithm;
 pub mod broadcast;
 pub mod dynamic;
+pub mod einsum;
 pub mod identity;
 pub mod image;
+pub mod indexing;
 pub mod memory;
+pub mod multi_output;
 pub mod nn_conv;
 pub mod nn_conv_contrib;
 pub mod nn_misc;
@@ -65,7 +70,9 @@ pub mod nn_sparse;
 pub mod nn_spatial;
 pub mod qnn;
 pub mod qnn_elemwise;
+pub mod random;
 pub mod reduce;
+pub mod sequence;
 pub mod tensor_transform;
 pub mod vision;
 
@@ -99,6 +106,11 @@ const FAMILIES: &[Family] = &[
     vision::RELATIONS,
     dynamic::RELATIONS,
     memory::RELATIONS,
+    indexing::RELATIONS,
+    sequence::RELATIONS,
+    multi_output::RELATIONS,
+    einsum::RELATIONS,
+    random::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in

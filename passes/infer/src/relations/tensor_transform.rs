@@ -1,7 +1,7 @@
 //! Shape-manipulating relations of `src/relay/op/tensor/transform.cc` (and
 //! `transform.h`): `ExpandDimsRel`, `SqueezeRel`, `TransposeRel`,
 //! `ReshapeRel` (special values 0, -1, -2, -3, -4 and `allowzero`),
-//! `ReshapeLikeRel`, `ConcatenateRel`, `StackRel`, `SplitRel`,
+//! `ReverseReshapeRel`, `ReshapeLikeRel`, `ConcatenateRel`, `StackRel`, `SplitRel`,
 //! `StridedSliceRel`, `SliceLikeRel`, `TakeRel`, `TileRel`, `RepeatRel`,
 //! `FullRel`, `FullLikeRel`, `InitOpRel`, `ArangeRel`, `LayoutTransformRel`,
 //! `OneHotRel`, `SparseToDenseRel` and `MatrixSetDiagRel`.
@@ -31,6 +31,9 @@ relations! {
     "Transpose" => transpose_rel;
     /// `ReshapeRel`.
     "Reshape" => reshape_rel;
+    /// `ReverseReshapeRel`: `reshape` with the special values applied
+    /// from the right.
+    "ReverseReshape" => reverse_reshape_rel;
     /// `ReshapeLikeRel`.
     "ReshapeLike" => reshape_like_rel;
     /// `ConcatenateRel`: the input is a tuple type.
@@ -365,6 +368,36 @@ fn reshape_rel(ctx: &mut Ctx) -> Step {
             ));
         }
     }
+    ctx.assign(1, tensor(oshape, data.dtype));
+    Ok(true)
+}
+
+fn reverse_reshape_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) =
+        ctx.tensor_or_wait(0, "reshape: expect input type to be TensorType but get ")?
+    else {
+        return Ok(false);
+    };
+    let mut newshape = ctx.attrs.dims_or_empty("newshape")?;
+    newshape.reverse();
+    let allowzero = ctx.attrs.bool("allowzero")?;
+    let mut ishape = data.shape.clone();
+    ishape.reverse();
+    let mut oshape = infer_new_shape(&ishape, &newshape, allowzero)?;
+    // Only immediates count (a folded `n * 2` of a variable does not).
+    let product = |dims: &[Dim]| -> Option<i64> {
+        dims.iter()
+            .map(|d| d.as_int_imm().map(|(v, _)| v))
+            .try_fold(1i64, |acc, d| d.map(|d| acc.wrapping_mul(d)))
+    };
+    if let (Some(out), Some(input)) = (product(&oshape), product(&ishape)) {
+        check(out == input, || {
+            format!(
+                "Check failed: oshape_sum == data_shape_sum ({out} vs. {input}) : Input tensor shape and reshaped shape are not compatible"
+            )
+        })?;
+    }
+    oshape.reverse();
     ctx.assign(1, tensor(oshape, data.dtype));
     Ok(true)
 }
@@ -1422,6 +1455,34 @@ mod tests {
                 &[("dtype", dt("float32"))]
             ),
             td(vec![Dim::Any], "float32")
+        );
+    }
+
+    #[test]
+    fn reverse_reshape_applies_special_values_from_the_right() {
+        // test_op_level10.py::test_reverse_reshape.
+        let cases: &[(&[i64], &[i64], &[i64])] = &[
+            (&[2, 3, 4], &[4, 0, 2], &[4, 3, 2]),
+            (&[2, 3, 4], &[2, 0, 0], &[2, 3, 4]),
+            (&[2, 3, 4], &[0, -1], &[3, 8]),
+            (&[2, 3, 4], &[-1, 0], &[6, 4]),
+            (&[2, 3, 4], &[0, -3], &[2, 12]),
+        ];
+        for (input, newshape, expected) in cases {
+            let out = solve_out(
+                "contrib_reverse_reshape",
+                &[t(input, "float32")],
+                &[("newshape", ints(newshape))],
+            );
+            assert_eq!(out, t(expected, "float32"), "newshape {newshape:?}");
+        }
+        assert_eq!(
+            fails(
+                "contrib_reverse_reshape",
+                &[t(&[2, 3, 4], "float32")],
+                &[("newshape", ints(&[5, 5]))]
+            ),
+            "Check failed: oshape_sum == data_shape_sum (25 vs. 24) : Input tensor shape and reshaped shape are not compatible"
         );
     }
 }
