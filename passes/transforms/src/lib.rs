@@ -87,6 +87,9 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         alter_op_layout::spec(),
         byoc::merge_compiler_regions::spec(),
         byoc::partition_graph::spec(),
+        byoc::compiler_functions::outline_spec(),
+        byoc::compiler_functions::mark_extern_spec(),
+        byoc::compiler_functions::inline_bound_spec(),
     ]
 }
 

@@ -10,8 +10,11 @@
 //! * [`merge_compiler_regions`] merges neighbouring regions of the same
 //!   target where no data dependency forbids it,
 //! * [`partition_graph`] outlines every region into a global function
-//!   carrying `Compiler`, `Primitive`, `Inline` and `global_symbol`.
+//!   carrying `Compiler`, `Primitive`, `Inline` and `global_symbol`,
+//! * [`compiler_functions`] outlines, marks extern or inlines `Compiler`
+//!   functions around a codegen's own lowering.
 
+pub mod compiler_functions;
 pub mod merge_compiler_regions;
 pub mod partition_graph;
 pub mod regions;
