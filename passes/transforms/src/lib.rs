@@ -85,6 +85,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::batch_matmul::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
+        byoc::annotate_target::spec(),
         byoc::merge_compiler_regions::spec(),
         byoc::partition_graph::spec(),
         byoc::compiler_functions::outline_spec(),

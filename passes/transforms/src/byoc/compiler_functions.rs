@@ -90,9 +90,9 @@ pub(crate) fn inline_bound_spec() -> PassSpec {
         })
 }
 
-/// The `Compiler` attribute of `expr` when it is a function literal that
+/// `expr` as a `Compiler` function literal that
 /// passes `filter`.
-fn compiler_function<'a>(expr: &'a Expr, filter: &str) -> Option<Function> {
+fn compiler_function(expr: &Expr, filter: &str) -> Option<Function> {
     let function = expr.as_function()?;
     let compiler = function.attr("Compiler")?.as_str()?;
     (filter.is_empty() || compiler == filter).then_some(function)
@@ -294,11 +294,10 @@ fn inline_call(module: &IRModule, name: &str, args: &[Expr]) -> Result<Expr, Dia
             });
             return rebuilt;
         }
-        bind_params(&inner, &call.args)
-            .unwrap_or_else(|message| {
-                failure.get_or_insert(pass_error(message));
-                rebuilt.clone()
-            })
+        bind_params(&inner, &call.args).unwrap_or_else(|message| {
+            failure.get_or_insert(pass_error(message));
+            rebuilt.clone()
+        })
     });
     if let Some(error) = failure {
         return Err(error);

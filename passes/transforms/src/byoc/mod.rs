@@ -5,6 +5,8 @@
 //! `annotation.compiler_end` calls (attrs `relay.attrs.CompilerAttrs`,
 //! field `compiler`) on the edges into and out of each region:
 //!
+//! * [`annotate_target`] puts the annotations around the operators each
+//!   target supports,
 //! * [`regions`] groups the annotated nodes into regions (TVM's
 //!   `AnnotatedRegionSet`), which both passes below start from,
 //! * [`merge_compiler_regions`] merges neighbouring regions of the same
@@ -14,6 +16,7 @@
 //! * [`compiler_functions`] outlines, marks extern or inlines `Compiler`
 //!   functions around a codegen's own lowering.
 
+pub mod annotate_target;
 pub mod compiler_functions;
 pub mod merge_compiler_regions;
 pub mod partition_graph;
