@@ -3,6 +3,7 @@
 
 pub mod alter_op_layout;
 pub mod annotate_spans;
+pub mod byoc;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;
 pub mod combine_parallel;
@@ -84,6 +85,12 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::batch_matmul::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
+        byoc::annotate_target::spec(),
+        byoc::merge_compiler_regions::spec(),
+        byoc::partition_graph::spec(),
+        byoc::compiler_functions::outline_spec(),
+        byoc::compiler_functions::mark_extern_spec(),
+        byoc::compiler_functions::inline_bound_spec(),
     ]
 }
 

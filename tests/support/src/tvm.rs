@@ -160,6 +160,16 @@ pub fn is_expr_entry(json: &Value) -> bool {
     json.get("entry").and_then(Value::as_str) == Some("expr")
 }
 
+/// The record directories of passes not implemented yet (issue 22).
+const NOT_YET: &[&str] = &[
+    "BatchingOps",
+    "FakeQuantizationToInteger",
+    "FirstOrderGradient",
+    "LazyGradientInit",
+    "PartialEvaluate",
+    "ToMixedPrecision",
+];
+
 /// The operator a record of TVM's InferType on one operator is about:
 /// `passes/InferType/2NNN.*`, whose json says `"test":
 /// "ops-wave2::<op>::<case>"`. `path` is any file of the record.
@@ -193,17 +203,6 @@ pub fn awaiting_coverage(path: &Path, has_relation: &dyn Fn(&str) -> bool) -> Op
         let covered = record_operator(path).is_some_and(|op| has_relation(&op));
         return (!covered).then_some("issue 17 (operators without a relation)");
     }
-    const NOT_YET: &[&str] = &[
-        "BatchingOps",
-        "FakeQuantizationToInteger",
-        "FirstOrderGradient",
-        "LazyGradientInit",
-        "MergeCompilerRegions",
-        "PartialEvaluate",
-        "PartitionGraph",
-        "Pipeline-MergeCompilerRegions+PartitionGraph",
-        "ToMixedPrecision",
-    ];
     NOT_YET
         .iter()
         .any(|name| is_record_of(name))
@@ -256,7 +255,11 @@ mod tests {
         let none = |_: &str| false;
         assert!(awaiting_coverage(Path::new("x/passes/InferType/2001.json"), &none).is_some());
         assert!(awaiting_coverage(Path::new("x/passes/InferType/0001.json"), &none).is_none());
-        assert!(awaiting_coverage(Path::new("x/passes/PartitionGraph/0001.json"), &none).is_some());
+        assert!(awaiting_coverage(Path::new("x/passes/PartitionGraph/0001.json"), &none).is_none());
         assert!(awaiting_coverage(Path::new("x/passes/FoldConstant/0001.json"), &none).is_none());
+        for pending in NOT_YET {
+            let record = format!("x/passes/{pending}/0001.json");
+            assert!(awaiting_coverage(Path::new(&record), &none).is_some(), "{pending}");
+        }
     }
 }

@@ -280,6 +280,8 @@ static SCHEMAS: &[(&str, &[Field])] = &[
         ],
     ),
     ("relay.attrs.InitOpAttrs", &[("shape", Obj), ("dtype", Dt)]),
+    // The BYOC annotations' attrs (include/tvm/relay/attrs/annotation.h).
+    ("relay.attrs.CompilerAttrs", &[("compiler", Str)]),
 ];
 
 /// The type keys whose nodes carry a compact representation (`repr_str`/`repr_b64`, TVM's
@@ -328,6 +330,10 @@ mod tests {
         assert_eq!(field_kind("IntImm", "value"), Some(Int));
         assert_eq!(field_kind("IntImm", "nope"), None);
         assert!(fields("no.such.Type").is_none());
+        assert_eq!(
+            field_kind("relay.attrs.CompilerAttrs", "compiler"),
+            Some(Str)
+        );
     }
 
     #[test]
