@@ -3,6 +3,7 @@
 
 pub mod alter_op_layout;
 pub mod annotate_spans;
+pub mod batching_ops;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;
 pub mod combine_parallel;
@@ -82,6 +83,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::dense::spec(),
         combine_parallel::conv2d::spec(),
         combine_parallel::batch_matmul::spec(),
+        batching_ops::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
     ]

@@ -180,7 +180,6 @@ pub fn awaiting_coverage(path: &Path) -> Option<&'static str> {
         return Some("issue 17 (operators without a relation)");
     }
     const NOT_YET: &[&str] = &[
-        "BatchingOps",
         "FakeQuantizationToInteger",
         "FirstOrderGradient",
         "LazyGradientInit",
