@@ -33,6 +33,7 @@ pub mod split_args;
 pub mod to_a_normal_form;
 pub mod to_basic_block_normal_form;
 pub mod to_graph_normal_form;
+pub mod to_mixed_precision;
 
 use relay_pass_manager::PassSpec;
 
@@ -84,6 +85,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::conv2d::spec(),
         combine_parallel::batch_matmul::spec(),
         batching_ops::spec(),
+        to_mixed_precision::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
     ]

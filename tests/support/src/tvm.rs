@@ -187,7 +187,6 @@ pub fn awaiting_coverage(path: &Path) -> Option<&'static str> {
         "PartialEvaluate",
         "PartitionGraph",
         "Pipeline-MergeCompilerRegions+PartitionGraph",
-        "ToMixedPrecision",
     ];
     NOT_YET
         .iter()
