@@ -354,10 +354,7 @@ impl<'a> Converter<'a> {
                         .iter()
                         .map(|f| self.type_of(f))
                         .collect::<Result<Vec<_>, _>>()?;
-                    typed(
-                        Expr::tuple(new_children, pre.span()),
-                        Type::tuple(types),
-                    )
+                    typed(Expr::tuple(new_children, pre.span()), Type::tuple(types))
                 };
                 if self.kept_root == Some(pre.addr()) {
                     return self.cast_outputs(tuple);
@@ -391,7 +388,10 @@ impl<'a> Converter<'a> {
             ExprKind::TupleGetItem { index, .. } => {
                 let tuple = &new_children[0];
                 let ty = field_type(&self.type_of(tuple)?, *index)?;
-                Ok(typed(Expr::tuple_get_item(tuple.clone(), *index, pre.span()), ty))
+                Ok(typed(
+                    Expr::tuple_get_item(tuple.clone(), *index, pre.span()),
+                    ty,
+                ))
             }
             ExprKind::Let { .. } => {
                 let ty = self.type_of(&new_children[2])?;
@@ -433,7 +433,10 @@ impl<'a> Converter<'a> {
             _ => {
                 return Err(failure(format!(
                     "Unsupported op type in CallNode: {}",
-                    relay_ir::printer::print_expr(&call.callee, &relay_ir::printer::PrintOptions::default())
+                    relay_ir::printer::print_expr(
+                        &call.callee,
+                        &relay_ir::printer::PrintOptions::default()
+                    )
                 )))
             }
         };
@@ -577,7 +580,11 @@ impl<'a> Converter<'a> {
             return cast.clone();
         }
         let cast = typed(
-            op_call_with("cast", vec![expr.clone()], &[("dtype", AttrValue::DataType(wanted))]),
+            op_call_with(
+                "cast",
+                vec![expr.clone()],
+                &[("dtype", AttrValue::DataType(wanted))],
+            ),
             Type::tensor(shape.to_vec(), wanted),
         );
         self.casts
@@ -632,7 +639,9 @@ impl<'a> Converter<'a> {
                 dummy(else_branch)?,
                 expr.span(),
             ),
-            ExprKind::RefCreate(value) => Expr::new(ExprKind::RefCreate(dummy(value)?), expr.span()),
+            ExprKind::RefCreate(value) => {
+                Expr::new(ExprKind::RefCreate(dummy(value)?), expr.span())
+            }
             ExprKind::RefRead(value) => Expr::new(ExprKind::RefRead(dummy(value)?), expr.span()),
             ExprKind::RefWrite { reference, value } => Expr::new(
                 ExprKind::RefWrite {
@@ -723,3 +732,6 @@ fn with_accumulation_dtype(attrs: &Attrs, accumulation: DataType) -> Attrs {
         _ => attrs.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;
