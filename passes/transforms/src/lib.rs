@@ -28,6 +28,7 @@ pub mod normal_form;
 mod print_ir;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
+pub mod simplify_fc_transpose;
 pub mod simplify_inference;
 pub mod split_args;
 pub mod to_a_normal_form;
@@ -86,6 +87,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::batch_matmul::spec(),
         batching_ops::spec(),
         to_mixed_precision::spec(),
+        simplify_fc_transpose::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
     ]
