@@ -7,6 +7,7 @@
 //! // pipeline: SimplifyInference, FoldConstant
 //! // opt-level: 3
 //! // target: llvm
+//! // config: relay.ToMixedPrecision.keep_orig_output_dtype=true
 //! ```
 //!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
@@ -17,9 +18,11 @@
 //! case fails `every_registered_pass_has_cases`.
 
 use relay_passes::lower::parse_and_lower;
+use relay_passes::pass_manager::config::{self, ConfigValue};
 use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
 use relay_passes::printer::{print_module, PrintOptions};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The value of a `// key: value` header line.
@@ -42,6 +45,14 @@ fn run_case(path: &Path) -> String {
     });
     let opt_level = header(&text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
     let target = header(&text, "target");
+    let config = header(&text, "config")
+        .map(|entry| {
+            let (key, value) = entry.split_once('=').expect("config: KEY=VALUE");
+            let ty = config::config_type(key.trim()).expect("a registered config key");
+            let value = ConfigValue::parse_for(value.trim(), ty).expect("a valid config value");
+            BTreeMap::from([(key.trim().to_string(), value)])
+        })
+        .unwrap_or_default();
     let (module, diagnostics) = parse_and_lower(&path.display().to_string(), &text);
     assert!(
         !diagnostics.has_errors(),
@@ -54,6 +65,7 @@ fn run_case(path: &Path) -> String {
     let ctx = PassContext::new(PassContextOptions {
         opt_level,
         target,
+        config,
         ..Default::default()
     })
     .expect("the context is valid");

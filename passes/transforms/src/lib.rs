@@ -3,6 +3,7 @@
 
 pub mod alter_op_layout;
 pub mod annotate_spans;
+pub mod batching_ops;
 pub mod byoc;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;
@@ -28,11 +29,13 @@ pub mod normal_form;
 mod print_ir;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
+pub mod simplify_fc_transpose;
 pub mod simplify_inference;
 pub mod split_args;
 pub mod to_a_normal_form;
 pub mod to_basic_block_normal_form;
 pub mod to_graph_normal_form;
+pub mod to_mixed_precision;
 
 use relay_pass_manager::PassSpec;
 
@@ -83,6 +86,9 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::dense::spec(),
         combine_parallel::conv2d::spec(),
         combine_parallel::batch_matmul::spec(),
+        batching_ops::spec(),
+        to_mixed_precision::spec(),
+        simplify_fc_transpose::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
         byoc::annotate_target::spec(),

@@ -162,12 +162,10 @@ pub fn is_expr_entry(json: &Value) -> bool {
 
 /// The record directories of passes not implemented yet (issue 22).
 const NOT_YET: &[&str] = &[
-    "BatchingOps",
     "FakeQuantizationToInteger",
     "FirstOrderGradient",
     "LazyGradientInit",
     "PartialEvaluate",
-    "ToMixedPrecision",
 ];
 
 /// The operator a record of TVM's InferType on one operator is about:

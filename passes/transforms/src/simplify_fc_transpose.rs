@@ -1,0 +1,208 @@
+//! `SimplifyFCTranspose(target_weight_name)`: rewrites
+//! `nn.dense(x, transpose(%w))` into `nn.dense(x, %w.T)`, with `%w.T` a new
+//! parameter holding the weight already transposed, as TVM v0.13's
+//! `simplify_fc_transpose.cc` does (used by
+//! `relay.data_dep_optimization.simplify_fc_transpose`, which also
+//! transposes the bound weight values; this pass only rewrites the
+//! function).
+//!
+//! TVM's behaviour, kept here:
+//! - the pattern is an `nn.dense` whose weight (as written, before the
+//!   rewrite of its arguments) is a `transpose` of a variable; the axes of
+//!   the transpose are not checked (the Python helper that finds the
+//!   weights only looks for this shape of code);
+//! - the variable's name must be one of `target_weight_name` (TVM fails an
+//!   internal check otherwise), it must carry a tensor type annotation of
+//!   rank 2 or more (TVM dereferences it), and the new variable is
+//!   `%<name>.T` with the first two dimensions swapped, one new variable
+//!   per rewritten `nn.dense`;
+//! - the function's parameters become its free variables in order of first
+//!   use, then the new `.T` variables in order of first use: parameters
+//!   that are no longer used (the transposed weights) disappear.
+//!
+//! Registered like TVM: a function pass at opt_level 4 requiring
+//! `DeadCodeElimination`.
+
+use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::rewrite::{post_order, rewrite_function};
+use relay_ir::IRModule;
+use relay_ir::{Call, Expr, ExprKind, Function, FunctionData, Pattern, Type, Var, VarId};
+use relay_pass_manager::pipeline::PipelineValue;
+use relay_pass_manager::registry::{ParamSpec, PassSpec};
+use relay_pass_manager::PassContext;
+use std::collections::HashSet;
+
+pub(crate) fn spec() -> PassSpec {
+    PassSpec::function("SimplifyFCTranspose", 4)
+        .required(&["DeadCodeElimination"])
+        .param(ParamSpec::list(
+            "target_weight_name",
+            Vec::new(),
+            "the names of the weights w of `nn.dense(x, transpose(w))` to replace by `w.T`",
+        ))
+        .doc("Replace nn.dense(x, transpose(%w)) by nn.dense(x, %w.T), a new pre-transposed parameter")
+        .build(|args| {
+            let names = match args.get("target_weight_name") {
+                Some(PipelineValue::List(items)) => items
+                    .iter()
+                    .map(|item| match item {
+                        PipelineValue::Str(name) => Ok(name.clone()),
+                        other => Err(format!(
+                            "target_weight_name must be a list of strings, found {}",
+                            other.type_name()
+                        )),
+                    })
+                    .collect::<Result<HashSet<_>, _>>()?,
+                _ => HashSet::new(),
+            };
+            Ok(
+                move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                    simplify_fc_transpose(&function, &names)
+                },
+            )
+        })
+}
+
+/// Rewrites every `nn.dense(x, transpose(%w))` of `function` (nested
+/// functions too) and rebuilds its parameter list as TVM does.
+pub fn simplify_fc_transpose(
+    function: &Function,
+    target_weights: &HashSet<String>,
+) -> Result<Function, Diagnostic> {
+    let mut failure: Option<Diagnostic> = None;
+    let mut transposed: Vec<VarId> = Vec::new();
+    let rewritten = rewrite_function(function, |pre, post| {
+        if failure.is_some() {
+            return post;
+        }
+        let Some(weight) = transposed_weight(pre) else {
+            return post;
+        };
+        match transposed_var(&weight, target_weights) {
+            Ok(var) => {
+                transposed.push(var.id());
+                let call = post.as_call().expect("a rewritten call stays a call");
+                let new_call = Call {
+                    callee: call.callee.clone(),
+                    args: vec![call.args[0].clone(), var.into_expr()],
+                    attrs: call.attrs.clone(),
+                    type_args: call.type_args.clone(),
+                };
+                Expr::new(ExprKind::Call(new_call), post.span())
+            }
+            Err(error) => {
+                failure = Some(error);
+                post
+            }
+        }
+    });
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    let transposed: HashSet<VarId> = transposed.into_iter().collect();
+    let (body_free, new_weights): (Vec<Var>, Vec<Var>) = free_vars_of_body(&rewritten)
+        .into_iter()
+        .partition(|var| !transposed.contains(&var.id()));
+    let data = rewritten.data();
+    let params = body_free.into_iter().chain(new_weights).collect();
+    Ok(Function::new(
+        FunctionData {
+            params,
+            body: data.body.clone(),
+            ret_type: data.ret_type.clone(),
+            type_params: data.type_params.clone(),
+            attrs: data.attrs.clone(),
+            virtual_device: data.virtual_device.clone(),
+        },
+        rewritten.expr().span(),
+    ))
+}
+
+/// The variable `%w` of `nn.dense(_, transpose(%w, …))`.
+fn transposed_weight(expr: &Expr) -> Option<Var> {
+    let call = expr.as_call()?;
+    if call.callee.as_op()?.name != "nn.dense" {
+        return None;
+    }
+    let weight = call.args.get(1)?.as_call()?;
+    if weight.callee.as_op()?.name != "transpose" {
+        return None;
+    }
+    weight.args.first()?.as_var()
+}
+
+/// `%<name>.T`, typed as `weight` with its first two dimensions swapped.
+fn transposed_var(weight: &Var, target_weights: &HashSet<String>) -> Result<Var, Diagnostic> {
+    let name = weight.name();
+    let fail = |message: String| {
+        let diagnostic = Diagnostic::error(Code::PassFailed, message);
+        match weight.expr().span() {
+            Some(span) => diagnostic.with_span(span),
+            None => diagnostic,
+        }
+    };
+    if !target_weights.contains(name) {
+        return Err(fail(format!(
+            "SimplifyFCTranspose: the transposed dense weight %{name} is not one of \
+             target_weight_name"
+        )));
+    }
+    let Some(tensor) = weight.type_annotation().and_then(Type::as_tensor) else {
+        return Err(fail(format!(
+            "SimplifyFCTranspose: the transposed dense weight %{name} needs a tensor type \
+             annotation"
+        )));
+    };
+    if tensor.shape.len() < 2 {
+        return Err(fail(format!(
+            "SimplifyFCTranspose: the transposed dense weight %{name} has rank {}, at least 2 \
+             is needed",
+            tensor.shape.len()
+        )));
+    }
+    let shape = vec![tensor.shape[1].clone(), tensor.shape[0].clone()];
+    Ok(Var::new(
+        format!("{name}.T"),
+        Some(Type::tensor(shape, tensor.dtype)),
+        None,
+    ))
+}
+
+/// The variables `function`'s body uses without binding them (its own
+/// parameters included), in order of first use, as TVM's `FreeVars` lists
+/// them.
+fn free_vars_of_body(function: &Function) -> Vec<Var> {
+    let order = post_order(function.body());
+    let mut bound: HashSet<VarId> = HashSet::new();
+    for node in &order {
+        match node.kind() {
+            ExprKind::Function(data) => bound.extend(data.params.iter().map(Var::id)),
+            ExprKind::Let { var, .. } => {
+                bound.insert(var.id());
+            }
+            ExprKind::Match { clauses, .. } => {
+                for clause in clauses {
+                    bind_pattern(&clause.pattern, &mut bound);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut seen: HashSet<VarId> = HashSet::new();
+    order
+        .iter()
+        .filter_map(Expr::as_var)
+        .filter(|var| !bound.contains(&var.id()) && seen.insert(var.id()))
+        .collect()
+}
+
+fn bind_pattern(pattern: &Pattern, bound: &mut HashSet<VarId>) {
+    match pattern {
+        Pattern::Var(var) => {
+            bound.insert(var.id());
+        }
+        Pattern::Constructor(_, args) => args.iter().for_each(|p| bind_pattern(p, bound)),
+        Pattern::Tuple(items) => items.iter().for_each(|p| bind_pattern(p, bound)),
+        Pattern::Wildcard => {}
+    }
+}
