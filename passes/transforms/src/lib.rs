@@ -24,6 +24,7 @@ pub mod inline;
 pub mod lambda_lift;
 pub mod legalize;
 pub mod normal_form;
+pub mod partial_eval;
 mod print_ir;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
@@ -84,6 +85,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         combine_parallel::batch_matmul::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
+        partial_eval::spec(),
     ]
 }
 

@@ -185,7 +185,6 @@ pub fn awaiting_coverage(path: &Path) -> Option<&'static str> {
         "FirstOrderGradient",
         "LazyGradientInit",
         "MergeCompilerRegions",
-        "PartialEvaluate",
         "PartitionGraph",
         "Pipeline-MergeCompilerRegions+PartitionGraph",
         "ToMixedPrecision",
