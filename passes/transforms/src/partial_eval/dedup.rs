@@ -117,7 +117,11 @@ impl Renamer<'_> {
         match ty.kind() {
             TypeKind::Var(tv) => {
                 if let Some(replacement) = self.subst.get(&tv.id()) {
-                    (replacement.clone(), true)
+                    // A parameter replaced by itself (a function evaluated
+                    // for unknown type arguments) is no change, as TVM's
+                    // `same_as` sees it.
+                    let same = matches!(replacement.kind(), TypeKind::Var(r) if r.id() == tv.id());
+                    (replacement.clone(), !same)
                 } else if let Some(renamed) = self.type_vars.get(&tv.id()) {
                     (Type::var(renamed.clone()), false)
                 } else {
@@ -224,6 +228,10 @@ impl Renamer<'_> {
 
     /// The copy of `expr` and whether the substitution changed it.
     fn copy(&mut self, expr: &Expr) -> (Expr, bool) {
+        super::with_stack(|| self.copy_here(expr))
+    }
+
+    fn copy_here(&mut self, expr: &Expr) -> (Expr, bool) {
         match expr.kind() {
             ExprKind::Var(data) => match self.vars.get(&data.id) {
                 Some(renamed) => (renamed.expr().clone(), false),

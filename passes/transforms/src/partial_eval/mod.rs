@@ -61,8 +61,17 @@ pub(crate) fn spec() -> PassSpec {
 }
 
 /// How deep the evaluator may recurse (nested expressions plus inlined
-/// calls) before it reports instead of overflowing the stack.
-const MAX_DEPTH: usize = 2000;
+/// calls) before it reports: the stack grows as needed (see [`with_stack`]),
+/// this bounds the memory a runaway program may take.
+const MAX_DEPTH: usize = 50_000;
+
+/// Runs `f` with enough stack for one more level of recursion, growing the
+/// stack in segments (nesting depth comes from the user's program).
+pub(super) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    const RED_ZONE: usize = 128 << 10;
+    const SEGMENT: usize = 4 << 20;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
+}
 
 /// Runs the partial evaluator on every global function of `module`.
 pub fn partial_evaluate(module: IRModule) -> Result<IRModule, Diagnostic> {
@@ -648,7 +657,7 @@ impl PartialEvaluator {
             return Err(diagnostic);
         }
         self.depth += 1;
-        let result = self.visit_inner(expr, ll);
+        let result = with_stack(|| self.visit_inner(expr, ll));
         self.depth -= 1;
         result
     }
