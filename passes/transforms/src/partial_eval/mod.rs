@@ -590,7 +590,7 @@ impl PartialEvaluator {
             .as_op()
             .expect("an operator value wraps an operator");
         if !op.stateful {
-            let values: Option<Vec<Value>> = args.iter().map(|a| reflect(a)).collect();
+            let values: Option<Vec<Value>> = args.iter().map(reflect).collect();
             if let Some(values) = values {
                 let info = CallInfo::new(&op.name, attrs);
                 if let Ok(value) = eval::eval_call(&info, &values) {
