@@ -32,6 +32,15 @@ fn lower(case: &Case) -> Vec<Diagnostic> {
     }
 }
 
+/// TVM prints a `match` bound by a `let` unparenthesised (`let %x = match
+/// …`), which its own parser rejects, as ours does; PartialEvaluate's
+/// results bind every match so. Only those texts are excused.
+fn tvm_parser_rejects_too(case: &Case) -> bool {
+    case.name.contains("PartialEvaluate")
+        && case.name.ends_with(".after.relay")
+        && (case.text.contains(" = match (") || case.text.contains(" = match? ("))
+}
+
 fn first_error(diagnostics: &[Diagnostic], text: &str) -> Option<String> {
     let d = diagnostics.iter().find(|d| d.is_error())?;
     let at = d.span.map_or(String::new(), |s| {
@@ -149,15 +158,20 @@ fn accepted_texts_lower_without_errors() {
     cases.retain(|case| seen.insert((case.expr, case.text.clone())));
     let results = parallel(&cases, |case| first_error(&lower(case), &case.text));
     let mut awaiting = 0;
+    let mut tvm_unreadable = 0;
     let mut failures: Vec<String> = cases
         .iter()
         .zip(results)
         .filter_map(|(case, error)| {
             let error = error?;
-            // TVM prints some results of passes we lack in a form its own
-            // parser rejects (`let %x = match …` after PartialEvaluate).
+            // Records of passes we lack may use what our tables do not
+            // describe yet.
             if common::awaiting_coverage(&root.join(&case.name)).is_some() {
                 awaiting += 1;
+                return None;
+            }
+            if tvm_parser_rejects_too(case) {
+                tvm_unreadable += 1;
                 return None;
             }
             Some(format!("{}: {error}", case.name))
@@ -188,8 +202,9 @@ fn accepted_texts_lower_without_errors() {
         "lowering corpus: {} of {total} distinct accepted texts lower without errors \
          ({total_texts} files: {parser_cases} parser texts, {skipped_sources} sources skipped for \
          their Python meta table; {model_cases} models; 4 std files; {pass_cases} pass modules); \
-         {awaiting} texts of records awaiting coverage (issues 17 and 22) do not lower",
-        total - failures.len() - awaiting
+         {awaiting} texts of records awaiting coverage (issues 17 and 22) do not lower; \
+         {tvm_unreadable} PartialEvaluate results TVM's parser rejects too",
+        total - failures.len() - awaiting - tvm_unreadable
     );
     assert!(
         failures.is_empty(),

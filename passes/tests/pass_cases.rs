@@ -39,6 +39,9 @@ fn header(text: &str, key: &str) -> Option<String> {
 
 fn run_case(path: &Path) -> String {
     relay_passes::register_builtin_passes();
+    // Each case is named as `relay opt` (a process per module) names it,
+    // whichever cases ran before.
+    relay_passes::ir::build::reset_fresh_let_variables();
     let text = std::fs::read_to_string(path).expect("the case is readable");
     let pipeline = header(&text, "pipeline").unwrap_or_else(|| {
         panic!("{} has no `// pipeline:` header", path.display());

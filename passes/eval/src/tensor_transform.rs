@@ -11,6 +11,7 @@ use super::{
     arg_tensor, arg_tensors, expect_args, unsupported, CallInfo, EvalError, EvalResult, Kernel,
     Value,
 };
+use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::AttrValue;
 
@@ -31,6 +32,8 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "broadcast_to" => broadcast_to,
         "broadcast_to_like" => broadcast_to_like,
         "full" => full,
+        "zeros" => zeros,
+        "ones" => ones,
         "reverse" => reverse,
         "tile" => tile,
         "repeat" => repeat,
@@ -701,6 +704,30 @@ fn full(args: &[Value], call: &CallInfo) -> EvalResult {
     let dtype = call.dtype("dtype")?.unwrap_or(fill.dtype);
     call.check_size(&shape)?;
     let v = super::cast::cast_tensor(fill, dtype)?;
+    tensor_value(filled(dtype, shape, &v.data))
+}
+
+fn zeros(args: &[Value], call: &CallInfo) -> EvalResult {
+    filled_with(0, args, call)
+}
+
+fn ones(args: &[Value], call: &CallInfo) -> EvalResult {
+    filled_with(1, args, call)
+}
+
+/// `zeros` / `ones`: a tensor of the static `shape` and `dtype` attributes.
+fn filled_with(value: i64, args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 0, call)?;
+    let Some(shape) = call.ints("shape")? else {
+        return unsupported(format!("{}: no static shape", call.op));
+    };
+    let Some(dtype) = call.dtype("dtype")? else {
+        return unsupported(format!("{}: no data type", call.op));
+    };
+    call.check_size(&shape)?;
+    let scalar = TensorData::from_i64s(DataType::INT64, Vec::new(), &[value])
+        .map_err(|e| EvalError::Unsupported(e.to_string()))?;
+    let v = super::cast::cast_tensor(&scalar, dtype)?;
     tensor_value(filled(dtype, shape, &v.data))
 }
 

@@ -497,6 +497,23 @@ fn strided_slices() {
 }
 
 #[test]
+fn zeros_and_ones_fill_their_static_shape() {
+    let a = attrs(&[
+        ("shape", int_array(&[2, 2])),
+        ("dtype", AttrValue::DataType(DataType::INT32)),
+    ]);
+    let r = run("zeros", Some(&a), &[]);
+    assert_eq!((shape(&r), as_ints(&r)), (vec![2, 2], vec![0, 0, 0, 0]));
+    let r = run("ones", Some(&a), &[]);
+    assert_eq!(as_ints(&r), vec![1, 1, 1, 1]);
+    let a = attrs(&[("shape", int_array(&[3]))]);
+    assert!(matches!(
+        run_err("zeros", Some(&a), &[]),
+        EvalError::Unsupported(_)
+    ));
+}
+
+#[test]
 fn fills_broadcasts_and_pads() {
     let a = attrs(&[
         ("shape", int_array(&[2, 2])),

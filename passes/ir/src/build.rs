@@ -189,6 +189,13 @@ pub fn fresh_let_variable() -> crate::Var {
     crate::Var::new(format!("x_{number}"), None, None)
 }
 
+/// Starts the [`fresh_let_variable`] count at 0 again, as a new process
+/// would: for harnesses that run many modules in one process and want each
+/// to be named as `relay opt` (one process per module) names it.
+pub fn reset_fresh_let_variables() {
+    FRESH_LET_VARIABLES.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ pub mod inline;
 pub mod lambda_lift;
 pub mod legalize;
 pub mod normal_form;
+pub mod partial_eval;
 mod print_ir;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
@@ -97,6 +98,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         byoc::compiler_functions::outline_spec(),
         byoc::compiler_functions::mark_extern_spec(),
         byoc::compiler_functions::inline_bound_spec(),
+        partial_eval::spec(),
     ]
 }
 

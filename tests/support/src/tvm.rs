@@ -165,7 +165,6 @@ const NOT_YET: &[&str] = &[
     "FakeQuantizationToInteger",
     "FirstOrderGradient",
     "LazyGradientInit",
-    "PartialEvaluate",
 ];
 
 /// The operator a record of TVM's InferType on one operator is about:

@@ -378,7 +378,20 @@ mod corpus_tests {
                             .map(ConstantSpec::from_node)
                             .collect()
                     });
-                    if again.as_ref() == Ok(&specs) && rebuilt.nodes.len() > graph.nodes.len() {
+                    // Or of virtual devices: constants read from a section keep
+                    // its `VirtualDevice` object, constants a pass made (PartialEvaluate's
+                    // folded values) share TVM's unconstrained singleton, so TVM writes
+                    // two equal `VirtualDevice` nodes where one rebuilt section has one.
+                    let virtual_devices = |g: &ObjectGraph| {
+                        g.nodes
+                            .iter()
+                            .filter(|n| n.type_key == "VirtualDevice")
+                            .count()
+                    };
+                    if again.as_ref() == Ok(&specs)
+                        && (rebuilt.nodes.len() > graph.nodes.len()
+                            || virtual_devices(&graph) > virtual_devices(&rebuilt))
+                    {
                         const_shared += 1;
                     } else {
                         failures.push(format!("{name}: constants section differs"));
