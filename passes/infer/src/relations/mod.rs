@@ -29,7 +29,9 @@
 //! (elementwise binary ops, `where`, `broadcast_to`, `collapse_sum_*`),
 //! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
 //! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
-//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
+//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`], [`dialect`]
+//! (VM ops, `call_lowered`, `parser.MetaRef`), [`layout_rewrite`] (the
+//! tuners' layout rewrites).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -49,9 +51,11 @@ pub mod shape;
 
 pub mod algorithm;
 pub mod broadcast;
+pub mod dialect;
 pub mod dynamic;
 pub mod identity;
 pub mod image;
+pub mod layout_rewrite;
 pub mod memory;
 pub mod nn_conv;
 pub mod nn_misc;
@@ -87,6 +91,8 @@ const FAMILIES: &[Family] = &[
     vision::RELATIONS,
     dynamic::RELATIONS,
     memory::RELATIONS,
+    dialect::RELATIONS,
+    layout_rewrite::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in
@@ -191,6 +197,20 @@ impl<'a> Ctx<'a> {
                 format!("{what}{}", display::ty(&self.types[i])),
                 i,
             )),
+        }
+    }
+
+    /// Like [`Ctx::tensor_or_wait`] for a check whose message does not
+    /// show the type (`ICHECK(t != nullptr) << message`).
+    pub fn tensor_or_wait_exact(
+        &self,
+        i: usize,
+        message: &str,
+    ) -> Result<Option<TensorView>, RelationError> {
+        match self.types[i].kind() {
+            TypeKind::Tensor(_) => Ok(TensorView::of(&self.types[i])),
+            TypeKind::Incomplete(_) => Ok(None),
+            _ => Err(RelationError::at_input(message, i)),
         }
     }
 
