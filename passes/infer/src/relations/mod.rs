@@ -31,7 +31,7 @@
 //! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
 //! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`], [`dialect`]
 //! (VM ops, `call_lowered`, `parser.MetaRef`), [`layout_rewrite`] (the
-//! tuners' layout rewrites).
+//! tuners' layout rewrites), [`ethosu`] (Arm Ethos-U NPU ops).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -53,6 +53,7 @@ pub mod algorithm;
 pub mod broadcast;
 pub mod dialect;
 pub mod dynamic;
+pub mod ethosu;
 pub mod identity;
 pub mod image;
 pub mod layout_rewrite;
@@ -93,6 +94,7 @@ const FAMILIES: &[Family] = &[
     memory::RELATIONS,
     dialect::RELATIONS,
     layout_rewrite::RELATIONS,
+    ethosu::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in
