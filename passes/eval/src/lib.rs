@@ -50,6 +50,7 @@
 
 mod cast;
 mod elemwise;
+mod image;
 mod nn;
 mod qnn;
 mod reduce;
@@ -235,6 +236,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| reduce::kernel(op))
         .or_else(|| nn::kernel(op))
         .or_else(|| qnn::kernel(op))
+        .or_else(|| image::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -136,6 +136,7 @@ fn meta_ref_rel(_ctx: &mut Ctx) -> Step {
 }
 
 #[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[x.clone()]` reads best in tables of cases
 mod tests {
     use super::super::test_util::*;
     use relay_ir::{FuncType, Type, TypeKind};

@@ -464,10 +464,12 @@ fn unary_elementwise_rel(ctx: &mut Ctx) -> Step {
         "CLZ" => check_dtype(ifm.dtype, &[INT32], op, "ifm", &op_type)?,
         "ABS" => check_dtype(ifm.dtype, &[UINT8, INT8], op, "ifm", &op_type)?,
         // TVM's message, with its stray `<<` and missing space.
-        _ => return Err(RelationError::new(format!(
+        _ => {
+            return Err(RelationError::new(format!(
             "Invalid operator: expected << {op}  'ABS' or 'CLZ' for operator_type but was{op_type}"
         ))
-        .about_attribute("operator_type")),
+            .about_attribute("operator_type"))
+        }
     }
     let ofm = elementwise_output(
         &ifm.shape,
