@@ -1,5 +1,14 @@
 //! Image kernels (`src/relay/op/image/*.cc`, TOPI's `topi.image`):
-//! `image.dilation2d`.
+//! `image.dilation2d` and `image.affine_grid`.
+//!
+//! `affine_grid` is TOPI's formula in the data's dtype: the steps
+//! `(2 - 1e-7) / (size - 1)` are constants of that dtype, `y = -1 + i *
+//! y_step`, `x = -1 + j * x_step`, and the result is
+//! `(m0 * x + m1 * y) + m2`, each operation rounded to the dtype. TVM sets
+//! LLVM's floating-point contraction to "fast", so on a target with FMA
+//! instructions its code may fuse the multiply-adds (a difference of at most
+//! one rounding, ~1 ulp, per fused pair); FoldConstant compiles for the
+//! plain `llvm` host target (generic x86-64, no FMA), where it does not.
 //!
 //! `dilation2d` is TOPI's `dilation2d_nchw` / `dilation2d_nhwc` (the only
 //! layouts TVM's strategy accepts: `NCHW` with an `IHW` kernel, `NHWC` with
@@ -19,6 +28,7 @@ use relay_ir::dtype::{DataType, TypeCode};
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "image.dilation2d" => dilation2d,
+        "image.affine_grid" => affine_grid,
         _ => return None,
     })
 }
@@ -265,6 +275,78 @@ fn dilation2d(args: &[Value], call: &CallInfo) -> EvalResult {
     Ok(Value::tensor(encode(&out, out_dtype, shape)?))
 }
 
+/// A constant of `dtype` made from a double (`tir.const`): rounded once,
+/// straight to the dtype.
+fn const_f32(dtype: DataType, v: f64) -> f32 {
+    match (dtype.code, dtype.bits) {
+        (TypeCode::Float, 16) => half::f16::from_f64(v).to_f32(),
+        (TypeCode::BFloat, 16) => half::bf16::from_f64(v).to_f32(),
+        _ => v as f32,
+    }
+}
+
+/// `[batch, 2, H, W]` sampling grid from `[batch, 2, 3]` affine matrices.
+fn affine_grid(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    let &[batch, 2, 3] = data.shape.as_slice() else {
+        return unsupported(format!("{}: data of shape {:?}", call.op, data.shape));
+    };
+    // TOPI asserts a target of two sizes, each above 1.
+    let Some(&[height, width]) = call.ints("target_shape")?.as_deref() else {
+        return unsupported(format!("{}: no two target sizes", call.op));
+    };
+    if height <= 1 || width <= 1 {
+        return unsupported(format!("{}: target sizes must be above 1", call.op));
+    }
+    let shape = vec![batch, 2, height, width];
+    call.check_size(&shape)?;
+    let dtype = data.dtype;
+    let step = |size: i64| (2.0 - 1e-7) / (size - 1) as f64;
+    let out = match decode(data)? {
+        Col::F32(m) => {
+            let r = |x: f32| round_f32(dtype, x);
+            let (y_step, x_step) = (
+                const_f32(dtype, step(height)),
+                const_f32(dtype, step(width)),
+            );
+            let mut out = Vec::new();
+            for n in 0..batch as usize {
+                for dim in 0..2 {
+                    let row = &m[(n * 2 + dim) * 3..][..3];
+                    for i in 0..height {
+                        let y = r(-1.0 + r(const_f32(dtype, i as f64) * y_step));
+                        for j in 0..width {
+                            let x = r(-1.0 + r(const_f32(dtype, j as f64) * x_step));
+                            out.push(r(r(r(row[0] * x) + r(row[1] * y)) + row[2]));
+                        }
+                    }
+                }
+            }
+            Col::F32(out)
+        }
+        Col::F64(m) => {
+            let (y_step, x_step) = (step(height), step(width));
+            let mut out = Vec::new();
+            for n in 0..batch as usize {
+                for dim in 0..2 {
+                    let row = &m[(n * 2 + dim) * 3..][..3];
+                    for i in 0..height {
+                        let y = -1.0 + i as f64 * y_step;
+                        for j in 0..width {
+                            let x = -1.0 + j as f64 * x_step;
+                            out.push(row[0] * x + row[1] * y + row[2]);
+                        }
+                    }
+                }
+            }
+            Col::F64(out)
+        }
+        Col::Int(_) => return unsupported(format!("{}: integer matrices", call.op)),
+    };
+    Ok(Value::tensor(encode(&out, dtype, shape)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{eval_call, CallInfo, Value};
@@ -356,6 +438,45 @@ mod tests {
             values(&run(&call, &[data, kernel]).unwrap()),
             (vec![1, 1, 2, 2], vec![112, 114, 122, 124])
         );
+    }
+
+    #[test]
+    fn affine_grid_identity_and_translation() {
+        // The identity matrix plus a translation of 0.5 in x.
+        let data = Value::tensor(
+            TensorData::from_f64s(
+                DataType::FLOAT32,
+                vec![1, 2, 3],
+                &[1.0, 0.0, 0.5, 0.0, 1.0, 0.0],
+            )
+            .unwrap(),
+        );
+        let call = Attrs::new(
+            "relay.attrs.AffineGridAttrs",
+            vec![("target_shape".to_string(), ints(&[2, 3]))],
+        );
+        let out = eval_call(&CallInfo::new("image.affine_grid", Some(&call)), &[data]).unwrap();
+        let t = out.as_tensor().unwrap();
+        assert_eq!(t.shape, vec![1, 2, 2, 3]);
+        let got: Vec<f32> = (0..12).map(|i| t.get_f64(i).unwrap() as f32).collect();
+        // Steps are (2 - 1e-7) / (n - 1) rounded to float32: the last
+        // sample of each axis falls just short of 1.
+        let x_step = ((2.0 - 1e-7) / 2.0_f64) as f32;
+        let y_step = (2.0 - 1e-7_f64) as f32;
+        let xs = [-1.0f32, -1.0 + x_step, -1.0 + 2.0 * x_step];
+        let ys = [-1.0f32, -1.0 + y_step];
+        let mut want = Vec::new();
+        for y in ys {
+            want.extend(xs.iter().map(|x| (x + 0.0 * y) + 0.5));
+        }
+        for y in ys {
+            want.extend(xs.iter().map(|x| (0.0 * x + y) + 0.0));
+        }
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(got[2] < 1.5 && got[2] > 1.4999, "{}", got[2]);
     }
 
     #[test]
