@@ -51,6 +51,7 @@
 mod algorithm;
 mod cast;
 mod elemwise;
+mod image;
 mod indexing;
 mod nn;
 mod nn_spatial;
@@ -241,6 +242,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| qnn::kernel(op))
         .or_else(|| indexing::kernel(op))
         .or_else(|| algorithm::kernel(op))
+        .or_else(|| image::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

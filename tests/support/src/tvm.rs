@@ -256,7 +256,10 @@ mod tests {
         assert!(awaiting_coverage(Path::new("x/passes/FoldConstant/0001.json"), &none).is_none());
         for pending in NOT_YET {
             let record = format!("x/passes/{pending}/0001.json");
-            assert!(awaiting_coverage(Path::new(&record), &none).is_some(), "{pending}");
+            assert!(
+                awaiting_coverage(Path::new(&record), &none).is_some(),
+                "{pending}"
+            );
         }
     }
 }

@@ -11,6 +11,8 @@ use relay_ir::Type;
 relations! {
     /// `IdentityRel`: every type after the first is the first's.
     "Identity" => identity_rel;
+    /// `IdentityRel` registered for `debug` under the name `Debug`.
+    "Debug" => identity_rel;
     /// `IdentityCompRel`: the input's shape with dtype `bool`.
     "IdentityCompRel" => identity_comp_rel;
     /// `CastRel`: the input's shape with the `dtype` attribute (also

@@ -35,7 +35,9 @@
 //! [`qnn_elemwise`], [`image`], [`vision`], [`dynamic`] (`dyn.*`),
 //! [`memory`], [`indexing`] (gather/scatter), [`sequence`] (along one axis:
 //! reverse, scans, masks, windows), [`multi_output`] (tuple results:
-//! meshgrid, unique, sparse rows, DFT), [`einsum`], [`random`] (`random.*`).
+//! meshgrid, unique, sparse rows, DFT), [`einsum`], [`random`] (`random.*`),
+//! [`dialect`] (VM ops, `call_lowered`, `parser.MetaRef`), [`layout_rewrite`]
+//! (the tuners' layout rewrites), [`ethosu`] (Arm Ethos-U NPU ops).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -55,11 +57,14 @@ pub mod shape;
 
 pub mod algorithm;
 pub mod broadcast;
+pub mod dialect;
 pub mod dynamic;
 pub mod einsum;
+pub mod ethosu;
 pub mod identity;
 pub mod image;
 pub mod indexing;
+pub mod layout_rewrite;
 pub mod memory;
 pub mod multi_output;
 pub mod nn_conv;
@@ -111,6 +116,9 @@ const FAMILIES: &[Family] = &[
     multi_output::RELATIONS,
     einsum::RELATIONS,
     random::RELATIONS,
+    dialect::RELATIONS,
+    layout_rewrite::RELATIONS,
+    ethosu::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in
@@ -215,6 +223,20 @@ impl<'a> Ctx<'a> {
                 format!("{what}{}", display::ty(&self.types[i])),
                 i,
             )),
+        }
+    }
+
+    /// Like [`Ctx::tensor_or_wait`] for a check whose message does not
+    /// show the type (`ICHECK(t != nullptr) << message`).
+    pub fn tensor_or_wait_exact(
+        &self,
+        i: usize,
+        message: &str,
+    ) -> Result<Option<TensorView>, RelationError> {
+        match self.types[i].kind() {
+            TypeKind::Tensor(_) => Ok(TensorView::of(&self.types[i])),
+            TypeKind::Incomplete(_) => Ok(None),
+            _ => Err(RelationError::at_input(message, i)),
         }
     }
 

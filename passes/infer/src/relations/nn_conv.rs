@@ -269,7 +269,12 @@ pub(super) fn padding_dhw(padding: &[Dim]) -> Result<[Dim; 3], RelationError> {
 }
 
 /// `indexdiv(in + pad - dilated, stride) + 1`, or `in` when it is `?`.
-fn out_size(input: &Dim, pad: &Dim, dilated: &Dim, stride: &Dim) -> Result<Dim, RelationError> {
+pub(crate) fn out_size(
+    input: &Dim,
+    pad: &Dim,
+    dilated: &Dim,
+    stride: &Dim,
+) -> Result<Dim, RelationError> {
     if is_any(input) {
         return Ok(input.clone());
     }
