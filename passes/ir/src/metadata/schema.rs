@@ -197,6 +197,11 @@ static SCHEMAS: &[(&str, &[Field])] = &[
         &[("dtype", Dt), ("value", Obj), ("span", Obj)],
     ),
     ("tir.Cast", &[("dtype", Dt), ("value", Obj), ("span", Obj)]),
+    // A call of a TIR intrinsic (`if_then_else` in computed sizes).
+    (
+        "tir.Call",
+        &[("dtype", Dt), ("op", Obj), ("args", Obj), ("span", Obj)],
+    ),
     ("tir.Add", BINARY),
     ("tir.Sub", BINARY),
     ("tir.Mul", BINARY),
@@ -296,12 +301,52 @@ pub const REPR_TYPES: &[&str] = &[
     "runtime.ShapeTuple",
 ];
 
-/// The fields of `type_key` in `VisitAttrs` order, if this table knows the type.
+/// The fields of `type_key` in `VisitAttrs` order, if this table knows the type. An
+/// operator attribute type this table does not list takes its fields from the operator
+/// table (`op/ops.def` declares them in `TVM_ATTR_FIELD` order): a section of any operator's
+/// attrs reads and writes back.
 pub fn fields(type_key: &str) -> Option<&'static [Field]> {
     SCHEMAS
         .iter()
         .find(|(k, _)| *k == type_key)
         .map(|(_, fields)| *fields)
+        .or_else(|| operator_attrs_fields(type_key))
+}
+
+/// The fields of an operator attribute type, as the operator table declares them, with
+/// the kind TVM's reflection writes for each C++ type.
+fn operator_attrs_fields(type_key: &str) -> Option<&'static [Field]> {
+    use crate::op::AttrType;
+    use std::sync::OnceLock;
+    static FROM_OPS: OnceLock<Vec<(&'static str, Vec<Field>)>> = OnceLock::new();
+    let table = FROM_OPS.get_or_init(|| {
+        crate::op::all_attrs_schemas()
+            .iter()
+            .map(|schema| {
+                let fields = schema
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let kind = match f.ty {
+                            AttrType::Int | AttrType::UInt64 => FieldKind::Int,
+                            AttrType::Double => FieldKind::Float,
+                            AttrType::Bool => FieldKind::Bool,
+                            AttrType::StdString => FieldKind::Str,
+                            AttrType::DataType => FieldKind::DataType,
+                            // Every other field is an object reference.
+                            _ => FieldKind::Object,
+                        };
+                        (f.name.as_str(), kind)
+                    })
+                    .collect();
+                (schema.type_key.as_str(), fields)
+            })
+            .collect()
+    });
+    table
+        .iter()
+        .find(|(k, _)| *k == type_key)
+        .map(|(_, fields)| fields.as_slice())
 }
 
 /// The kind of field `name` of `type_key`, if known.
@@ -320,6 +365,25 @@ pub fn known_type_keys() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operator_attribute_types_come_from_the_operator_table() {
+        let scan = fields("relay.attrs.ScanopAttrs").expect("declared in ops.def");
+        assert_eq!(
+            scan,
+            &[
+                ("axis", FieldKind::Object),
+                ("dtype", FieldKind::DataType),
+                ("exclusive", FieldKind::Object),
+            ]
+        );
+        let mask = fields("relay.attrs.SequenceMaskAttrs").unwrap();
+        assert_eq!(
+            mask,
+            &[("mask_value", FieldKind::Float), ("axis", FieldKind::Int)]
+        );
+        assert_eq!(fields("relay.attrs.NoSuchAttrs"), None);
+    }
 
     #[test]
     fn lookups() {
