@@ -36,6 +36,9 @@ fn header(text: &str, key: &str) -> Option<String> {
 
 fn run_case(path: &Path) -> String {
     relay_passes::register_builtin_passes();
+    // Each case stands for one TVM run, whose fresh names (`x_N`) count
+    // from 0; without this, a case's names would depend on the cases before.
+    relay_passes::ir::build::restart_fresh_let_variables();
     let text = std::fs::read_to_string(path).expect("the case is readable");
     let pipeline = header(&text, "pipeline").unwrap_or_else(|| {
         panic!("{} has no `// pipeline:` header", path.display());

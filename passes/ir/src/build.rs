@@ -189,6 +189,13 @@ pub fn fresh_let_variable() -> crate::Var {
     crate::Var::new(format!("x_{number}"), None, None)
 }
 
+/// Starts the [`fresh_let_variable`] count at 0 again, as a new process
+/// would: for test harnesses that run, in one process, cases each standing
+/// for one TVM run (TVM's records are made one process per case).
+pub fn restart_fresh_let_variables() {
+    FRESH_LET_VARIABLES.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

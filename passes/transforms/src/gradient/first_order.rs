@@ -18,7 +18,7 @@
 //! forward values TVM types).
 
 use super::let_list::LetList;
-use super::primal::gradient_of;
+use super::primal::{gradient_of, NOT_PORTED};
 use crate::feature::{check_module_features, Feature, FeatureSet};
 use relay_ir::build::{int_array, op_call, op_call_with};
 use relay_ir::diagnostic::{Code, Diagnostic};
@@ -36,7 +36,10 @@ pub(crate) fn spec() -> PassSpec {
     PassSpec::module("FirstOrderGradient", 0)
         .doc(
             "Return each function's result with its gradient with respect to every parameter \
-             (reverse-mode AD of first-order programs of tensors and tuples)",
+             (reverse-mode AD of first-order programs of tensors and tuples; the gradients of \
+             pooling, max, matmul, batch_matmul, variance, take, stack, strided_slice, \
+             one_hot, gather_nd, arange, cross entropy and contrib_reverse_reshape are not \
+             ported yet)",
         )
         .transform(|module, _ctx| first_order_gradient(module))
 }
@@ -288,6 +291,16 @@ impl ReverseAd {
     fn visit_node(&mut self, expr: &Expr, depth: usize) -> Result<AdValue, Diagnostic> {
         match expr.kind() {
             ExprKind::Op(op) => {
+                if NOT_PORTED.contains(&op.name.as_str()) {
+                    return Err(error(
+                        expr,
+                        format!(
+                            "the gradient of the operator {} (registered in TVM v0.13) is not \
+                             implemented here yet.",
+                            op.name
+                        ),
+                    ));
+                }
                 if gradient_of(&op.name).is_none() {
                     return Err(error(
                         expr,

@@ -83,6 +83,34 @@ const GRADIENTS: &[(&str, Gradient)] = &[
     ("expand_dims", expand_dims_grad),
     ("reshape_like", reshape_like_grad),
     ("where", where_grad),
+    ("dyn.zeros", dyn_factory_grad),
+    ("dyn.ones", dyn_factory_grad),
+    ("dyn.reshape", dyn_reshape_grad),
+    ("less_equal", comparison_grad),
+    ("not_equal", comparison_grad),
+    ("concatenate", concatenate_grad),
+];
+
+/// Operators `_tensor_grad.py` registers a gradient for that this port
+/// does not build yet: differentiating them is an error that says so (not
+/// TVM's "no registered gradient").
+pub const NOT_PORTED: &[&str] = &[
+    "nn.max_pool2d",
+    "nn.avg_pool2d",
+    "nn.global_avg_pool2d",
+    "max",
+    "nn.matmul",
+    "nn.batch_matmul",
+    "variance",
+    "nn.cross_entropy",
+    "nn.cross_entropy_with_logits",
+    "take",
+    "contrib_reverse_reshape",
+    "stack",
+    "arange",
+    "gather_nd",
+    "strided_slice",
+    "one_hot",
 ];
 
 // ---- Python's operators on expressions and the helpers it imports ----
@@ -792,4 +820,67 @@ fn where_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagn
     );
     let grad_y = collapse_sum_like(op_call("where", vec![cond.clone(), zeros, grad.clone()]), y);
     Ok(vec![unary("zeros_like", cond), grad_x, grad_y])
+}
+
+/// `dyn.zeros` / `dyn.ones`: their shape argument gets zeros.
+fn dyn_factory_grad(_orig: &Expr, call: &Call, _grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    Ok(vec![unary("zeros_like", arg(call, 0)?)])
+}
+
+fn dyn_reshape_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    Ok(vec![
+        reshape_like(grad.clone(), arg(call, 0)?),
+        unary("zeros_like", arg(call, 1)?),
+    ])
+}
+
+/// `less_equal`, `not_equal`: no gradient flows through a comparison.
+fn comparison_grad(_orig: &Expr, call: &Call, _grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    Ok(vec![
+        unary("zeros_like", arg(call, 0)?),
+        unary("zeros_like", arg(call, 1)?),
+    ])
+}
+
+/// The gradient split back into the concatenated pieces: one gradient, a
+/// tuple, for the one (tuple) argument.
+fn concatenate_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    let tuple = arg(call, 0)?;
+    let axis = attr_int(call, "axis")?;
+    let Some(TypeKind::Tuple(fields)) = tuple.checked_type().map(Type::kind) else {
+        return Err(failure("concatenate's argument has no tuple type"));
+    };
+    let mut dims = Vec::with_capacity(fields.len());
+    for field in fields {
+        let TypeKind::Tensor(t) = field.kind() else {
+            return Err(failure("concatenate of a value that is not a tensor"));
+        };
+        // Python indexes the shape with the axis as written (negative from
+        // the end).
+        let index = if axis < 0 {
+            t.shape.len() as i64 + axis
+        } else {
+            axis
+        };
+        let dim = usize::try_from(index)
+            .ok()
+            .and_then(|i| t.shape.get(i))
+            .and_then(Dim::as_int)
+            .ok_or_else(|| failure("concatenate's axis has no known size"))?;
+        dims.push(dim);
+    }
+    let mut splits = Vec::new();
+    let mut total = 0;
+    for dim in dims.iter().take(dims.len().saturating_sub(1)) {
+        total += dim;
+        splits.push(total);
+    }
+    Ok(vec![op_call_with(
+        "split",
+        vec![grad.clone()],
+        &[
+            ("indices_or_sections", int_array(&splits)),
+            ("axis", AttrValue::Int(axis)),
+        ],
+    )])
 }
