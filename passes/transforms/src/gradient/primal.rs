@@ -471,7 +471,7 @@ fn abs_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnos
 
 fn erf_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
     let x = arg(call, 0)?;
-    let two_over_root_pi = constant(1.1283791670955126, dtype(x)?)?;
+    let two_over_root_pi = constant(std::f64::consts::FRAC_2_SQRT_PI, dtype(x)?)?;
     let gaussian = unary("exp", &mul(neg(x.clone()), x.clone()));
     Ok(vec![mul(mul(two_over_root_pi, gaussian), grad.clone())])
 }
@@ -520,10 +520,10 @@ fn conv2d_grad(orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagn
     };
     let padding = attr_ints(call, "padding")?;
     // topi's `get_pad_tuple` for the padding the attribute holds.
-    let (pad_top, pad_left, pad_bottom, pad_right) = match padding.as_slice() {
-        &[p] => (p, p, p, p),
-        &[h, w] => (h, w, h, w),
-        &[t, l, b, r] => (t, l, b, r),
+    let (pad_top, pad_left, pad_bottom, pad_right) = match *padding.as_slice() {
+        [p] => (p, p, p, p),
+        [h, w] => (h, w, h, w),
+        [t, l, b, r] => (t, l, b, r),
         _ => return Err(failure("nn.conv2d has a padding of unexpected length")),
     };
     let strides = attr_ints(call, "strides")?;
