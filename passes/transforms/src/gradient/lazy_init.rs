@@ -49,7 +49,8 @@ pub(crate) fn spec() -> PassSpec {
     PassSpec::module("LazyGradientInit", 2)
         .doc(
             "Compute on GradCell values so that tensors of zeros and ones are made only when \
-             needed (adds TVM's gradient.rly to the module)",
+             needed (adds TVM's gradient.rly to the module, so it runs as a module pass; a \
+             function pass in TVM)",
         )
         .transform(|module, ctx| {
             let transformed = lazy_gradient_init(module)?;
