@@ -245,6 +245,31 @@ pub fn parse_and_lower(name: &str, text: &str) -> (IRModule, Diagnostics) {
     (module, diagnostics.into_iter().collect())
 }
 
+/// Parses `text` and lowers its definitions into `module`, which they may
+/// refer to (TVM's `IRModule::Import`: a library file added to a module).
+/// The text is registered in the module's `sources` under `name`; a
+/// definition whose name the module already has is an error.
+pub fn parse_and_lower_into(module: IRModule, name: &str, text: &str) -> (IRModule, Diagnostics) {
+    let mut sources = module.sources.clone();
+    let file = sources.add(name, text);
+    let parse = relay_syntax::parse_module(text);
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors()
+        .iter()
+        .map(|e| Diagnostic::from_syntax_error(file, e))
+        .collect();
+    let mut module = match parse.source_file() {
+        Some(root) => {
+            let lowered = lower_module_into(file, &root, module);
+            diagnostics.extend(lowered.diagnostics);
+            lowered.module
+        }
+        None => module,
+    };
+    module.sources = sources;
+    (module, diagnostics.into_iter().collect())
+}
+
 /// Parses and lowers one expression. Its spans point into file 0 of a source
 /// map holding just this text (`SourceMap::new().add(name, text)`); use
 /// [`parse_and_lower_expr_in`] to register the text in a map of your own.

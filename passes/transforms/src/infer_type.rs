@@ -17,7 +17,7 @@ pub(super) fn spec() -> PassSpec {
 
 /// Types every function of `module`, reporting the diagnostics to `ctx`;
 /// the result is marked `TypeChecked` when there was no error.
-fn infer_types(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagnostic> {
+pub(crate) fn infer_types(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagnostic> {
     let (mut typed, diagnostics) = infer_module(&module);
     let ok = !diagnostics.has_errors();
     for diagnostic in diagnostics {

@@ -16,11 +16,13 @@ pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
 pub mod eta_expand;
 pub mod fast_math;
+pub mod feature;
 pub mod flatten_atrous_conv;
 pub mod fold_constant;
 pub mod fold_explicit_padding;
 pub mod fold_scale_axis;
 pub mod fuse_ops;
+pub mod gradient;
 mod infer_type;
 pub mod inline;
 pub mod lambda_lift;
@@ -99,6 +101,8 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         byoc::compiler_functions::mark_extern_spec(),
         byoc::compiler_functions::inline_bound_spec(),
         partial_eval::spec(),
+        gradient::lazy_init::spec(),
+        gradient::first_order::spec(),
     ]
 }
 

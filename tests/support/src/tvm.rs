@@ -161,11 +161,7 @@ pub fn is_expr_entry(json: &Value) -> bool {
 }
 
 /// The record directories of passes not implemented yet (issue 22).
-const NOT_YET: &[&str] = &[
-    "FakeQuantizationToInteger",
-    "FirstOrderGradient",
-    "LazyGradientInit",
-];
+const NOT_YET: &[&str] = &["FakeQuantizationToInteger"];
 
 /// The operator a record of TVM's InferType on one operator is about:
 /// `passes/InferType/2NNN.*`, whose json says `"test":
