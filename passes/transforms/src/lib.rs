@@ -26,6 +26,7 @@ pub mod lambda_lift;
 pub mod legalize;
 pub mod normal_form;
 mod print_ir;
+pub mod remove_standalone_reshapes;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
 pub mod simplify_fc_transpose;
@@ -88,6 +89,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         batching_ops::spec(),
         to_mixed_precision::spec(),
         simplify_fc_transpose::spec(),
+        remove_standalone_reshapes::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
     ]

@@ -21,7 +21,6 @@ const AWAITING: &[&str] = &[
     "ArgWhere",
     "BinaryConv2D",
     "BitPack",
-    "CallLoweredRel",
     "Conv1DTranspose",
     "Conv2DBackwardWeight",
     "Conv2DGemm",

@@ -29,7 +29,8 @@
 //! (elementwise binary ops, `where`, `broadcast_to`, `collapse_sum_*`),
 //! [`nn_conv`], [`nn_pool`], [`nn_misc`] (dense, norms, softmax, pad,
 //! upsampling, …), [`tensor_transform`], [`reduce`], [`algorithm`], [`qnn`],
-//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`].
+//! [`image`], [`vision`], [`dynamic`] (`dyn.*`), [`memory`], [`call`]
+//! (`call_lowered`).
 //!
 //! Adding a relation is one declaration: an entry `"Name" => body_rel;` in
 //! its family's `relations!` block (the name is the operator's `rel:` in
@@ -49,6 +50,7 @@ pub mod shape;
 
 pub mod algorithm;
 pub mod broadcast;
+pub mod call;
 pub mod dynamic;
 pub mod identity;
 pub mod image;
@@ -87,6 +89,7 @@ const FAMILIES: &[Family] = &[
     vision::RELATIONS,
     dynamic::RELATIONS,
     memory::RELATIONS,
+    call::RELATIONS,
 ];
 
 /// One family's relations: each registered name (an operator's `rel:` in
