@@ -10,6 +10,7 @@ pub mod combine_parallel;
 pub mod convert_layout;
 pub mod dead_code;
 pub mod defuse_ops;
+pub mod dense_to_sparse;
 pub mod div_to_mul;
 pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
@@ -19,6 +20,7 @@ pub mod flatten_atrous_conv;
 pub mod fold_constant;
 pub mod fold_explicit_padding;
 pub mod fold_scale_axis;
+mod free_var_params;
 pub mod fuse_ops;
 mod infer_type;
 pub mod inline;
@@ -90,6 +92,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         to_mixed_precision::spec(),
         simplify_fc_transpose::spec(),
         remove_standalone_reshapes::spec(),
+        dense_to_sparse::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
     ]
