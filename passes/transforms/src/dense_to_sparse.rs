@@ -47,7 +47,11 @@ pub(crate) fn spec() -> PassSpec {
             Vec::new(),
             "for each weight, the five BSR sizes: data (3), indices, indptr",
         ))
-        .doc("Replace nn.dense of the listed weights by nn.sparse_dense over new BSR parameters (name.data, name.indices, name.indptr)")
+        .doc(
+            "Replace nn.dense of the listed weights by nn.sparse_dense over new BSR parameters \
+             (name.data, name.indices, name.indptr); type-checking the result needs \
+             nn.sparse_dense's SparseDense relation, not implemented yet",
+        )
         .build(|args| {
             let weights = bsr_shapes(args.get("weight_name"), args.get("weight_shape"))?;
             Ok(
