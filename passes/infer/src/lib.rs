@@ -47,11 +47,13 @@ mod exhaust;
 mod generate;
 mod incremental;
 mod kind;
+pub mod local;
 mod resolve;
 mod solver;
 
 pub use generate::RelationLookup;
 pub use incremental::{CheckStats, IncrementalChecker};
+pub use local::infer_type_local;
 
 use generate::Inferencer;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};

@@ -11,7 +11,11 @@ use relay_pass_manager::{PassContext, PassSpec};
 pub(super) fn spec() -> PassSpec {
     PassSpec::module("InferType", 0)
         .establishes(ModuleProperty::TypeChecked)
-        .doc("Infer and check the type of every expression of every function.")
+        .doc(
+            "Infer and check the type of every expression of every function. (TVM's \
+             InferTypeLocal is not a pass but a function on one expression: \
+             relay_infer::infer_type_local.)",
+        )
         .transform(infer_types)
 }
 

@@ -11,6 +11,7 @@ pub mod combine_parallel;
 pub mod convert_layout;
 pub mod dead_code;
 pub mod defuse_ops;
+pub mod dense_to_sparse;
 pub mod div_to_mul;
 pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
@@ -21,6 +22,7 @@ pub mod flatten_atrous_conv;
 pub mod fold_constant;
 pub mod fold_explicit_padding;
 pub mod fold_scale_axis;
+mod free_var_params;
 pub mod fuse_ops;
 pub mod gradient;
 mod infer_type;
@@ -30,6 +32,7 @@ pub mod legalize;
 pub mod normal_form;
 pub mod partial_eval;
 mod print_ir;
+pub mod remove_standalone_reshapes;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
 pub mod simplify_fc_transpose;
@@ -92,6 +95,8 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         batching_ops::spec(),
         to_mixed_precision::spec(),
         simplify_fc_transpose::spec(),
+        remove_standalone_reshapes::spec(),
+        dense_to_sparse::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
         byoc::annotate_target::spec(),

@@ -23,10 +23,11 @@
 //! Registered like TVM: a function pass at opt_level 4 requiring
 //! `DeadCodeElimination`.
 
+use crate::free_var_params::free_vars_as_params;
 use relay_ir::diagnostic::{Code, Diagnostic};
-use relay_ir::rewrite::{post_order, rewrite_function};
+use relay_ir::rewrite::rewrite_function;
 use relay_ir::IRModule;
-use relay_ir::{Call, Expr, ExprKind, Function, FunctionData, Pattern, Type, Var, VarId};
+use relay_ir::{Call, Expr, ExprKind, Function, Type, Var, VarId};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
@@ -99,23 +100,7 @@ pub fn simplify_fc_transpose(
     if let Some(error) = failure {
         return Err(error);
     }
-    let transposed: HashSet<VarId> = transposed.into_iter().collect();
-    let (body_free, new_weights): (Vec<Var>, Vec<Var>) = free_vars_of_body(&rewritten)
-        .into_iter()
-        .partition(|var| !transposed.contains(&var.id()));
-    let data = rewritten.data();
-    let params = body_free.into_iter().chain(new_weights).collect();
-    Ok(Function::new(
-        FunctionData {
-            params,
-            body: data.body.clone(),
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
-        },
-        rewritten.expr().span(),
-    ))
+    Ok(free_vars_as_params(&rewritten, &transposed))
 }
 
 /// The variable `%w` of `nn.dense(_, transpose(%w, …))`.
@@ -166,43 +151,4 @@ fn transposed_var(weight: &Var, target_weights: &HashSet<String>) -> Result<Var,
         Some(Type::tensor(shape, tensor.dtype)),
         None,
     ))
-}
-
-/// The variables `function`'s body uses without binding them (its own
-/// parameters included), in order of first use, as TVM's `FreeVars` lists
-/// them.
-fn free_vars_of_body(function: &Function) -> Vec<Var> {
-    let order = post_order(function.body());
-    let mut bound: HashSet<VarId> = HashSet::new();
-    for node in &order {
-        match node.kind() {
-            ExprKind::Function(data) => bound.extend(data.params.iter().map(Var::id)),
-            ExprKind::Let { var, .. } => {
-                bound.insert(var.id());
-            }
-            ExprKind::Match { clauses, .. } => {
-                for clause in clauses {
-                    bind_pattern(&clause.pattern, &mut bound);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut seen: HashSet<VarId> = HashSet::new();
-    order
-        .iter()
-        .filter_map(Expr::as_var)
-        .filter(|var| !bound.contains(&var.id()) && seen.insert(var.id()))
-        .collect()
-}
-
-fn bind_pattern(pattern: &Pattern, bound: &mut HashSet<VarId>) {
-    match pattern {
-        Pattern::Var(var) => {
-            bound.insert(var.id());
-        }
-        Pattern::Constructor(_, args) => args.iter().for_each(|p| bind_pattern(p, bound)),
-        Pattern::Tuple(items) => items.iter().for_each(|p| bind_pattern(p, bound)),
-        Pattern::Wildcard => {}
-    }
 }
