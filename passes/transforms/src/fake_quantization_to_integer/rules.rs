@@ -83,11 +83,29 @@ pub(crate) fn rule_for(op: &str) -> Option<Rule> {
         "qnn.quantize" => quantize,
         "reshape" | "squeeze" | "strided_slice" | "transpose" | "expand_dims" | "nn.max_pool2d"
         | "nn.batch_flatten" | "nn.depth_to_space" | "max" | "min" => unary_identity,
+        "image.resize2d" => unary_identity,
+        "nn.adaptive_avg_pool1d" => adaptive_avg_pool1d,
+        "nn.avg_pool2d" => avg_pool2d,
+        "nn.global_avg_pool2d" => global_avg_pool2d,
+        "broadcast_to" => broadcast_to,
+        "nn.bias_add" => bias_add,
         "nn.conv2d" => conv2d,
+        "nn.conv2d_transpose" => conv2d_transpose,
         "nn.dense" => dense,
-        "nn.relu" => relu,
+        "nn.batch_matmul" => batch_matmul,
+        "concatenate" => concatenate,
+        "topk" => topk,
         "split" => split,
+        "clip" => clip,
+        "nn.relu" => relu,
+        "nn.leaky_relu" => leaky_relu,
+        "nn.pad" => pad,
+        "mean" => mean,
         "add" | "multiply" | "subtract" => binary_qnn,
+        "minimum" | "maximum" => binary_identity,
+        "sqrt" | "rsqrt" | "exp" | "erf" | "sigmoid" | "hardswish" | "tanh" | "abs" | "log" => {
+            unary_qnn
+        }
         _ => return None,
     })
 }
@@ -226,6 +244,16 @@ fn product_scale(x: &TensorAffine, w: &TensorAffine) -> Expr {
 }
 
 fn conv2d(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    convolution(expr, types, "qnn.conv2d")
+}
+
+fn conv2d_transpose(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    convolution(expr, types, "qnn.conv2d_transpose")
+}
+
+/// `nn.conv2d`/`nn.conv2d_transpose` to their QNN form: the product of the
+/// scales, zero point 0, int32, per channel of the output layout.
+fn convolution(expr: &Expr, types: &TypeMap, qnn_op: &str) -> Result<(Expr, AffineType), String> {
     let a = args(expr);
     let (x_t, w_t) = (types.tensor(&a[0])?, types.tensor(&a[1])?);
     let scale = product_scale(&x_t, &w_t);
@@ -237,7 +265,7 @@ fn conv2d(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
         .collect();
     named.push(("out_dtype", AttrValue::DataType(DataType::int(32))));
     let out = op_call_with(
-        "qnn.conv2d",
+        qnn_op,
         vec![
             a[0].clone(),
             a[1].clone(),
@@ -357,14 +385,436 @@ fn split(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
     Ok((expr.clone(), AffineType::Tuple(vec![t.into_type(); count])))
 }
 
-/// `add`, `multiply`, `subtract` to `qnn.add`, `qnn.mul`, `qnn.subtract`;
-/// a float constant operand is quantized with the other operand's type.
+/// `add`, `multiply`, `subtract` to `qnn.add`, `qnn.mul`, `qnn.subtract`.
 fn binary_qnn(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let (left, right, left_t, right_t, out_t) = binary_operands(expr, types)?;
+    let name = match crate::fake_quantization_to_integer::op_name(expr) {
+        Some("add") => "qnn.add",
+        Some("multiply") => "qnn.mul",
+        _ => "qnn.subtract",
+    };
+    let out = op_call_with(
+        name,
+        vec![
+            left,
+            right,
+            left_t.scale.clone(),
+            left_t.zero_point.clone(),
+            right_t.scale.clone(),
+            right_t.zero_point.clone(),
+            out_t.scale.clone(),
+            out_t.zero_point.clone(),
+        ],
+        &[
+            ("lhs_axis", int_attr(left_t.axis)),
+            ("rhs_axis", int_attr(right_t.axis)),
+        ],
+    );
+    Ok((out, out_t.into_type()))
+}
+
+fn out_type(expr: &Expr, types: &TypeMap) -> Result<TensorAffine, String> {
+    types.tensor(expr)
+}
+
+/// TVM's `approx_equal` on scale and zero point and equal dtypes.
+fn same_parameters(a: &TensorAffine, b: &TensorAffine) -> bool {
+    approx_equal(&a.scale, &b.scale)
+        && approx_equal(&a.zero_point, &b.zero_point)
+        && a.dtype == b.dtype
+}
+
+/// The argument in int32 for an averaging operator: requantized into the
+/// output parameters when they differ, else cast.
+fn to_int32_for_average(arg: &Expr, t: &TensorAffine, out_t: &TensorAffine) -> Expr {
+    if same_parameters(t, out_t) {
+        op_call_with(
+            "cast",
+            vec![arg.clone()],
+            &[("dtype", AttrValue::DataType(DataType::int(32)))],
+        )
+    } else {
+        requantize(
+            arg.clone(),
+            (&t.scale, &t.zero_point),
+            (&out_t.scale, &out_t.zero_point),
+            DataType::int(32),
+            t.axis,
+        )
+    }
+}
+
+fn with_fields(name: &str, args: Vec<Expr>, fields: &[(String, AttrValue)]) -> Expr {
+    let named: Vec<(&str, AttrValue)> = fields
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.clone()))
+        .collect();
+    op_call_with(name, args, &named)
+}
+
+fn adaptive_avg_pool1d(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let (t, out_t) = (types.tensor(arg)?, out_type(expr, types)?);
+    let data = to_int32_for_average(arg, &t, &out_t);
+    let output_size = attr(expr, "output_size").unwrap_or(AttrValue::Array(vec![]));
+    let out = op_call_with(
+        "nn.adaptive_avg_pool1d",
+        vec![data],
+        &[("output_size", output_size)],
+    );
+    Ok((
+        out,
+        TensorAffine {
+            dtype: DataType::int(32),
+            ..out_t
+        }
+        .into_type(),
+    ))
+}
+
+/// TVM v0.13 rewrites `nn.avg_pool2d` into `qnn.avg_pool2d`, which
+/// rescales from the input to the output parameters itself.
+fn avg_pool2d(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let (t, out_t) = (types.tensor(arg)?, out_type(expr, types)?);
+    let out = with_fields(
+        "qnn.avg_pool2d",
+        vec![
+            arg.clone(),
+            t.scale.clone(),
+            t.zero_point.clone(),
+            out_t.scale.clone(),
+            out_t.zero_point.clone(),
+        ],
+        &fields_except(expr, ""),
+    );
+    Ok((out, out_t.into_type()))
+}
+
+fn global_avg_pool2d(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let (t, out_t) = (types.tensor(arg)?, out_type(expr, types)?);
+    let data = to_int32_for_average(arg, &t, &out_t);
+    // TVM calls `relay.op.nn.global_avg_pool2d(arg)`: default layouts.
+    let out = op_call_with("nn.global_avg_pool2d", vec![data], &[]);
+    Ok((
+        out,
+        TensorAffine {
+            dtype: DataType::int(32),
+            ..out_t
+        }
+        .into_type(),
+    ))
+}
+
+fn broadcast_to(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let t = types.tensor(arg)?;
+    let shape = attr(expr, "shape").ok_or("broadcast_to without shape")?;
+    let out = op_call_with("broadcast_to", vec![arg.clone()], &[("shape", shape)]);
+    Ok((out, t.into_type()))
+}
+
+fn is_float_constant(e: &Expr) -> bool {
+    e.as_constant()
+        .map(|c| c.dtype.is_float() || c.dtype.is_bfloat16())
+        .unwrap_or(false)
+}
+
+fn bias_add(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let a = args(expr);
+    let x_t = types.tensor(&a[0])?;
+    let mut bias = a[1].clone();
+    if let Ok(b_t) = types.tensor(&bias) {
+        if !same_parameters(&x_t, &b_t) {
+            let in_scale = fold(x_t.scale.clone());
+            let in_zero_point = fold(x_t.zero_point.clone());
+            bias = requantize(
+                bias,
+                (&b_t.scale, &b_t.zero_point),
+                (&in_scale, &in_zero_point),
+                x_t.dtype,
+                0,
+            );
+        }
+    } else {
+        if !is_float_constant(&bias) {
+            return Err("AssertionError".into());
+        }
+        bias = op_call_with(
+            "qnn.quantize",
+            vec![bias, x_t.scale.clone(), x_t.zero_point.clone()],
+            &[
+                ("axis", int_attr(0)),
+                ("out_dtype", AttrValue::DataType(x_t.dtype)),
+            ],
+        );
+    }
+    let out = with_fields(
+        "nn.bias_add",
+        vec![a[0].clone(), bias],
+        &fields_except(expr, ""),
+    );
+    Ok((out, x_t.into_type()))
+}
+
+fn batch_matmul(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let a = args(expr);
+    let (x_t, y_t) = (types.tensor(&a[0])?, types.tensor(&a[1])?);
+    let scale = product_scale(&x_t, &y_t);
+    let zero_point = relay_ir::build::scalar_constant_f64(DataType::int(32), 0.0)
+        .ok_or("cannot build the zero point")?;
+    // The float call's transposes carry over (`nn.batch_matmul` defaults
+    // to a transposed `y`).
+    let transpose_a = attr(expr, "transpose_a").unwrap_or(AttrValue::Bool(false));
+    let transpose_b = attr(expr, "transpose_b").unwrap_or(AttrValue::Bool(true));
+    let out = op_call_with(
+        "qnn.batch_matmul",
+        vec![
+            a[0].clone(),
+            a[1].clone(),
+            x_t.zero_point.clone(),
+            y_t.zero_point.clone(),
+            x_t.scale.clone(),
+            y_t.scale.clone(),
+        ],
+        &[
+            ("out_dtype", AttrValue::DataType(DataType::int(32))),
+            ("transpose_a", transpose_a),
+            ("transpose_b", transpose_b),
+        ],
+    );
+    Ok((
+        out,
+        AffineType::Tensor {
+            scale,
+            zero_point,
+            dtype: DataType::int(32),
+            axis: x_t.axis,
+        },
+    ))
+}
+
+fn concatenate(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let data = &args(expr)[0];
+    let Some(AffineType::Tuple(fields)) = types.get(data) else {
+        return Err("concatenate of a value without a tuple affine type".into());
+    };
+    let mut scales = Vec::new();
+    let mut zero_points = Vec::new();
+    for field in fields {
+        let AffineType::Tensor {
+            scale, zero_point, ..
+        } = field
+        else {
+            return Err("a tuple inside a concatenated tuple".into());
+        };
+        scales.push(scale.clone());
+        zero_points.push(zero_point.clone());
+    }
+    let out_t = out_type(expr, types)?;
+    let out = with_fields(
+        "qnn.concatenate",
+        vec![
+            data.clone(),
+            Expr::tuple(scales, None),
+            Expr::tuple(zero_points, None),
+            out_t.scale.clone(),
+            out_t.zero_point.clone(),
+        ],
+        &fields_except(expr, ""),
+    );
+    Ok((out, out_t.into_type()))
+}
+
+fn topk(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let t = types.tensor(&args(expr)[0])?;
+    if attr(expr, "ret_type")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .as_deref()
+        != Some("values")
+    {
+        return Err("AssertionError".into());
+    }
+    Ok((expr.clone(), t.into_type()))
+}
+
+/// The scalar value of a constant of one element.
+fn scalar_value(e: &Expr) -> Option<f64> {
+    let c = e.as_constant()?;
+    if c.num_elements() != 1 {
+        return None;
+    }
+    c.get_f64(0).ok()
+}
+
+fn tensor_shape(e: &Expr) -> Result<Vec<i64>, String> {
+    let (typed, _) = relay_infer::infer_expr(e, None);
+    typed
+        .checked_type()
+        .and_then(|t| t.as_tensor())
+        .map(|t| t.shape.iter().map(|d| d.as_int().unwrap_or(-1)).collect())
+        .ok_or_else(|| "cannot infer a shape".to_string())
+}
+
+/// `reshape(broadcast_to(value, scale_shape), [1, …, -1 at axis, …, 1])`:
+/// a per-channel parameter laid along the quantization axis of `arg`.
+fn along_axis(value: Expr, scale_shape: &[i64], arg: &Expr, axis: i64) -> Result<Expr, String> {
+    let rank = tensor_shape(arg)?.len();
+    let mut shape = vec![1i64; rank];
+    // Python's negative indexing.
+    let index = if axis < 0 { axis + rank as i64 } else { axis };
+    *usize::try_from(index)
+        .ok()
+        .and_then(|i| shape.get_mut(i))
+        .ok_or("IndexError: list assignment index out of range")? = -1;
+    Ok(relay_ir::build::reshape(
+        op_call_with(
+            "broadcast_to",
+            vec![value],
+            &[("shape", relay_ir::build::int_array(scale_shape))],
+        ),
+        &shape,
+    ))
+}
+
+fn clip(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let t = types.tensor(arg)?;
+    let a_min = attr(expr, "a_min")
+        .and_then(|v| v.as_f64())
+        .ok_or("clip without a_min")?;
+    let a_max = attr(expr, "a_max")
+        .and_then(|v| v.as_f64())
+        .ok_or("clip without a_max")?;
+    let scale = fold(t.scale.clone());
+    let zero_point = fold(t.zero_point.clone());
+    let out = if let (Some(s), Some(z)) = (scalar_value(&scale), scalar_value(&zero_point)) {
+        // Python's `int(amin / scale + z_p)`: truncation towards zero.
+        let new_min = (a_min / s + z).trunc();
+        let new_max = (a_max / s + z).trunc();
+        op_call_with(
+            "clip",
+            vec![arg.clone()],
+            &[
+                ("a_min", AttrValue::Double(new_min)),
+                ("a_max", AttrValue::Double(new_max)),
+            ],
+        )
+    } else {
+        let constant = |v: f64| {
+            relay_ir::build::scalar_constant_f64(DataType::float(32), v)
+                .ok_or_else(|| "cannot build a float constant".to_string())
+        };
+        let (mut low, mut high) = (constant(a_min)?, constant(a_max)?);
+        let scale_shape = tensor_shape(&scale)?;
+        if scale_shape.first().is_some_and(|&n| n > 1) {
+            low = along_axis(low, &scale_shape, arg, t.axis)?;
+            high = along_axis(high, &scale_shape, arg, t.axis)?;
+        }
+        let quantize = |v: Expr| {
+            op_call_with(
+                "qnn.quantize",
+                vec![v, scale.clone(), zero_point.clone()],
+                &[
+                    ("axis", int_attr(t.axis)),
+                    ("out_dtype", AttrValue::DataType(t.dtype)),
+                ],
+            )
+        };
+        op_call(
+            "minimum",
+            vec![
+                op_call("maximum", vec![arg.clone(), fold(quantize(low))]),
+                fold(quantize(high)),
+            ],
+        )
+    };
+    Ok((out, t.into_type()))
+}
+
+fn leaky_relu(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let x_t = types.tensor(&args(expr)[0])?;
+    let out_t = out_type(expr, types)?;
+    let alpha = attr(expr, "alpha").unwrap_or(AttrValue::Double(0.25));
+    // TVM v0.13 passes the (rebuilt) `nn.leaky_relu` call itself as the data.
+    let out = op_call_with(
+        "qnn.leaky_relu",
+        vec![
+            expr.clone(),
+            x_t.scale.clone(),
+            x_t.zero_point.clone(),
+            out_t.scale,
+            out_t.zero_point,
+        ],
+        &[("alpha", alpha)],
+    );
+    Ok((out, x_t.into_type()))
+}
+
+fn affine_equal(a: &TensorAffine, b: &TensorAffine) -> bool {
+    structural_equal(&a.scale, &b.scale, false)
+        && structural_equal(&a.zero_point, &b.zero_point, false)
+        && a.dtype == b.dtype
+        && a.axis == b.axis
+}
+
+fn pad(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let a = args(expr);
+    let t = types.tensor(&a[0])?;
+    let mut pad_value = a.get(1).cloned().ok_or("nn.pad without a pad value")?;
+    if let Ok(pad_t) = types.tensor(&pad_value) {
+        if !affine_equal(&t, &pad_t) {
+            pad_value = requantize(
+                pad_value,
+                (&pad_t.scale, &pad_t.zero_point),
+                (&t.scale, &t.zero_point),
+                t.dtype,
+                pad_t.axis,
+            );
+        }
+    } else {
+        if !is_float_constant(&pad_value) {
+            return Err("AssertionError".into());
+        }
+        pad_value = op_call_with(
+            "qnn.quantize",
+            vec![pad_value, t.scale.clone(), t.zero_point.clone()],
+            &[],
+        );
+    }
+    let out = with_fields(
+        "nn.pad",
+        vec![a[0].clone(), pad_value],
+        &fields_except(expr, ""),
+    );
+    Ok((out, t.into_type()))
+}
+
+fn mean(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let t = types.tensor(arg)?;
+    let cast =
+        |e: Expr, d: DataType| op_call_with("cast", vec![e], &[("dtype", AttrValue::DataType(d))]);
+    let averaged = with_fields(
+        "mean",
+        vec![cast(arg.clone(), DataType::int(32))],
+        &fields_except(expr, ""),
+    );
+    Ok((cast(averaged, t.dtype), t.into_type()))
+}
+
+/// The operand types of a binary operator, a float constant operand
+/// quantized with the other operand's parameters (TVM's `get_binary_types`).
+fn binary_operands(
+    expr: &Expr,
+    types: &TypeMap,
+) -> Result<(Expr, Expr, TensorAffine, TensorAffine, TensorAffine), String> {
     let a = args(expr);
     let (mut left, mut right) = (a[0].clone(), a[1].clone());
-    let mut left_t = types.tensor(&left).ok();
-    let mut right_t = types.tensor(&right).ok();
-    let mut out_t = types.tensor(expr)?;
+    let left_t = types.tensor(&left).ok();
+    let right_t = types.tensor(&right).ok();
+    let mut out_t = out_type(expr, types)?;
     let quantize_with = |c: &Expr, t: &TensorAffine| -> Result<Expr, String> {
         if c.as_constant().is_none() {
             return Err("AssertionError".into());
@@ -375,37 +825,62 @@ fn binary_qnn(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String
             &[("out_dtype", AttrValue::DataType(t.dtype))],
         ))
     };
-    match (&left_t, &right_t) {
+    let (left_t, right_t) = match (left_t, right_t) {
         (None, None) => return Err("neither input is quantized!".into()),
         (None, Some(r)) => {
-            left = quantize_with(&left, r)?;
-            left_t = Some(r.clone());
+            left = quantize_with(&left, &r)?;
+            (r.clone(), r)
         }
         (Some(l), None) => {
-            right = quantize_with(&right, l)?;
-            right_t = Some(l.clone());
+            right = quantize_with(&right, &l)?;
+            (l.clone(), l)
         }
-        _ => {}
-    }
-    let (left_t, right_t) = (left_t.expect("set"), right_t.expect("set"));
+        (Some(l), Some(r)) => (l, r),
+    };
     if left_t.dtype != out_t.dtype {
         out_t = left_t.clone();
     }
-    let name = match crate::fake_quantization_to_integer::op_name(expr) {
-        Some("add") => "qnn.add",
-        Some("multiply") => "qnn.mul",
-        _ => "qnn.subtract",
-    };
-    // TVM v0.13's binary QNN operators take no attributes (the axes came later).
-    let out = op_call(
-        name,
-        vec![
+    Ok((left, right, left_t, right_t, out_t))
+}
+
+fn binary_identity(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let (mut left, mut right, left_t, right_t, out_t) = binary_operands(expr, types)?;
+    if !affine_equal(&left_t, &out_t) {
+        left = requantize(
             left,
+            (&left_t.scale, &left_t.zero_point),
+            (&out_t.scale, &out_t.zero_point),
+            out_t.dtype,
+            left_t.axis,
+        );
+    }
+    if !affine_equal(&right_t, &out_t) {
+        right = requantize(
             right,
-            left_t.scale.clone(),
-            left_t.zero_point.clone(),
-            right_t.scale.clone(),
-            right_t.zero_point.clone(),
+            (&right_t.scale, &right_t.zero_point),
+            (&out_t.scale, &out_t.zero_point),
+            out_t.dtype,
+            right_t.axis,
+        );
+    }
+    let name = crate::fake_quantization_to_integer::op_name(expr).unwrap_or("maximum");
+    Ok((op_call(name, vec![left, right]), out_t.into_type()))
+}
+
+fn unary_qnn(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let x_t = types.tensor(arg)?;
+    let out_t = out_type(expr, types)?;
+    let name = format!(
+        "qnn.{}",
+        crate::fake_quantization_to_integer::op_name(expr).unwrap_or_default()
+    );
+    let out = op_call(
+        &name,
+        vec![
+            arg.clone(),
+            x_t.scale,
+            x_t.zero_point,
             out_t.scale.clone(),
             out_t.zero_point.clone(),
         ],
