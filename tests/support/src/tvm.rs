@@ -181,7 +181,6 @@ pub fn awaiting_coverage(path: &Path) -> Option<&'static str> {
     }
     const NOT_YET: &[&str] = &[
         "BatchingOps",
-        "FakeQuantizationToInteger",
         "FirstOrderGradient",
         "LazyGradientInit",
         "MergeCompilerRegions",

@@ -19,10 +19,13 @@ mod rules;
 
 use relay_ir::build::op_call_with;
 use relay_ir::rewrite::{children, post_order, with_children};
+use relay_ir::IRModule;
 use relay_ir::{AttrValue, Expr, ExprKind, Function};
 use relay_pass_manager::pass_error;
+use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
-use rules::{rule_for, AffineType, TypeMap};
+use relay_pass_manager::PassContext;
+use rules::{optional_rule_for, rule_for, AffineType, Rule, TypeMap};
 use std::collections::{HashMap, HashSet};
 
 /// Operators the QAT sweep may rewrite on their own (TVM's
@@ -70,35 +73,70 @@ pub(crate) fn spec() -> PassSpec {
         .param(ParamSpec::list(
             "optional_qnn_ops",
             vec![],
-            "operators whose optional rewrite rules are enabled (none exist in TVM v0.13)",
+            "operators whose optional rewrite rules are enabled (TVM v0.13 has one: nn.softmax)",
         ))
         .doc(
             "Rewrite regions between qnn.dequantize and qnn.quantize into integer (QNN) \
              operations when every operator in the region has a rewrite rule",
         )
         .build(|args| {
-            let hard_fail = args.bool("hard_fail");
-            let use_qat = args.bool("use_qat");
+            let options = Options {
+                hard_fail: args.bool("hard_fail"),
+                use_qat: args.bool("use_qat"),
+                optional_qnn_ops: match args.get("optional_qnn_ops") {
+                    Some(PipelineValue::List(items)) => items
+                        .iter()
+                        .map(|item| match item {
+                            PipelineValue::Str(name) => Ok(name.clone()),
+                            other => Err(format!(
+                                "optional_qnn_ops must be a list of strings, found {}",
+                                other.type_name()
+                            )),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    _ => vec![],
+                },
+            };
             Ok(
-                move |function: Function,
-                      _module: &relay_ir::IRModule,
-                      _ctx: &relay_pass_manager::PassContext| {
-                    fake_quantization_to_integer(&function, hard_fail, use_qat).map_err(pass_error)
+                move |function: Function, _module: &IRModule, _ctx: &PassContext| {
+                    fake_quantization_to_integer(&function, &options).map_err(pass_error)
                 },
             )
         })
 }
 
+/// The pass's parameters.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Fail instead of leaving a region that cannot be rewritten.
+    pub hard_fail: bool,
+    /// Run the QAT sweep after the main one.
+    pub use_qat: bool,
+    /// Operators whose optional rules are enabled.
+    pub optional_qnn_ops: Vec<String>,
+}
+
+impl Options {
+    fn rule(&self, op: &str) -> Option<Rule> {
+        rule_for(op).or_else(|| {
+            self.optional_qnn_ops
+                .iter()
+                .any(|name| name == op)
+                .then(|| optional_rule_for(op))
+                .flatten()
+        })
+    }
+}
+
 /// Runs the pass over one (typed) function.
 pub fn fake_quantization_to_integer(
     function: &Function,
-    hard_fail: bool,
-    use_qat: bool,
+    options: &Options,
 ) -> Result<Function, String> {
-    let mut result = rewrite_regions(function.expr(), hard_fail)?;
-    if use_qat {
+    let mut result = rewrite_regions(function.expr(), options)?;
+    if options.use_qat {
         let (typed, _diagnostics) = relay_infer::infer_expr(&result, None);
-        result = rewrite_qat(&typed, hard_fail)?;
+        result = rewrite_qat(&typed, options)?;
     }
     Ok(result
         .as_function()
@@ -180,7 +218,7 @@ fn extract_region(quantize: &Expr) -> Option<(Vec<Expr>, Vec<(Expr, AffineType)>
 }
 
 /// The main sweep: every `qnn.quantize` whose region can be rewritten is.
-fn rewrite_regions(root: &Expr, hard_fail: bool) -> Result<Expr, String> {
+fn rewrite_regions(root: &Expr, options: &Options) -> Result<Expr, String> {
     let mut memo: HashMap<usize, Expr> = HashMap::new();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)
@@ -189,7 +227,7 @@ fn rewrite_regions(root: &Expr, hard_fail: bool) -> Result<Expr, String> {
             .collect();
         let post = with_children(&node, &new_children);
         let replacement = if op_name(&node) == Some("qnn.quantize") {
-            rewrite_region(&node, post, &memo, hard_fail)?
+            rewrite_region(&node, post, &memo, options)?
         } else {
             post
         };
@@ -202,8 +240,9 @@ fn rewrite_region(
     pre: &Expr,
     post: Expr,
     memo: &HashMap<usize, Expr>,
-    hard_fail: bool,
+    options: &Options,
 ) -> Result<Expr, String> {
+    let hard_fail = options.hard_fail;
     let Some((calls, boundary)) = extract_region(pre) else {
         return Ok(post);
     };
@@ -222,7 +261,7 @@ fn rewrite_region(
     }
     for call in &calls {
         let name = op_name(&to_post(call)).unwrap_or_default();
-        if rule_for(name).is_none() {
+        if options.rule(name).is_none() {
             if hard_fail {
                 return Err(format!("Found no rewrite rule for {name}"));
             }
@@ -235,6 +274,7 @@ fn rewrite_region(
         out_type,
         memo: HashMap::new(),
         qat_root: None,
+        options,
     };
     match mutator.mutate(&post) {
         Ok(out) => Ok(out),
@@ -244,7 +284,7 @@ fn rewrite_region(
 }
 
 /// TVM's `SubgraphMutator` (and, with `qat_root`, `QATSubgraphMutator`).
-struct RegionMutator {
+struct RegionMutator<'o> {
     types: TypeMap,
     /// The quantize's output type, given to every rewritten call before its
     /// rule runs (rules read the output parameters from it). The QAT sweep
@@ -253,9 +293,10 @@ struct RegionMutator {
     memo: HashMap<usize, Expr>,
     /// The QAT sweep's operator: its result is dequantized again.
     qat_root: Option<usize>,
+    options: &'o Options,
 }
 
-impl RegionMutator {
+impl RegionMutator<'_> {
     fn mutate(&mut self, expr: &Expr) -> Result<Expr, String> {
         if let Some(done) = self.memo.get(&expr.addr()) {
             return Ok(done.clone());
@@ -268,7 +309,7 @@ impl RegionMutator {
                         relay_ir::printer::print_expr(expr, &Default::default())
                     ));
                 };
-                let Some(rule) = rule_for(name) else {
+                let Some(rule) = self.options.rule(name) else {
                     return Err(format!(
                         "When rewriting a fake quantized graph, found an invalid node {}",
                         relay_ir::printer::print_expr(expr, &Default::default())
@@ -354,7 +395,7 @@ impl RegionMutator {
 }
 
 /// The QAT sweep (TVM's `QATRewriter`).
-fn rewrite_qat(root: &Expr, hard_fail: bool) -> Result<Expr, String> {
+fn rewrite_qat(root: &Expr, options: &Options) -> Result<Expr, String> {
     let mut memo: HashMap<usize, Expr> = HashMap::new();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)
@@ -364,7 +405,7 @@ fn rewrite_qat(root: &Expr, hard_fail: bool) -> Result<Expr, String> {
         let post = with_children(&node, &new_children);
         let replacement = match op_name(&post) {
             Some(name) if QAT_OPERATORS.contains(&name) && rule_for(name).is_some() => {
-                rewrite_qat_operator(post, hard_fail)?
+                rewrite_qat_operator(post, options)?
             }
             _ => post,
         };
@@ -375,7 +416,8 @@ fn rewrite_qat(root: &Expr, hard_fail: bool) -> Result<Expr, String> {
 
 /// One operator of the QAT sweep: its arguments' region must consist of
 /// `qnn.dequantize` calls only.
-fn rewrite_qat_operator(post: Expr, hard_fail: bool) -> Result<Expr, String> {
+fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
+    let hard_fail = options.hard_fail;
     let call = post.as_call().expect("an operator call");
     // The region under the operator's arguments, as TVM's
     // `QATSubgraphExtractor` walks it (dequantize args are not entered).
@@ -453,6 +495,7 @@ fn rewrite_qat_operator(post: Expr, hard_fail: bool) -> Result<Expr, String> {
         out_type: None,
         memo: HashMap::new(),
         qat_root: Some(post.addr()),
+        options,
     };
     match mutator.mutate(&post) {
         Ok(out) => Ok(out),

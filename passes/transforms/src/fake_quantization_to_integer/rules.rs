@@ -110,6 +110,16 @@ pub(crate) fn rule_for(op: &str) -> Option<Rule> {
     })
 }
 
+/// The rules TVM registers as optional
+/// (`FTVMOptionalFakeQuantizationToInteger`), used for the operators named
+/// in the pass's `optional_qnn_ops`.
+pub(crate) fn optional_rule_for(op: &str) -> Option<Rule> {
+    match op {
+        "nn.softmax" => Some(softmax),
+        _ => None,
+    }
+}
+
 fn fold(expr: Expr) -> Expr {
     fold_constant_expr(&expr, &FoldOptions::default()).0
 }
@@ -884,6 +894,24 @@ fn unary_qnn(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String>
             out_t.scale.clone(),
             out_t.zero_point.clone(),
         ],
+    );
+    Ok((out, out_t.into_type()))
+}
+
+fn softmax(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let arg = &args(expr)[0];
+    let x_t = types.tensor(arg)?;
+    let out_t = out_type(expr, types)?;
+    let out = with_fields(
+        "qnn.softmax",
+        vec![
+            arg.clone(),
+            x_t.scale,
+            x_t.zero_point,
+            out_t.scale.clone(),
+            out_t.zero_point.clone(),
+        ],
+        &fields_except(expr, ""),
     );
     Ok((out, out_t.into_type()))
 }
