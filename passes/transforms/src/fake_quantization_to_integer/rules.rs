@@ -790,7 +790,8 @@ fn pad(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
         pad_value = op_call_with(
             "qnn.quantize",
             vec![pad_value, t.scale.clone(), t.zero_point.clone()],
-            &[],
+            // `relay.qnn.op.quantize`'s default output dtype.
+            &[("out_dtype", AttrValue::DataType(DataType::int(8)))],
         );
     }
     let out = with_fields(
