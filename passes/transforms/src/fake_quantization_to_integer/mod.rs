@@ -98,8 +98,9 @@ pub(crate) fn spec() -> PassSpec {
                 },
             };
             Ok(
-                move |function: Function, _module: &IRModule, _ctx: &PassContext| {
-                    fake_quantization_to_integer(&function, &options).map_err(pass_error)
+                move |function: Function, module: &IRModule, _ctx: &PassContext| {
+                    fake_quantization_to_integer(&function, Some(module), &options)
+                        .map_err(pass_error)
                 },
             )
         })
@@ -128,14 +129,16 @@ impl Options {
     }
 }
 
-/// Runs the pass over one (typed) function.
+/// Runs the pass over one (typed) function of `module`.
 pub fn fake_quantization_to_integer(
     function: &Function,
+    module: Option<&IRModule>,
     options: &Options,
 ) -> Result<Function, String> {
     let mut result = rewrite_regions(function.expr(), options)?;
     if options.use_qat {
-        let (typed, _diagnostics) = relay_infer::infer_expr(&result, None);
+        // The QAT sweep reads the types of the rewritten function.
+        let (typed, _diagnostics) = relay_infer::infer_expr(&result, module);
         result = rewrite_qat(&typed, options)?;
     }
     Ok(result
@@ -403,6 +406,16 @@ fn rewrite_qat(root: &Expr, options: &Options) -> Result<Expr, String> {
             .map(|c| memo.get(&c.addr()).cloned().unwrap_or_else(|| c.clone()))
             .collect();
         let post = with_children(&node, &new_children);
+        if let Some(call) = post.as_call() {
+            // TVM's QATRewriter downcasts every callee to an operator: a
+            // call of a function, global or variable fails the pass.
+            if call.callee.as_op().is_none() {
+                return Err(format!(
+                    "Downcast from {} to Op failed.",
+                    callee_type_key(&call.callee)
+                ));
+            }
+        }
         let replacement = match op_name(&post) {
             Some(name) if QAT_OPERATORS.contains(&name) && rule_for(name).is_some() => {
                 rewrite_qat_operator(post, options)?
@@ -412,6 +425,23 @@ fn rewrite_qat(root: &Expr, options: &Options) -> Result<Expr, String> {
         memo.insert(node.addr(), replacement);
     }
     Ok(memo.remove(&root.addr()).unwrap_or_else(|| root.clone()))
+}
+
+/// The type key TVM names a non-operator callee by.
+fn callee_type_key(callee: &Expr) -> &'static str {
+    match callee.kind() {
+        ExprKind::Var(_) => "relay.Var",
+        ExprKind::GlobalVar(_) => "GlobalVar",
+        ExprKind::Function(_) => "relay.Function",
+        ExprKind::Constructor(_) => "relay.Constructor",
+        ExprKind::Call(_) => "relay.Call",
+        ExprKind::Let { .. } => "relay.Let",
+        ExprKind::If { .. } => "relay.If",
+        ExprKind::TupleGetItem { .. } => "relay.TupleGetItem",
+        ExprKind::Match { .. } => "relay.Match",
+        ExprKind::RefRead(_) => "relay.RefRead",
+        _ => "relay.Expr",
+    }
 }
 
 /// One operator of the QAT sweep: its arguments' region must consist of
@@ -431,6 +461,9 @@ fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
             continue;
         }
         match expr.kind() {
+            // A call of a function, global or variable: its callee is not
+            // data flow, so the region is not rewritten.
+            ExprKind::Call(inner) if inner.callee.as_op().is_none() => data_flow = false,
             ExprKind::Call(inner) => {
                 calls.push(expr.clone());
                 if op_name(&expr) == Some("qnn.dequantize") {
@@ -481,7 +514,8 @@ fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
     }
     for inner in &calls {
         if op_name(inner) != Some("qnn.dequantize") {
-            let name = op_name(&post).unwrap_or_default();
+            // TVM names the offending argument's operator, without a space.
+            let name = op_name(inner).unwrap_or_default();
             if hard_fail {
                 return Err(format!(
                     "Not dequantization was found in the input arguments for{name}"
