@@ -178,11 +178,14 @@ fn boundary_type(call_expr: &Expr) -> Option<AffineType> {
     })
 }
 
+/// A region's calls and the affine types of its boundary calls.
+type Region = (Vec<Expr>, Vec<(Expr, AffineType)>);
+
 /// TVM's `SubgraphExtractor` from a `qnn.quantize`: the calls of its region
 /// (dequantize calls included, quantize calls excluded) and the affine types
 /// of its boundary calls, or `None` when the region holds anything but
 /// data flow (a variable, a let, a function, control flow).
-fn extract_region(quantize: &Expr) -> Option<(Vec<Expr>, Vec<(Expr, AffineType)>)> {
+fn extract_region(quantize: &Expr) -> Option<Region> {
     let mut seen = HashSet::new();
     let mut calls = Vec::new();
     let mut types = Vec::new();
@@ -380,7 +383,7 @@ impl RegionMutator<'_> {
                 index,
             } => {
                 let tuple = self.mutate(item_tuple)?;
-                let rebuilt = with_children(expr, &[tuple.clone()]);
+                let rebuilt = with_children(expr, std::slice::from_ref(&tuple));
                 let Some(AffineType::Tuple(fields)) = self.types.get(&tuple) else {
                     return Err("a projected tuple has no tuple affine type".into());
                 };
