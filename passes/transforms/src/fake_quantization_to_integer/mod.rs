@@ -475,7 +475,6 @@ fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
                         .first()
                         .and_then(|a| {
                             a.checked_type()
-                                .or(None)
                                 .and_then(|t| t.as_tensor())
                                 .map(|t| t.dtype)
                         })
