@@ -309,3 +309,30 @@ fn affine_equal(a: &TensorAffine, b: &TensorAffine) -> bool {
         && a.dtype == b.dtype
         && a.axis == b.axis
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(value: f64) -> Expr {
+        relay_ir::build::scalar_constant_f64(DataType::float(32), value).unwrap()
+    }
+
+    #[test]
+    fn approx_equal_is_allclose_on_folded_constants() {
+        // np.allclose: |a - b| <= 1e-8 + 1e-5 * |b|.
+        assert!(approx_equal(&scalar(0.5), &scalar(0.500_000_1)));
+        assert!(!approx_equal(&scalar(0.5), &scalar(0.501)));
+        // Products fold before the comparison.
+        let product = op_call("multiply", vec![scalar(2.0), scalar(0.5)]);
+        assert!(approx_equal(&product, &scalar(1.0)));
+    }
+
+    #[test]
+    fn unknown_and_optional_operators_have_no_default_rule() {
+        assert!(rule_for("sin").is_none());
+        assert!(rule_for("nn.softmax").is_none());
+        assert!(optional_rule_for("nn.softmax").is_some());
+        assert!(rule_for("qnn.quantize").is_some());
+    }
+}
