@@ -141,7 +141,26 @@ pub(super) fn binary_operands(
 /// `add`, `multiply`, `subtract` to `qnn.add`, `qnn.mul`, `qnn.subtract`.
 pub(super) fn binary_qnn(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
     let (left, right, left_t, right_t, out_t) = binary_operands(expr, types)?;
-    let name = match crate::fake_quantization_to_integer::op_name(expr) {
+    let op = crate::fake_quantization_to_integer::op_name(expr);
+    // int32 operands with one scale and zero point 0, the output's too (an
+    // accumulator plus a bias quantized like it): a plain add or subtract.
+    if matches!(op, Some("add") | Some("subtract"))
+        && same_parameters(&left_t, &right_t)
+        && left_t.dtype == DataType::int(32)
+        && approx_equal(&left_t.scale, &out_t.scale)
+        && approx_equal(&left_t.zero_point, &out_t.zero_point)
+    {
+        let zero_point = out_t
+            .zero_point
+            .as_constant()
+            .and_then(|c| c.to_f64_vec().ok())
+            .ok_or("AttributeError: the output zero point is not a constant")?;
+        if zero_point.iter().all(|&z| z == 0.0) {
+            let name = op.unwrap_or("add");
+            return Ok((op_call(name, vec![left, right]), out_t.into_type()));
+        }
+    }
+    let name = match op {
         Some("add") => "qnn.add",
         Some("multiply") => "qnn.mul",
         _ => "qnn.subtract",

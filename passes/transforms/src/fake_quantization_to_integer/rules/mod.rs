@@ -102,6 +102,7 @@ pub(crate) fn rule_for(op: &str) -> Option<Rule> {
         "nn.batch_matmul" => batch_matmul,
         "concatenate" => concatenate,
         "topk" => topk,
+        "take" => take,
         "split" => split,
         "clip" => clip,
         "nn.relu" => relu,

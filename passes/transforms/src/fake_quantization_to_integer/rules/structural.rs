@@ -202,3 +202,10 @@ pub(super) fn mean(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), S
     );
     Ok((cast(averaged, t.dtype), t.into_type()))
 }
+
+/// `take` selects integers: the data's parameters carry over (the indices
+/// are not part of the region's types).
+pub(super) fn take(expr: &Expr, types: &TypeMap) -> Result<(Expr, AffineType), String> {
+    let t = types.tensor(&args(expr)[0])?;
+    Ok((expr.clone(), t.into_type()))
+}
