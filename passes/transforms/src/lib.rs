@@ -16,6 +16,7 @@ pub mod div_to_mul;
 pub mod dynamic_to_static;
 pub mod eliminate_common_subexpr;
 pub mod eta_expand;
+pub mod fake_quantization_to_integer;
 pub mod fast_math;
 pub mod feature;
 pub mod flatten_atrous_conv;
@@ -77,6 +78,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         canonicalize_cast::spec(),
         fast_math::spec(),
         div_to_mul::spec(),
+        fake_quantization_to_integer::spec(),
         remove_unused_functions::spec(),
         to_graph_normal_form::spec(),
         to_a_normal_form::spec(),
