@@ -6,7 +6,7 @@
 //! Where TVM computes a size from a dimension that may be `?` (the
 //! flattened size of a `cumsum` without axis, the window count of
 //! `sliding_window`), it builds the expression around `tir.Any` and folds
-//! only its identities (`x * 1`, `x + 0`, …); [`any_arith`] does the same,
+//! only its identities (`x * 1`, `x + 0`, …); `any_arith` does the same,
 //! so `cumprod` over `(?, 3)` has size `meta[tir.Mul][0]` (`? * 3`), not `?`.
 
 use super::shape::{self, c_int, dim_dtype, floordiv, is_any, promote};

@@ -2,7 +2,7 @@
 //!
 //! A fake-quantized region is the data-flow graph feeding a `qnn.quantize`,
 //! bounded by `qnn.dequantize` calls. When every operator in the region has a
-//! rewrite rule ([`rules`]), the region is rewritten into integer operations:
+//! rewrite rule (`rules`), the region is rewritten into integer operations:
 //! each rule receives the call (over already rewritten arguments) and the
 //! affine types (`real = (q - zero_point) * scale`) known so far, and returns
 //! the integer expression with its affine type.

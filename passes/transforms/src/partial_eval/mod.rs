@@ -2,8 +2,8 @@
 //! module pass `PartialEval`, opt_level 1), an interpreter over partially
 //! static values that emits A-normal-form code for what it cannot compute.
 //!
-//! Every expression evaluates to a [`PStatic`]: an optional static part
-//! ([`Static`]: a constant tensor, a tuple, an ADT value, a reference, a
+//! Every expression evaluates to a `PStatic`: an optional static part
+//! (`Static`: a constant tensor, a tuple, an ADT value, a reference, a
 //! function) and an atomic dynamic part (a variable, constant, global or
 //! operator) that computes the same value at run time. Compound dynamic
 //! code is bound with `let %x_N = …` from the process-wide fresh-name
