@@ -38,6 +38,7 @@ fn models() -> Vec<(&'static str, String)> {
 const OPTIONS: PrintOptions = PrintOptions {
     show_meta_data: true,
     show_types: true,
+    reparseable: true,
 };
 
 fn bench(c: &mut Criterion) {

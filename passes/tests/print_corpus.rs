@@ -27,6 +27,7 @@ const MODELS_MIN: usize = 51;
 const OPTIONS: PrintOptions = PrintOptions {
     show_meta_data: true,
     show_types: false,
+    reparseable: false,
 };
 
 fn errors(diagnostics: &relay_passes::diagnostic::Diagnostics) -> String {

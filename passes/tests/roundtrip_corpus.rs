@@ -83,6 +83,7 @@ fn corpus_cases(root: &Path) -> Vec<(&'static str, Vec<Case>)> {
 const OPTIONS: PrintOptions = PrintOptions {
     show_meta_data: true,
     show_types: true,
+    reparseable: true,
 };
 
 fn error_messages(diagnostics: &relay_passes::diagnostic::Diagnostics) -> String {

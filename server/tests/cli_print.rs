@@ -88,3 +88,31 @@ fn print_reports_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A `match` bound by a `let`: `relay print` and `relay opt` write TVM's
+/// `astext()`, which leaves it bare (`let %y = match …`, text neither TVM's
+/// parser nor ours reads); the editor's edits parenthesise it
+/// (`lsp_pass_edits::a_normal_form_of_a_match_reads_back`).
+#[test]
+fn a_let_bound_match_prints_bare_as_tvm_prints_it() {
+    let dir = scratch("let-match");
+    let file = dir.join("m.relay");
+    std::fs::write(
+        &file,
+        "#[version = \"0.0.5\"]\ntype T { A, B }\n\
+         def @main(%x: T) -> int32 {\n  let %y = (match (%x) {\n    A => 1,\n    B => 2,\n  });\n  %y\n}\n",
+    )
+    .unwrap();
+    for args in [vec!["print"], vec!["opt", "-p", "InferType"]] {
+        let out = relay().args(&args).arg(&file).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(" = match (%x) {"), "{args:?}: {text}");
+        assert!(!text.contains("(match"), "{args:?}: {text}");
+    }
+}

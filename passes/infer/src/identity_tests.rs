@@ -45,6 +45,7 @@ fn printed(m: &IRModule) -> String {
         &PrintOptions {
             show_meta_data: true,
             show_types: true,
+            reparseable: true,
         },
     )
 }

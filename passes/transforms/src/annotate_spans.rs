@@ -29,6 +29,7 @@ pub fn annotate_spans(module: &IRModule) -> Result<IRModule, Diagnostic> {
     let options = PrintOptions {
         show_meta_data: true,
         show_types: true,
+        reparseable: true,
     };
     let text = print_module(module, &options);
     let (reread, diagnostics) = parse_and_lower(GENERATED_SOURCE, &text);

@@ -183,6 +183,7 @@ mod tests {
         let options = PrintOptions {
             show_meta_data: true,
             show_types: false,
+            reparseable: true,
         };
         print_module(&module, &options)
     }

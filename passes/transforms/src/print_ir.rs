@@ -25,6 +25,7 @@ pub(super) fn spec() -> PassSpec {
                 let options = PrintOptions {
                     show_meta_data,
                     show_types: true,
+                    reparseable: true,
                 };
                 ctx.log(&format!(
                     "PrintIR({header}):\n{}",

@@ -324,9 +324,12 @@ pub fn run(args: &OptArgs) -> i32 {
             return EXIT_ERRORS;
         }
     };
+    // The result is TVM's `astext()` (the command-line contract), bare
+    // `let %x = match …` included; the editor's edits are printed to re-parse.
     let options = PrintOptions {
         show_meta_data: args.show_meta_data,
         show_types: true,
+        reparseable: false,
     };
     let out = print_module(&module, &options);
     match &args.output {

@@ -67,8 +67,10 @@ pub fn run(args: &PrintArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    // TVM's `astext()`, as `relay opt` prints it.
     let options = PrintOptions {
         show_meta_data: args.show_meta_data,
+        reparseable: false,
         ..PrintOptions::default()
     };
     match reprint(&display_name(&args.file), &text, args.expr, &options) {

@@ -54,6 +54,7 @@ pub fn print(module: &IRModule, show_types: bool) -> String {
         &PrintOptions {
             show_meta_data: true,
             show_types,
+            reparseable: true,
         },
     )
 }

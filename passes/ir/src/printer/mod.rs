@@ -82,6 +82,12 @@ pub struct PrintOptions {
     pub show_meta_data: bool,
     /// Write `/* ty=… */` comments on nodes that have a checked type.
     pub show_types: bool,
+    /// Put a `match` or `let` that is the value of a `let` in parentheses.
+    /// TVM prints it bare, which neither TVM's parser nor ours reads (the
+    /// value is a `binop` in the grammar). On (the default) for text that is
+    /// read again — the editor's edits, external passes' input, reproducers;
+    /// `relay print` and `relay opt` turn it off to write TVM's `astext()`.
+    pub reparseable: bool,
 }
 
 impl Default for PrintOptions {
@@ -89,6 +95,7 @@ impl Default for PrintOptions {
         PrintOptions {
             show_meta_data: true,
             show_types: true,
+            reparseable: true,
         }
     }
 }
@@ -103,6 +110,7 @@ pub fn print_module(m: &IRModule, opts: &PrintOptions) -> String {
         TypeStyle::Tvm,
         Some(&m.sources),
     )
+    .reparseable(opts.reparseable)
     .module(m)
 }
 
@@ -110,7 +118,9 @@ pub fn print_module(m: &IRModule, opts: &PrintOptions) -> String {
 /// the version header, `free_var` lines for free variables, the bindings,
 /// then the expression, then the metadata section if anything refers to it.
 pub fn print_expr(e: &Expr, opts: &PrintOptions) -> String {
-    Printer::new(opts.show_meta_data, opts.show_types, TypeStyle::Tvm, None).expr(e)
+    Printer::new(opts.show_meta_data, opts.show_types, TypeStyle::Tvm, None)
+        .reparseable(opts.reparseable)
+        .expr(e)
 }
 
 /// A type for people (diagnostics, hover): as in modules, except that an

@@ -42,6 +42,7 @@ fn func(params: Vec<Var>, body: Expr, ret: Option<Type>) -> Function {
 const NO_TYPES: PrintOptions = PrintOptions {
     show_meta_data: true,
     show_types: false,
+    reparseable: true,
 };
 
 #[test]
@@ -174,6 +175,7 @@ fn constants_go_to_the_metadata_section() {
         &PrintOptions {
             show_meta_data: false,
             show_types: false,
+            reparseable: true,
         },
     );
     assert!(hidden.ends_with(
@@ -327,6 +329,7 @@ fn meta_attrs_and_values() {
         &PrintOptions {
             show_meta_data: false,
             show_types: false,
+            reparseable: true,
         },
     );
     assert_eq!(

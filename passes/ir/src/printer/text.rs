@@ -81,6 +81,8 @@ pub(crate) struct Printer<'a> {
     meta: MetaContext,
     /// The metadata section of each source file, parsed on demand.
     sections: HashMap<FileId, Option<Arc<ObjectGraph>>>,
+    /// Parenthesise `match`/`let` values of `let`s (see `PrintOptions`).
+    reparseable: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -107,7 +109,14 @@ impl<'a> Printer<'a> {
             temp_counter: 0,
             meta: MetaContext::default(),
             sections: HashMap::new(),
+            reparseable: true,
         }
+    }
+
+    /// See [`PrintOptions::reparseable`](super::PrintOptions::reparseable).
+    pub(crate) fn reparseable(mut self, on: bool) -> Printer<'a> {
+        self.reparseable = on;
+        self
     }
 
     // ---- entry points ----
@@ -618,7 +627,7 @@ impl<'a> Printer<'a> {
             let mut d = Doc::text("let ");
             d.append(self.alloc_var(var)).push_str(" = ");
             let mut v = self.print_expr(value, false, true, true);
-            if !matches!(v, Piece::Temp(_)) {
+            if self.reparseable && !matches!(v, Piece::Temp(_)) {
                 // Written in place, a `match` or `let` value does not parse
                 // (the value is a `binop` in TVM's grammar, which TVM's
                 // printer ignores): only these get parentheses, so all

@@ -19,6 +19,7 @@ fn print(expr: &Expr) -> String {
         &PrintOptions {
             show_meta_data: false,
             show_types: false,
+            reparseable: true,
         },
     );
     let body = text
