@@ -265,6 +265,37 @@ pub(crate) fn check_field(
     }
 }
 
+/// A metadata section read once to find where its entries are written (the
+/// editor links each `meta[key][index]` to its object): the JSON with its
+/// offsets and the graph it describes.
+pub struct SectionLayout<'t> {
+    text: &'t str,
+    json: Json,
+    graph: ObjectGraph,
+}
+
+impl<'t> SectionLayout<'t> {
+    /// The layout of a section's text; `None` when it does not read.
+    pub fn read(text: &'t str) -> Option<SectionLayout<'t>> {
+        let (json, _) = json::parse_value(text).ok()?;
+        let graph = ObjectGraph::from_json(&json).ok()?;
+        Some(SectionLayout { text, json, graph })
+    }
+
+    /// The byte range, in the section's text, of the JSON object that
+    /// `meta[key][index]` refers to; `None` when there is no such entry.
+    pub fn entry_range(&self, key: &str, index: usize) -> Option<std::ops::Range<usize>> {
+        let node = MetaTable::new(&self.graph)
+            .ok()?
+            .get(key, index)
+            .ok()?
+            .index();
+        let start = locate(&self.json, &Place::Node(node));
+        let (_, length) = json::parse_value(self.text.get(start..)?).ok()?;
+        Some(start..start + length)
+    }
+}
+
 impl ObjectGraph {
     /// Reads a metadata section: the JSON text after `#[metadata]` (leading and trailing
     /// whitespace allowed; anything else after the JSON object is an error). Error offsets
@@ -287,19 +318,6 @@ impl ObjectGraph {
             message: e.message,
         })?;
         Ok(graph)
-    }
-
-    /// Where, in a metadata section's text, the object that `meta[key][index]`
-    /// refers to is written: the byte range of its JSON object in `text` (the
-    /// editor links a reference to it). `None` when the section does not read
-    /// or has no such entry.
-    pub fn entry_range(text: &str, key: &str, index: usize) -> Option<std::ops::Range<usize>> {
-        let (json, _) = json::parse_value(text).ok()?;
-        let graph = Self::from_json(&json).ok()?;
-        let node = MetaTable::new(&graph).ok()?.get(key, index).ok()?.index();
-        let start = locate(&json, &Place::Node(node));
-        let (_, length) = json::parse_value(text.get(start..)?).ok()?;
-        Some(start..start + length)
     }
 
     fn from_json(json: &Json) -> Result<ObjectGraph, MetaError> {
@@ -697,22 +715,17 @@ mod tests {
     #[test]
     fn an_entry_is_found_where_it_is_written() {
         let text = format!("\n{SMALL}\n");
-        let range = ObjectGraph::entry_range(&text, "relay.attrs.DensePackAttrs", 0).unwrap();
+        let layout = SectionLayout::read(&text).unwrap();
+        let range = layout.entry_range("relay.attrs.DensePackAttrs", 0).unwrap();
         let entry = &text[range];
         assert!(
             entry.starts_with("{\n      \"type_key\": \"relay.attrs.DensePackAttrs\""),
             "{entry}"
         );
         assert!(entry.ends_with("}\n    }"), "{entry}");
-        assert_eq!(
-            ObjectGraph::entry_range(&text, "relay.attrs.DensePackAttrs", 1),
-            None
-        );
-        assert_eq!(ObjectGraph::entry_range(&text, "relay.Constant", 0), None);
-        assert_eq!(
-            ObjectGraph::entry_range("{ not json", "relay.Constant", 0),
-            None
-        );
+        assert_eq!(layout.entry_range("relay.attrs.DensePackAttrs", 1), None);
+        assert_eq!(layout.entry_range("relay.Constant", 0), None);
+        assert!(SectionLayout::read("{ not json").is_none());
     }
 
     #[test]

@@ -136,7 +136,7 @@ pub use builder::{
     ObjRef, ObjectGraphBuilder, SpanSpec, TensorTypeSpec, Value,
 };
 pub use compare::subgraphs_equal;
-pub use graph::{Node, ObjectGraph, TVM_VERSION};
+pub use graph::{Node, ObjectGraph, SectionLayout, TVM_VERSION};
 pub use ndarray::{saved_byte_size, NdArrayError, TensorData, DEVICE_CPU, NDARRAY_MAGIC};
 pub use summary::ValueSummary;
 pub use table::{MapKey, MetaTable, NodeRef};

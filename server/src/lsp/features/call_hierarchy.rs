@@ -8,6 +8,7 @@ use super::cursor::{def_name, token_at};
 use super::types::global_signature;
 use crate::lsp::analysis::Analysis;
 use relay_syntax::{SyntaxKind::*, SyntaxNode, TextRange, TextSize};
+use std::collections::HashMap;
 
 /// One global function as the hierarchy shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,20 +37,21 @@ pub fn prepare(analysis: &Analysis, offset: TextSize) -> Option<CallItem> {
     if token.kind() != GLOBAL {
         return None;
     }
-    item(analysis, token.text().trim_start_matches('@'))
+    let name = token.text().trim_start_matches('@');
+    let def = defs(analysis).find(|(n, _)| n == name)?.1;
+    item(analysis, name, &def)
 }
 
 /// The definitions whose bodies refer to `name`, with the references.
 pub fn incoming(analysis: &Analysis, name: &str) -> Vec<Call> {
     defs(analysis)
-        .filter_map(|def| {
+        .filter_map(|(caller, def)| {
             let sites = references_in(&def, |callee| callee == name);
             if sites.is_empty() {
                 return None;
             }
-            let caller = def_name(&def)?;
             Some(Call {
-                item: item(analysis, &caller)?,
+                item: item(analysis, &caller, &def)?,
                 sites,
             })
         })
@@ -59,33 +61,42 @@ pub fn incoming(analysis: &Analysis, name: &str) -> Vec<Call> {
 /// The globals `name`'s body refers to, each with its references, in the
 /// order of their first reference.
 pub fn outgoing(analysis: &Analysis, name: &str) -> Vec<Call> {
-    let Some(def) = defs(analysis).find(|d| def_name(d).as_deref() == Some(name)) else {
+    // One pass over the file: each definition by name, each callee's place
+    // in the answer by name (a module may have thousands of functions).
+    let by_name: HashMap<String, SyntaxNode> = defs(analysis).collect();
+    let Some(def) = by_name.get(name) else {
         return Vec::new();
     };
     let mut calls: Vec<Call> = Vec::new();
-    for (callee, site) in global_references(&def) {
-        match calls.iter_mut().find(|c| c.item.name == callee) {
-            Some(call) => call.sites.push(site),
-            None => {
-                if let Some(item) = item(analysis, &callee) {
-                    calls.push(Call {
-                        item,
-                        sites: vec![site],
-                    });
-                }
-            }
+    let mut position: HashMap<String, usize> = HashMap::new();
+    for (callee, site) in global_references(def) {
+        if let Some(&i) = position.get(&callee) {
+            calls[i].sites.push(site);
+        } else if let Some(item) = by_name
+            .get(&callee)
+            .and_then(|d| item(analysis, &callee, d))
+        {
+            position.insert(callee, calls.len());
+            calls.push(Call {
+                item,
+                sites: vec![site],
+            });
         }
     }
     calls
 }
 
-fn defs(analysis: &Analysis) -> impl Iterator<Item = SyntaxNode> {
-    analysis.root().children().filter(|n| n.kind() == DEF)
+/// Every `def` of the file with its name (without `@`).
+fn defs(analysis: &Analysis) -> impl Iterator<Item = (String, SyntaxNode)> {
+    analysis
+        .root()
+        .children()
+        .filter(|n| n.kind() == DEF)
+        .filter_map(|def| Some((def_name(&def)?, def)))
 }
 
-/// The item of the global `name` defined in this file.
-fn item(analysis: &Analysis, name: &str) -> Option<CallItem> {
-    let def = defs(analysis).find(|d| def_name(d).as_deref() == Some(name))?;
+/// The item of the global `name` defined by `def`.
+fn item(analysis: &Analysis, name: &str, def: &SyntaxNode) -> Option<CallItem> {
     let selection_range = def
         .children_with_tokens()
         .filter_map(|e| e.into_token())

@@ -1,12 +1,12 @@
 //! Links from `meta[Key][i]` references to the entry of the metadata
 //! section they name: document links over every reference, and go to
 //! definition on one. The entry is found in the section's own text
-//! (`ObjectGraph::entry_range`), so the link lands on the object TVM wrote,
-//! whatever its layout.
+//! (`SectionLayout`, read once per request however many references there
+//! are), so the link lands on the object TVM wrote, whatever its layout.
 
 use super::cursor::token_at;
 use crate::lsp::analysis::Analysis;
-use relay_passes::metadata::ObjectGraph;
+use relay_passes::metadata::SectionLayout;
 use relay_syntax::ast::{AstToken, MetaRef, Metadata};
 use relay_syntax::{SyntaxKind::*, SyntaxNode, TextRange, TextSize};
 
@@ -23,10 +23,13 @@ pub fn metadata_links(analysis: &Analysis) -> Vec<MetadataLink> {
     let Some(section) = section(&root) else {
         return Vec::new();
     };
+    let Some(layout) = SectionLayout::read(section.body()) else {
+        return Vec::new();
+    };
     root.descendants_with_tokens()
         .filter_map(|e| e.into_token())
         .filter_map(MetaRef::cast)
-        .filter_map(|reference| link(&section, &reference))
+        .filter_map(|reference| link(&section, &layout, &reference))
         .collect()
 }
 
@@ -34,7 +37,9 @@ pub fn metadata_links(analysis: &Analysis) -> Vec<MetadataLink> {
 pub fn metadata_definition(analysis: &Analysis, offset: TextSize) -> Option<TextRange> {
     let root = analysis.root();
     let reference = MetaRef::cast(token_at(&root, offset).filter(|t| t.kind() == META_REF)?)?;
-    link(&section(&root)?, &reference).map(|l| l.entry)
+    let section = section(&root)?;
+    let layout = SectionLayout::read(section.body())?;
+    link(&section, &layout, &reference).map(|l| l.entry)
 }
 
 fn section(root: &SyntaxNode) -> Option<Metadata> {
@@ -43,9 +48,9 @@ fn section(root: &SyntaxNode) -> Option<Metadata> {
         .find_map(Metadata::cast)
 }
 
-fn link(section: &Metadata, reference: &MetaRef) -> Option<MetadataLink> {
+fn link(section: &Metadata, layout: &SectionLayout, reference: &MetaRef) -> Option<MetadataLink> {
     let index = usize::try_from(reference.index()?).ok()?;
-    let found = ObjectGraph::entry_range(section.body(), reference.key()?, index)?;
+    let found = layout.entry_range(reference.key()?, index)?;
     let base = section.body_range().start();
     let entry = TextRange::new(
         base + TextSize::try_from(found.start).ok()?,
