@@ -16,6 +16,9 @@ pub struct OpCoverage {
     pub relation_implemented: bool,
     /// Whether relay-eval has a kernel for it (FoldConstant can fold it).
     pub evaluator: bool,
+    /// Why TVM's FoldConstant never folds it (so it needs no kernel), or
+    /// `None` when TVM may fold it.
+    pub never_folded: Option<&'static str>,
     /// Whether it has a layout inference (`FInferCorrectLayout`), used by
     /// ConvertLayout and AlterOpLayout.
     pub layout_inference: bool,
@@ -28,7 +31,8 @@ pub struct OpCoverage {
 
 impl std::fmt::Display for OpCoverage {
     /// One line, as `relay ops` and the editor's hover show it:
-    /// `relation Conv2D (implemented); kernel no; layout inference yes, …`.
+    /// `relation Conv2D (implemented); kernel no; layout inference yes, …`
+    /// (`kernel no (never folded by TVM: <reason>)` when TVM never folds it).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         match self.relation {
@@ -36,10 +40,13 @@ impl std::fmt::Display for OpCoverage {
             Some(name) => write!(f, "relation {name} (missing)")?,
             None => f.write_str("relation none registered")?,
         }
+        let kernel = match self.never_folded {
+            Some(reason) if !self.evaluator => format!("no (never folded by TVM: {reason})"),
+            _ => yes_no(self.evaluator).to_string(),
+        };
         write!(
             f,
-            "; kernel {}; layout inference {}, conversion {}, x86 alter {}",
-            yes_no(self.evaluator),
+            "; kernel {kernel}; layout inference {}, conversion {}, x86 alter {}",
             yes_no(self.layout_inference),
             yes_no(self.layout_conversion),
             yes_no(self.alter_layout),
@@ -56,6 +63,7 @@ pub fn coverage(op: &'static OpDef) -> OpCoverage {
         relation_implemented: relation
             .is_some_and(|r| crate::infer::relations::by_name(r).is_some()),
         evaluator: crate::eval::kernel(name).is_some(),
+        never_folded: crate::eval::never_folded(name),
         layout_inference: crate::transforms::convert_layout::has_layout_inference(name),
         layout_conversion: crate::transforms::convert_layout::has_layout_conversion(name),
         alter_layout: crate::transforms::alter_op_layout::has_alter_rule(name),
@@ -86,6 +94,7 @@ mod tests {
             relation: Some("Conv2D"),
             relation_implemented: true,
             evaluator: false,
+            never_folded: None,
             layout_inference: true,
             layout_conversion: true,
             alter_layout: true,
@@ -98,6 +107,7 @@ mod tests {
             relation: None,
             relation_implemented: false,
             evaluator: false,
+            never_folded: None,
             layout_inference: false,
             layout_conversion: false,
             alter_layout: false,
@@ -110,6 +120,22 @@ mod tests {
             ..none
         };
         assert!(missing.to_string().starts_with("relation X (missing);"));
+        let skipped = OpCoverage {
+            never_folded: Some("stateful"),
+            ..none
+        };
+        assert!(skipped
+            .to_string()
+            .contains("; kernel no (never folded by TVM: stateful);"));
+    }
+
+    #[test]
+    fn never_folded_operators_carry_the_reason() {
+        let dropout = of("nn.dropout");
+        assert!(!dropout.evaluator);
+        assert!(dropout.never_folded.is_some_and(|r| r.contains("stateful")));
+        assert_eq!(of("nn.dense").never_folded, None);
+        assert!(of("nn.dense").evaluator);
     }
 
     #[test]

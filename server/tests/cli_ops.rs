@@ -89,6 +89,10 @@ fn the_summary_counts_what_the_json_says() {
     let list = json(&[]);
     let count = |key: &str| list.iter().filter(|o| o[key] == true).count();
     let declared = list.iter().filter(|o| o["relation"].is_string()).count();
+    let never_folded = list
+        .iter()
+        .filter(|o| o["never_folded"].is_string())
+        .count();
     let (code, stdout, _) = ops(&[]);
     assert_eq!(code, Some(0));
     let last = stdout.lines().last().expect("a summary line");
@@ -96,12 +100,30 @@ fn the_summary_counts_what_the_json_says() {
         last,
         format!(
             "{} operators: {} with a type relation (of {declared} that declare one), \
-             {} with an evaluation kernel, {} with layout inference",
+             {} with an evaluation kernel ({never_folded} never folded by TVM), \
+             {} with layout inference",
             list.len(),
             count("relation_implemented"),
             count("evaluator"),
             count("layout_inference"),
         )
+    );
+}
+
+#[test]
+fn an_operator_tvm_never_folds_says_why() {
+    let list = json(&["nn.dropout", "nn.dense"]);
+    assert_eq!(list[0]["evaluator"], false);
+    assert!(list[0]["never_folded"]
+        .as_str()
+        .is_some_and(|r| r.contains("stateful")));
+    assert_eq!(list[1]["evaluator"], true);
+    assert!(list[1]["never_folded"].is_null());
+    let (code, stdout, _) = ops(&["nn.dropout"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("kernel no (never folded by TVM: stateful"),
+        "{stdout}"
     );
 }
 

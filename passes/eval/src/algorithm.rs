@@ -1,5 +1,6 @@
-//! Kernels of the sorting operators: `sort` (TVM's CPU `sort` is
-//! `tvm.contrib.sort`'s stable sort along an axis) and `searchsorted`
+//! Kernels of the sorting operators: `sort`, `argsort` and `topk` (TVM's
+//! CPU kernels are `tvm.contrib.sort`'s `std::stable_sort` along an axis:
+//! equal elements keep their order, descending too) and `searchsorted`
 //! (TOPI's binary search per innermost row).
 //!
 //! Values are moved, never computed, so results are bit-exact; data with a
@@ -14,6 +15,8 @@ use std::cmp::Ordering;
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "sort" => sort,
+        "argsort" => argsort,
+        "topk" => topk,
         "searchsorted" => searchsorted,
         _ => return None,
     })
@@ -52,6 +55,13 @@ impl Keys {
 fn sort(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 1, call)?;
     let data = arg_tensor(args, 0, call)?;
+    let (src, _) = sorted_rows(data, call)?;
+    gather(data, data.shape.clone(), &src).map(Value::tensor)
+}
+
+/// For each position of the output of a full sort along `axis`, the flat
+/// index of the input element there; and the axis.
+fn sorted_rows(data: &TensorData, call: &CallInfo) -> EvalResult<(Vec<usize>, usize)> {
     let keys = Keys::of(data, call.op)?;
     let axis = norm_axis(call.int_or("axis", -1), data.ndim(), call.op)?;
     let ascending = call.bool_or("is_ascend", true);
@@ -78,7 +88,71 @@ fn sort(args: &[Value], call: &CallInfo) -> EvalResult {
             src[base + k * st[axis]] = from;
         }
     });
-    gather(data, data.shape.clone(), &src).map(Value::tensor)
+    Ok((src, axis))
+}
+
+/// The position along `axis` of the element at flat index `i`.
+fn position(i: usize, d: &[usize], axis: usize) -> i64 {
+    ((i / strides(d)[axis]) % d[axis].max(1)) as i64
+}
+
+/// Indices as a tensor of the call's `dtype` (int32 by default; TVM
+/// allows float index types too).
+fn index_tensor(call: &CallInfo, shape: Vec<i64>, idx: &[i64]) -> EvalResult<TensorData> {
+    let dtype = call
+        .dtype("dtype")?
+        .unwrap_or(relay_ir::dtype::DataType::INT32);
+    let exact: Vec<f64> = idx.iter().map(|&i| i as f64).collect();
+    if dtype.is_float() {
+        TensorData::from_f64s(dtype, shape, &exact)
+    } else {
+        TensorData::from_i64s(dtype, shape, idx)
+    }
+    .map_err(|e| super::EvalError::Unsupported(e.message))
+}
+
+/// `argsort`: the positions along `axis` of the stably sorted elements.
+fn argsort(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    let (src, axis) = sorted_rows(data, call)?;
+    let d = dims(&data.shape);
+    let idx: Vec<i64> = src.iter().map(|&i| position(i, &d, axis)).collect();
+    index_tensor(call, data.shape.clone(), &idx).map(Value::tensor)
+}
+
+/// `topk`: the first `k` of the stable sort (`k < 1`: all), as values,
+/// indices or both (`ret_type`).
+fn topk(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    let (src, axis) = sorted_rows(data, call)?;
+    let d = dims(&data.shape);
+    let len = d[axis] as i64;
+    let k = match call.int_or("k", 1) {
+        k if k < 1 || k > len => len,
+        k => k,
+    } as usize;
+    let mut out_shape = data.shape.clone();
+    out_shape[axis] = k as i64;
+    call.check_size(&out_shape)?;
+    let od = dims(&out_shape);
+    let st = strides(&d);
+    let mut kept = Vec::with_capacity(numel(&od));
+    for_each_index(&od, |_, idx| {
+        kept.push(src[idx.iter().zip(&st).map(|(i, s)| i * s).sum::<usize>()]);
+    });
+    let values = || gather(data, out_shape.clone(), &kept).map(Value::tensor);
+    let indices = || {
+        let idx: Vec<i64> = kept.iter().map(|&i| position(i, &d, axis)).collect();
+        index_tensor(call, out_shape.clone(), &idx).map(Value::tensor)
+    };
+    match call.str("ret_type").unwrap_or("both") {
+        "both" => Ok(Value::Tuple(vec![values()?, indices()?])),
+        "values" => values(),
+        "indices" => indices(),
+        other => unsupported(format!("topk: ret_type {other}")),
+    }
 }
 
 fn searchsorted(args: &[Value], call: &CallInfo) -> EvalResult {

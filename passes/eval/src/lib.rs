@@ -28,8 +28,8 @@
 //!   calls) become in TVM's code on Linux: the results agree with TVM when
 //!   both use the same libm (glibc); a different libm may differ in the last
 //!   ulp. `sqrt` is the correctly rounded instruction. `acosh`, `asinh`,
-//!   `atanh` and `erf` have no kernels: Rust computes the first three with
-//!   its own formulas instead of calling libm, and has no `erf`.
+//!   `atanh` and `erf` call the C library directly (Rust computes the first
+//!   three with its own formulas and has no `erf`).
 //! * Where TVM expands a function itself we use its formula and order:
 //!   `negative` is `0 - x` (so `-(+0)` is `+0`), `rsqrt` is `1 / sqrt(x)`,
 //!   `sigmoid` is `1 / (1 + exp(0 - x))`, `tanh` is the two-sided formula over
@@ -49,17 +49,39 @@
 //! * `min`/`max` are TVM's `select(a < b, a, b)` / `select(a > b, a, b)`.
 
 mod algorithm;
+mod batch_space;
 mod cast;
+mod dynamic;
+mod einsum;
 mod elemwise;
+mod fast_math;
 mod image;
 mod indexing;
+mod layout;
+mod libm;
+mod linalg;
+mod loss;
+mod misc;
+mod never_folded;
 mod nn;
+mod nn_conv;
 mod nn_spatial;
+mod norm;
+mod num;
+mod one_hot;
+mod pool;
 mod qnn;
+mod qnn_linear;
 mod reduce;
+mod resize;
 mod tensor;
 mod tensor_transform;
+mod vision;
 
+#[cfg(test)]
+mod coverage_tests;
+#[cfg(test)]
+mod reference_cases;
 #[cfg(test)]
 mod tests;
 
@@ -70,6 +92,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use cast::cast_tensor;
+pub use never_folded::{never_folded, NEVER_FOLDED};
 
 /// A run-time value: a tensor or a tuple of values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,6 +266,21 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| indexing::kernel(op))
         .or_else(|| algorithm::kernel(op))
         .or_else(|| image::kernel(op))
+        .or_else(|| linalg::kernel(op))
+        .or_else(|| nn_conv::kernel(op))
+        .or_else(|| pool::kernel(op))
+        .or_else(|| norm::kernel(op))
+        .or_else(|| qnn_linear::kernel(op))
+        .or_else(|| one_hot::kernel(op))
+        .or_else(|| dynamic::kernel(op))
+        .or_else(|| resize::kernel(op))
+        .or_else(|| fast_math::kernel(op))
+        .or_else(|| misc::kernel(op))
+        .or_else(|| libm::kernel(op))
+        .or_else(|| einsum::kernel(op))
+        .or_else(|| batch_space::kernel(op))
+        .or_else(|| loss::kernel(op))
+        .or_else(|| vision::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -1,6 +1,7 @@
 //! Neural-network kernels: `nn.bias_add`, `nn.leaky_relu`, `nn.prelu`, `nn.softmax`,
 //! `nn.log_softmax` (`nn.relu` is with the unary kernels), and the
-//! annotations whose compute is the identity.
+//! annotations whose compute is the identity (and `debug`, whose compute
+//! is the identity plus a host callback that folding does not run).
 
 use super::elemwise::{const_f32, map_binary};
 use super::tensor::{decode, dims, encode, norm_axis, round_f32, strides, Col};
@@ -12,14 +13,15 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "nn.bias_add" => bias_add,
         "nn.leaky_relu" => leaky_relu,
         "nn.prelu" => prelu,
-        "nn.softmax" | "nn.log_softmax" => softmax,
+        "nn.softmax" | "nn.log_softmax" | "nn.fast_softmax" => softmax,
         "annotation.stop_fusion"
         | "annotation.cast_hint"
         | "annotation.bitpack_start"
         | "annotation.bitpack_end"
         | "annotation.checkpoint"
         | "annotation.compiler_begin"
-        | "annotation.compiler_end" => identity,
+        | "annotation.compiler_end"
+        | "debug" => identity,
         _ => return None,
     })
 }
@@ -118,13 +120,15 @@ fn identity(args: &[Value], call: &CallInfo) -> EvalResult {
 /// TOPI's softmax along `axis`, for each row: `m` the maximum (from the
 /// lowest finite value, `select(acc > x, acc, x)`), `e = exp(x - m)`, `s`
 /// the sum of `e` in order, then `e / s`; log_softmax is
-/// `x - m - log(s)`.
+/// `x - m - log(s)`. `nn.fast_softmax` takes `e = fast_exp(x - m)` for
+/// float32 (TOPI's `softmax_common` with `use_fast_exp`).
 fn softmax(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 1, call)?;
     let x = arg_tensor(args, 0, call)?;
     let dt = x.dtype;
     let axis = norm_axis(call.int_or("axis", -1), x.ndim(), call.op)?;
     let log = call.op == "nn.log_softmax";
+    let fast = call.op == "nn.fast_softmax" && dt == relay_ir::dtype::DataType::FLOAT32;
     let d = dims(&x.shape);
     let st = strides(&d);
     let (len, step) = (d[axis], st[axis]);
@@ -147,7 +151,14 @@ fn softmax(args: &[Value], call: &CallInfo) -> EvalResult {
             let base = o * len * inner + i;
             let at = |k: usize| base + k * step;
             let m = (0..len).fold(lowest, |acc, k| if acc > v[at(k)] { acc } else { v[at(k)] });
-            let e = |k: usize| r(r(v[at(k)] - m).exp());
+            let e = |k: usize| {
+                let delta = r(v[at(k)] - m);
+                if fast {
+                    super::fast_math::fast_exp(delta)
+                } else {
+                    r(delta.exp())
+                }
+            };
             let s = (0..len).fold(0f32, |acc, k| r(acc + e(k)));
             for k in 0..len {
                 out[at(k)] = if log {

@@ -18,6 +18,10 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "qnn.dequantize" => dequantize,
         "qnn.requantize" => requantize,
         "qnn.add" | "qnn.subtract" => add_subtract,
+        "qnn.mul" => mul,
+        "qnn.concatenate" => concatenate,
+        "fixed_point_multiply" => fixed_point_multiply,
+        "fixed_point_multiply_per_axis" => fixed_point_multiply_per_axis,
         _ => return None,
     })
 }
@@ -391,4 +395,130 @@ fn add_subtract(args: &[Value], call: &CallInfo) -> EvalResult {
     }
     let shape = out.shape.clone();
     Ok(Value::tensor(clip_cast(ints(&out)?, shape, lhs.dtype)?))
+}
+
+/// `topi.fixed_point_multiply`: `q_multiply_shift(x, multiplier, 31,
+/// shift)` on int32 data.
+fn fixed_point_multiply(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    if x.dtype != I32 {
+        return unsupported("fixed_point_multiply: int32 data expected");
+    }
+    let (m, shift) = (call.req_int("multiplier")?, call.req_int("shift")?);
+    let out = ints(x)?
+        .into_iter()
+        .map(|v| q_multiply_shift(v, m, shift))
+        .collect::<EvalResult<Vec<_>>>()?;
+    encode(&Col::Int(out), I32, x.shape.clone()).map(Value::tensor)
+}
+
+/// `topi.fixed_point_multiply_per_axis`: per channel along the one axis of
+/// `axes`, shift left (when required), multiply by the Q31 multiplier,
+/// round and shift right, in int64.
+fn fixed_point_multiply_per_axis(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 4, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    let [m, ls, rs] = [1, 2, 3].map(|i| arg_tensor(args, i, call).and_then(ints));
+    let (m, ls, rs) = (m?, ls?, rs?);
+    let axes = call.ints("axes")?.unwrap_or_default();
+    if x.dtype != I32 || axes.len() != 1 {
+        return unsupported("fixed_point_multiply_per_axis: int32 data and one axis expected");
+    }
+    let d = super::tensor::dims(&x.shape);
+    let axis = super::tensor::norm_axis(axes[0], d.len(), call.op)?;
+    let (len, step) = (d[axis], super::tensor::strides(&d)[axis]);
+    let param = |p: &[i128], c: usize| if p.len() == 1 { p[0] } else { p[c] };
+    if [&m, &ls, &rs]
+        .iter()
+        .any(|p| p.len() != 1 && p.len() != len)
+    {
+        return unsupported("fixed_point_multiply_per_axis: one parameter per channel expected");
+    }
+    let lshift = call.bool_or("is_lshift_required", false);
+    let out = ints(x)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let c = (i / step) % len.max(1);
+            q_multiply_shift_general(
+                v,
+                param(&m, c) as i64,
+                param(&ls, c) as i64,
+                param(&rs, c) as i64,
+                lshift,
+                false,
+            )
+        })
+        .collect::<EvalResult<Vec<_>>>()?;
+    encode(&Col::Int(out), I32, x.shape.clone()).map(Value::tensor)
+}
+
+/// `QnnMulCanonicalize` with scalar scales: `(a - za)(b - zb)` in int32,
+/// requantized from the scale `sa · sb` (a float32 product) and zero point
+/// 0 to the output's.
+fn mul(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 8, call)?;
+    let t: Vec<&TensorData> = (0..8)
+        .map(|i| arg_tensor(args, i, call))
+        .collect::<EvalResult<_>>()?;
+    let (lhs, rhs, ls, lz, rs, rz, os, oz) = (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+    if ls.ndim() != 0 || rs.ndim() != 0 {
+        return unsupported("qnn.mul: per-channel scales are not evaluated");
+    }
+    let shifted = |x: &TensorData, z: &TensorData| -> EvalResult<TensorData> {
+        let x = cast_tensor(x, I32)?;
+        if is_equal_scalar(z, &zero_i32()) {
+            Ok(x)
+        } else {
+            map_binary(&x, z, "subtract")
+        }
+    };
+    let product = map_binary(&shifted(lhs, lz)?, &shifted(rhs, rz)?, "multiply")?;
+    let scale = scalar_as_f32(ls, "lhs_scale")? * scalar_as_f32(rs, "rhs_scale")?;
+    let scale = TensorData::new(DataType::FLOAT32, Vec::new(), scale.to_le_bytes().to_vec())
+        .map_err(|e| EvalError::Unsupported(e.message))?;
+    requantize_tensor(
+        &product,
+        &scale,
+        &zero_i32(),
+        os,
+        oz,
+        -1,
+        "None",
+        "None",
+        lhs.dtype,
+    )
+    .map(Value::tensor)
+}
+
+/// `ConcatenateQnnCanonicalize`: each input whose scale or zero point
+/// differs from the output's is requantized to it (keeping its type), then
+/// the inputs are concatenated.
+fn concatenate(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 5, call)?;
+    let data = super::arg_tensors(args, 0, call)?;
+    let scales = super::arg_tensors(args, 1, call)?;
+    let zero_points = super::arg_tensors(args, 2, call)?;
+    let (os, oz) = (arg_tensor(args, 3, call)?, arg_tensor(args, 4, call)?);
+    if scales.len() != data.len() || zero_points.len() != data.len() {
+        return unsupported("qnn.concatenate: one scale and zero point per input expected");
+    }
+    let mut fields = Vec::with_capacity(data.len());
+    for ((x, s), z) in data.iter().zip(&scales).zip(&zero_points) {
+        fields.push(Value::tensor(
+            if is_equal_scalar(s, os) && is_equal_scalar(z, oz) {
+                (*x).clone()
+            } else {
+                requantize_tensor(x, s, z, os, oz, -1, "None", "None", x.dtype)?
+            },
+        ));
+    }
+    let inner = CallInfo {
+        op: "concatenate",
+        ..*call
+    };
+    let kernel =
+        super::kernel("concatenate").ok_or_else(|| EvalError::NoKernel("concatenate".into()))?;
+    kernel(&[Value::Tuple(fields)], &inner)
 }

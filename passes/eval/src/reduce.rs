@@ -21,7 +21,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
 
 /// The reduced axes, sorted, per `GetReduceAxes`: null means all, negative
 /// axes count from the end, `exclude` takes the complement.
-fn reduce_axes(call: &CallInfo, ndim: usize) -> EvalResult<Vec<usize>> {
+pub(crate) fn reduce_axes(call: &CallInfo, ndim: usize) -> EvalResult<Vec<usize>> {
     let mut axes: Vec<usize> = match call.ints("axis")? {
         None => (0..ndim).collect(),
         Some(list) => list
@@ -191,8 +191,20 @@ fn mean(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 1, call)?;
     let x = arg_tensor(args, 0, call)?;
     let axes = reduce_axes(call, x.ndim())?;
-    let count: i64 = axes.iter().map(|&k| x.shape[k]).product();
     let keepdims = call.bool_or("keepdims", false);
+    let identity = is_identity(call, x, &axes);
+    mean_tensor(x, &axes, keepdims, identity).map(Value::tensor)
+}
+
+/// The mean of `x` over `axes` (sorted, distinct), as the `mean` operator
+/// computes it; `identity` when `ReduceCompute` reduces nothing.
+pub(crate) fn mean_tensor(
+    x: &TensorData,
+    axes: &[usize],
+    keepdims: bool,
+    identity: bool,
+) -> EvalResult<TensorData> {
+    let count: i64 = axes.iter().map(|&k| x.shape[k]).product();
     let dt = x.dtype;
     let work = if dt.is_float16() {
         super::cast::cast_tensor(x, DataType::FLOAT32)?
@@ -200,10 +212,10 @@ fn mean(args: &[Value], call: &CallInfo) -> EvalResult {
         x.clone()
     };
     let wdt = work.dtype;
-    let sum = if is_identity(call, &work, &axes) {
+    let sum = if identity {
         work
     } else {
-        reduce_tensor(&work, "sum", &axes, keepdims)?
+        reduce_tensor(&work, "sum", axes, keepdims)?
     };
     let count_col = convert(&Col::Int(vec![i128::from(count)]), wdt)?;
     let out = match (decode(&sum)?, count_col) {
@@ -220,12 +232,11 @@ fn mean(args: &[Value], call: &CallInfo) -> EvalResult {
         _ => return unsupported(format!("mean on {dt}")),
     };
     let result = encode(&out, wdt, sum.shape.clone())?;
-    let result = if dt.is_float16() {
-        super::cast::cast_tensor(&result, dt)?
+    if dt.is_float16() {
+        super::cast::cast_tensor(&result, dt)
     } else {
-        result
-    };
-    Ok(Value::tensor(result))
+        Ok(result)
+    }
 }
 
 /// `argmax` / `argmin`: int32 indices (within the reduced axes, row-major),

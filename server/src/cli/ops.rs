@@ -139,6 +139,7 @@ fn op_json(op: &'static OpDef) -> Value {
         "relation": c.relation,
         "relation_implemented": c.relation_implemented,
         "evaluator": c.evaluator,
+        "never_folded": c.never_folded,
         "layout_inference": c.layout_inference,
         "layout_conversion": c.layout_conversion,
         "alter_layout": c.alter_layout,
@@ -147,16 +148,17 @@ fn op_json(op: &'static OpDef) -> Value {
 }
 
 /// `N operators: R with a type relation (of D declaring one), K with an
-/// evaluation kernel, L with layout inference`.
+/// evaluation kernel (F never folded by TVM), L with layout inference`.
 fn summary(ops: &[&'static OpDef]) -> String {
     let all: Vec<OpCoverage> = ops.iter().map(|op| coverage(op)).collect();
     let count = |f: fn(&OpCoverage) -> bool| all.iter().filter(|c| f(c)).count();
     format!(
-        "{} operators: {} with a type relation (of {} that declare one), {} with an evaluation kernel, {} with layout inference",
+        "{} operators: {} with a type relation (of {} that declare one), {} with an evaluation kernel ({} never folded by TVM), {} with layout inference",
         ops.len(),
         count(|c| c.relation_implemented),
         count(|c| c.relation.is_some()),
         count(|c| c.evaluator),
+        count(|c| c.never_folded.is_some()),
         count(|c| c.layout_inference),
     )
 }

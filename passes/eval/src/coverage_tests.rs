@@ -1,0 +1,143 @@
+//! Kernel coverage: every operator of the table has a kernel, or is one TVM
+//! never folds ([`NEVER_FOLDED`], with the reason), or is listed in
+//! [`AWAITING`] — the kernels still to write. A new operator, or a kernel
+//! added without updating the lists, fails here with the names.
+
+use super::{kernel, never_folded, NEVER_FOLDED};
+use relay_ir::op::all_ops;
+
+/// Operators TVM can fold (they have a compute, or a QNN canonicalisation
+/// FoldConstant uses with `fold_qnn=true`) that have no kernel yet.
+///
+/// `contrib.ethosu.*` have a Python compute modelling the Arm Ethos-U NPU
+/// (registered by `tvm.relay.backend.contrib.ethosu`); `random.*` are
+/// deterministic functions of their key (threefry) and not stateful in TVM.
+const AWAITING: &[&str] = &[
+    "adv_index",
+    "auto_scheduler_layout_transform",
+    "contrib.ethosu.binary_elementwise",
+    "contrib.ethosu.conv2d",
+    "contrib.ethosu.depthwise_conv2d",
+    "contrib.ethosu.identity",
+    "contrib.ethosu.pooling",
+    "contrib.ethosu.unary_elementwise",
+    "dft",
+    "dyn.image.resize2d",
+    "dyn.nn.upsampling",
+    "dyn.nn.upsampling3d",
+    "dyn.sparse_to_dense",
+    "image.crop_and_resize",
+    "image.grid_sample",
+    "matrix_set_diag",
+    "meta_schedule_layout_transform",
+    "nn.avg_pool2d_grad",
+    "nn.bitpack",
+    "nn.bitserial_conv2d",
+    "nn.bitserial_dense",
+    "nn.contrib_conv2d_NCHWc",
+    "nn.contrib_conv2d_gemm_weight_transform",
+    "nn.contrib_conv2d_gemm_without_weight_transform",
+    "nn.contrib_conv2d_winograd_nnpack_weight_transform",
+    "nn.contrib_conv2d_winograd_weight_transform",
+    "nn.contrib_conv2d_winograd_without_weight_transform",
+    "nn.contrib_conv3d_winograd_weight_transform",
+    "nn.contrib_conv3d_winograd_without_weight_transform",
+    "nn.contrib_dense_pack",
+    "nn.contrib_depthwise_conv2d_NCHWc",
+    "nn.conv2d_backward_weight",
+    "nn.correlation",
+    "nn.deformable_conv2d",
+    "nn.internal.sparse_dense_padded",
+    "nn.max_pool2d_grad",
+    "nn.sparse_add",
+    "nn.sparse_conv2d",
+    "nn.sparse_dense",
+    "nn.sparse_transpose",
+    "qnn.abs",
+    "qnn.avg_pool2d",
+    "qnn.contrib_dense_pack",
+    "qnn.erf",
+    "qnn.exp",
+    "qnn.hardswish",
+    "qnn.leaky_relu",
+    "qnn.log",
+    "qnn.rsqrt",
+    "qnn.sigmoid",
+    "qnn.simulated_dequantize",
+    "qnn.simulated_quantize",
+    "qnn.softmax",
+    "qnn.sqrt",
+    "qnn.tanh",
+    "random.multinomial",
+    "random.normal",
+    "random.threefry_generate",
+    "random.threefry_split",
+    "random.uniform",
+    "relay.op.annotation.simulated_quantize",
+    "sparse_fill_empty_rows",
+    "sparse_reshape",
+    "sparse_to_dense",
+    "stft",
+    "strided_set",
+    "unique",
+    "vision.all_class_non_max_suppression",
+    "vision.get_valid_counts",
+    "vision.multibox_prior",
+    "vision.multibox_transform_loc",
+    "vision.non_max_suppression",
+    "vision.proposal",
+    "vision.roi_align",
+    "vision.roi_pool",
+];
+
+#[test]
+fn every_operator_has_a_kernel_or_a_reason() {
+    let missing: Vec<&str> = all_ops()
+        .iter()
+        .map(|op| op.name.as_str())
+        .filter(|name| {
+            kernel(name).is_none() && never_folded(name).is_none() && !AWAITING.contains(name)
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "operators TVM can fold without an evaluator kernel (write one, or list it in \
+         NEVER_FOLDED with TVM's reason): {missing:?}"
+    );
+}
+
+#[test]
+fn the_lists_name_operators_without_kernels() {
+    for name in AWAITING.iter().chain(NEVER_FOLDED.iter().map(|(n, _)| n)) {
+        assert!(
+            relay_ir::op::lookup(name).is_some(),
+            "{name} is not an operator"
+        );
+        assert!(
+            kernel(name).is_none(),
+            "{name} has a kernel now: take it off the list"
+        );
+    }
+    for name in AWAITING {
+        assert!(never_folded(name).is_none(), "{name} is in both lists");
+    }
+    for (name, reason) in NEVER_FOLDED {
+        assert!(!reason.is_empty(), "{name} needs a reason");
+    }
+}
+
+/// FoldConstant skips stateful operators and non-computational ones (QNN
+/// operators aside, folded through their canonicalisation with
+/// `fold_qnn=true`): the table's flags and the list agree.
+#[test]
+fn stateful_and_non_computational_operators_are_never_folded() {
+    for op in all_ops() {
+        let name = op.name.as_str();
+        if op.stateful || (op.non_computational && !name.starts_with("qnn.")) {
+            assert!(
+                never_folded(name).is_some(),
+                "{name} is stateful or non-computational: TVM never folds it"
+            );
+        }
+    }
+}

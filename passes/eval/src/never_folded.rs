@@ -1,0 +1,55 @@
+//! The operators TVM v0.13's FoldConstant never evaluates, each with the
+//! reason, checked against TVM (`src/relay/transforms/fold_constant.cc`
+//! skips stateful operators, `TNonComputational` ones unless `fold_qnn` and
+//! a QNN canonicalisation apply, `device_copy`, `shape_of`, `vm.shape_of`
+//! and `ndarray_size`). They need no kernel; the coverage
+//! test demands a kernel for every other operator, and `relay ops` reports
+//! the reason.
+
+/// Why TVM never folds `op`, or `None` when it may.
+pub fn never_folded(op: &str) -> Option<&'static str> {
+    NEVER_FOLDED
+        .iter()
+        .find(|(name, _)| *name == op)
+        .map(|(_, reason)| *reason)
+}
+
+const STATEFUL: &str = "stateful (TOpIsStateful): FoldConstant skips stateful operators";
+const NON_COMPUTATIONAL: &str =
+    "non-computational (TNonComputational): FoldConstant skips it, fold_qnn or not";
+const FROM_TYPE: &str =
+    "FoldConstant computes it from its argument's static type, never by evaluating the call";
+
+/// Every operator of the table TVM never folds, with the reason.
+pub const NEVER_FOLDED: &[(&str, &str)] = &[
+    ("nn.dropout", STATEFUL),
+    ("memory.kill", STATEFUL),
+    ("vm.invoke_tvm_op", STATEFUL),
+    ("memory.alloc_storage", NON_COMPUTATIONAL),
+    ("memory.alloc_tensor", NON_COMPUTATIONAL),
+    ("call_lowered", NON_COMPUTATIONAL),
+    ("vm.reshape_tensor", NON_COMPUTATIONAL),
+    (
+        "on_device",
+        "non-computational annotation: FoldConstant folds the call inside it and keeps the annotation",
+    ),
+    (
+        "parser.MetaRef",
+        "the parser's placeholder for a `meta[…]` reference; never part of a lowered program",
+    ),
+    (
+        "qnn.conv2d_transpose",
+        "non-computational without a QNN canonicalisation (FTVMQnnCanonicalize): skipped even with fold_qnn=true",
+    ),
+    (
+        "device_copy",
+        "FoldConstant never folds a device copy (it names the operator as not to be folded)",
+    ),
+    ("shape_of", FROM_TYPE),
+    ("vm.shape_of", FROM_TYPE),
+    ("ndarray_size", FROM_TYPE),
+    (
+        "annotation.with_funcid",
+        "internal to PartialEvaluate: its argument is a function, never a constant, and it has no compute",
+    ),
+];

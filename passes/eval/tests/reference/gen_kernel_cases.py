@@ -1,0 +1,496 @@
+"""Reference values for relay-eval's kernels, computed with NumPy by
+straightforward (and deliberately different) algorithms: convolutions by
+explicit window sums, transposed convolutions by scattering each input
+element, pooling window by window, norms with NumPy's mean/var.
+
+Writes kernel_cases.txt beside this script; the Rust test
+`reference_cases` (passes/eval/src/reference_cases.rs) reads that file, so
+NumPy is needed only to regenerate it:
+
+    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install numpy
+    /tmp/venv/bin/python passes/eval/tests/reference/gen_kernel_cases.py
+
+Format, one case per block: `case NAME`, `op OP`, `attr NAME KIND VALUES…`
+(KIND: int, ints, pairs, float, str, bool, dtype), `arg DTYPE SHAPE VALUES…`,
+`tuple N` and N `field DTYPE SHAPE VALUES…` for a
+tuple argument, `out DTYPE SHAPE VALUES…` (one per tuple field), `tol RELATIVE` (0: bit
+exact), `end`. SHAPE is comma-separated (`-` for a scalar).
+"""
+
+import math
+import os
+
+import numpy as np
+
+rng = np.random.default_rng(20261127)
+cases = []
+
+
+def shape_text(shape):
+    return ",".join(str(d) for d in shape) if len(shape) else "-"
+
+
+def values_text(a):
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        return " ".join(repr(float(x)) for x in a.reshape(-1))
+    return " ".join(str(int(x)) for x in a.reshape(-1))
+
+
+def case(name, op, attrs, args, outs, tol=0.0):
+    lines = [f"case {name}", f"op {op}"]
+    for key, (kind, value) in attrs.items():
+        if kind == "ints":
+            text = " ".join(str(v) for v in value)
+        elif kind == "pairs":
+            text = " ".join(f"{a} {b}" for a, b in value)
+        elif kind == "bool":
+            text = "1" if value else "0"
+        else:
+            text = str(value)
+        lines.append(f"attr {key} {kind} {text}".rstrip())
+    for dtype, a in args:
+        if dtype == "tuple":
+            lines.append(f"tuple {len(a)}")
+            for fdtype, fa in a:
+                lines.append(f"field {fdtype} {shape_text(np.shape(fa))} {values_text(fa)}".rstrip())
+            continue
+        lines.append(f"arg {dtype} {shape_text(np.shape(a))} {values_text(a)}".rstrip())
+    for dtype, a in outs:
+        lines.append(f"out {dtype} {shape_text(np.shape(a))} {values_text(a)}".rstrip())
+    lines.append(f"tol {tol}")
+    lines.append("end")
+    cases.append("\n".join(lines))
+
+
+def small_ints(shape, lo=-4, hi=5):
+    return rng.integers(lo, hi, size=shape)
+
+
+def floats(shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# ---- matrix products ----
+a, w = small_ints((3, 5)), small_ints((4, 5))
+case("dense_int", "nn.dense", {"units": ("int", 4)}, [("int32", a), ("int32", w)],
+     [("int32", a @ w.T)])
+a8, w8 = small_ints((2, 6), -128, 128), small_ints((3, 6), -128, 128)
+case("dense_int8_to_int32", "nn.dense", {"units": ("int", 3), "out_dtype": ("dtype", "int32")},
+     [("int8", a8), ("int8", w8)], [("int32", a8.astype(np.int64) @ w8.T.astype(np.int64))])
+af, wf = floats((2, 7)), floats((3, 7))
+case("dense_float", "nn.dense", {"units": ("int", 3)}, [("float32", af), ("float32", wf)],
+     [("float32", af.astype(np.float64) @ wf.T.astype(np.float64))], tol=1e-5)
+x, y = small_ints((3, 4)), small_ints((3, 2))
+case("matmul_transpose_a", "nn.matmul", {"transpose_a": ("bool", True), "transpose_b": ("bool", False)},
+     [("int32", x), ("int32", y)], [("int32", x.T @ y)])
+x, y = small_ints((2, 3, 4)), small_ints((1, 5, 4))
+case("batch_matmul_broadcast", "nn.batch_matmul", {"transpose_a": ("bool", False), "transpose_b": ("bool", True)},
+     [("int32", x), ("int32", y)], [("int32", np.matmul(x, np.transpose(y, (0, 2, 1))))])
+x, y = small_ints((2, 4, 3)), small_ints((2, 4, 5))
+case("batch_matmul_transpose_a", "nn.batch_matmul", {"transpose_a": ("bool", True), "transpose_b": ("bool", False)},
+     [("int32", x), ("int32", y)], [("int32", np.matmul(np.transpose(x, (0, 2, 1)), y))])
+
+
+# ---- convolution: explicit window sums on NCHW / OIHW, layouts by transposes ----
+def conv_ref(x, w, stride, pad_before, pad_after, dilation, groups):
+    s = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(pad_before, pad_after)))
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    k = w.shape[2:]
+    out_sp = [(xp.shape[2 + a] - (k[a] - 1) * dilation[a] - 1) // stride[a] + 1 for a in range(s)]
+    out = np.zeros([n, o] + out_sp, dtype=np.float64)
+    ig, og = c // groups, o // groups
+    for idx in np.ndindex(*([n, o] + out_sp)):
+        b, oc = idx[:2]
+        g = oc // og
+        total = 0.0
+        for kidx in np.ndindex(*k):
+            pos = tuple(idx[2 + a] * stride[a] + kidx[a] * dilation[a] for a in range(s))
+            window = xp[(b, slice(g * ig, (g + 1) * ig)) + pos]
+            total += float(np.dot(window.astype(np.float64), w[(oc, slice(None)) + kidx].astype(np.float64)))
+        out[idx] = total
+    return out
+
+
+x = small_ints((1, 4, 5, 6))
+w = small_ints((4, 2, 3, 2))
+ref = conv_ref(x, w, [2, 1], [1, 0], [1, 1], [1, 2], 2)
+case("conv2d_groups_stride_dilation_asymmetric_padding", "nn.conv2d",
+     {"strides": ("ints", [2, 1]), "padding": ("ints", [1, 0, 1, 1]), "dilation": ("ints", [1, 2]),
+      "groups": ("int", 2), "channels": ("int", 4), "kernel_size": ("ints", [3, 2])},
+     [("int32", x), ("int32", w)], [("int32", ref.astype(np.int64))])
+xn = np.transpose(x, (0, 2, 3, 1))
+wh = np.transpose(w, (2, 3, 1, 0))
+case("conv2d_nhwc_hwio", "nn.conv2d",
+     {"strides": ("ints", [2, 1]), "padding": ("ints", [1, 0, 1, 1]), "dilation": ("ints", [1, 2]),
+      "groups": ("int", 2), "data_layout": ("str", "NHWC"), "kernel_layout": ("str", "HWIO")},
+     [("int32", xn), ("int32", wh)], [("int32", np.transpose(ref, (0, 2, 3, 1)).astype(np.int64))])
+xd = small_ints((1, 3, 4, 4))
+wd = small_ints((3, 1, 3, 3))
+refd = conv_ref(xd, wd, [1, 1], [1, 1], [1, 1], [1, 1], 3)
+case("conv2d_depthwise_nhwc_hwoi", "nn.conv2d",
+     {"padding": ("ints", [1, 1]), "groups": ("int", 3), "data_layout": ("str", "NHWC"),
+      "kernel_layout": ("str", "HWOI")},
+     [("int32", np.transpose(xd, (0, 2, 3, 1))), ("int32", np.transpose(wd, (2, 3, 0, 1)))],
+     [("int32", np.transpose(refd, (0, 2, 3, 1)).astype(np.int64))])
+x1, w1 = floats((2, 3, 9)), floats((4, 3, 3))
+case("conv1d_float", "nn.conv1d", {"strides": ("ints", [2]), "padding": ("ints", [1, 2])},
+     [("float32", x1), ("float32", w1)], [("float32", conv_ref(x1, w1, [2], [1], [2], [1], 1))], tol=1e-5)
+x3, w3 = small_ints((1, 2, 3, 4, 4)), small_ints((2, 2, 2, 2, 3))
+case("conv3d_int", "nn.conv3d", {"padding": ("ints", [0, 1, 1])},
+     [("int32", x3), ("int32", w3)], [("int32", conv_ref(x3, w3, [1, 1, 1], [0, 1, 1], [0, 1, 1], [1, 1, 1], 1).astype(np.int64))])
+x8, w8 = small_ints((1, 2, 4, 4), -128, 128), small_ints((3, 2, 3, 3), -128, 128)
+case("conv2d_int8_out_int32", "nn.conv2d", {"padding": ("ints", [1]), "out_dtype": ("dtype", "int32")},
+     [("int8", x8), ("int8", w8)], [("int32", conv_ref(x8, w8, [1, 1], [1, 1], [1, 1], [1, 1], 1).astype(np.int64))])
+
+
+# ---- transposed convolution: scatter each input element ----
+def conv_transpose_ref(x, w, stride, pad_before, pad_after, dilation, out_pad, groups):
+    s = x.ndim - 2
+    n, c = x.shape[:2]
+    og = w.shape[1]
+    k = w.shape[2:]
+    full = [(x.shape[2 + a] - 1) * stride[a] + (k[a] - 1) * dilation[a] + 1 + out_pad[a] for a in range(s)]
+    out = np.zeros([n, og * groups] + full, dtype=np.float64)
+    ig = c // groups
+    for idx in np.ndindex(*x.shape):
+        b, ch = idx[:2]
+        g = ch // ig
+        for kidx in np.ndindex(*k):
+            pos = tuple(idx[2 + a] * stride[a] + kidx[a] * dilation[a] for a in range(s))
+            for oo in range(og):
+                out[(b, g * og + oo) + pos] += float(x[idx]) * float(w[(ch, oo) + kidx])
+    sl = tuple(slice(pad_before[a], full[a] - pad_after[a]) for a in range(s))
+    return out[(slice(None), slice(None)) + sl]
+
+
+xt, wt = small_ints((1, 4, 3, 3)), small_ints((4, 1, 3, 2))
+case("conv2d_transpose_groups_stride_output_padding", "nn.conv2d_transpose",
+     {"strides": ("ints", [2, 2]), "padding": ("ints", [1, 0, 0, 1]), "output_padding": ("ints", [1, 0]),
+      "groups": ("int", 2), "dilation": ("ints", [1, 1])},
+     [("int32", xt), ("int32", wt)],
+     [("int32", conv_transpose_ref(xt, wt, [2, 2], [1, 0], [0, 1], [1, 1], [1, 0], 2).astype(np.int64))])
+xt1, wt1 = floats((1, 2, 4)), floats((2, 3, 3))
+case("conv1d_transpose_dilation", "nn.conv1d_transpose",
+     {"strides": ("ints", [3]), "padding": ("ints", [1, 1]), "dilation": ("ints", [2]), "output_padding": ("ints", [0])},
+     [("float32", xt1), ("float32", wt1)],
+     [("float32", conv_transpose_ref(xt1, wt1, [3], [1], [1], [2], [0], 1))], tol=1e-5)
+
+
+# ---- pooling: window by window ----
+def pool_ref(x, kind, k, stride, dilation, pb, pa, ceil_mode, include_pad):
+    s = len(k)
+    sp = x.shape[2:]
+    out_sp = []
+    for a in range(s):
+        span = (k[a] - 1) * dilation[a] + 1
+        num = sp[a] + pb[a] + pa[a] - span
+        o = (-(-num // stride[a]) if ceil_mode else num // stride[a]) + 1
+        # TOPI: a window starting in the trailing padding added by ceil mode still counts
+        out_sp.append(o)
+    out = np.zeros(x.shape[:2] + tuple(out_sp), dtype=np.float64)
+    for idx in np.ndindex(*out.shape):
+        taps, inside = [], 0
+        total_taps = 1
+        for kidx in np.ndindex(*k):
+            pos = [idx[2 + a] * stride[a] - pb[a] + kidx[a] * dilation[a] for a in range(s)]
+            if all(0 <= pos[a] < sp[a] for a in range(s)):
+                taps.append(float(x[idx[:2] + tuple(pos)]))
+                inside += 1
+            elif all(-pb[a] <= pos[a] < sp[a] + pa[a] for a in range(s)):
+                taps.append(None)
+        if kind == "max":
+            real = [t for t in taps if t is not None]
+            # A window wholly in the padding reads only the lowest float32.
+            out[idx] = max(real) if real else float(np.finfo(np.float32).min)
+        else:
+            total = sum(t for t in taps if t is not None)
+            if include_pad:
+                count = 1
+                for a in range(s):
+                    start = idx[2 + a] * stride[a] - pb[a]
+                    end = min(start + (k[a] - 1) * dilation[a], sp[a] + pa[a] - 1)
+                    count *= (end - start) // dilation[a] + 1
+            else:
+                count = max(inside, 1)
+            out[idx] = total / count
+    return out
+
+
+xp = floats((1, 2, 5, 6))
+case("max_pool2d_padding_ceil", "nn.max_pool2d",
+     {"pool_size": ("ints", [3, 2]), "strides": ("ints", [2, 2]), "padding": ("ints", [1, 0, 0, 1]),
+      "ceil_mode": ("bool", True)},
+     [("float32", xp)], [("float32", pool_ref(xp, "max", [3, 2], [2, 2], [1, 1], [1, 0], [0, 1], True, False))])
+case("avg_pool2d_exclude_pad", "nn.avg_pool2d",
+     {"pool_size": ("ints", [3, 3]), "strides": ("ints", [2, 2]), "padding": ("ints", [1, 1]),
+      "count_include_pad": ("bool", False)},
+     [("float32", xp)], [("float32", pool_ref(xp, "avg", [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False, False))], tol=1e-6)
+case("avg_pool2d_include_pad", "nn.avg_pool2d",
+     {"pool_size": ("ints", [3, 3]), "strides": ("ints", [2, 2]), "padding": ("ints", [1, 1]),
+      "count_include_pad": ("bool", True)},
+     [("float32", xp)], [("float32", pool_ref(xp, "avg", [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False, True))], tol=1e-6)
+xi = small_ints((1, 1, 7), -50, 50)
+case("avg_pool1d_int_truncates", "nn.avg_pool1d",
+     {"pool_size": ("ints", [3]), "strides": ("ints", [2]), "padding": ("ints", [1, 1])},
+     [("int32", xi)], [("int32", np.trunc(pool_ref(xi, "avg", [3], [2], [1], [1], [1], False, False)).astype(np.int64))])
+x3p = small_ints((1, 2, 3, 4, 4), -9, 10)
+case("max_pool3d_dilation", "nn.max_pool3d",
+     {"pool_size": ("ints", [2, 2, 2]), "strides": ("ints", [1, 1, 1]), "dilation": ("ints", [1, 2, 2])},
+     [("int32", x3p)], [("int32", pool_ref(x3p, "max", [2, 2, 2], [1, 1, 1], [1, 2, 2], [0, 0, 0], [0, 0, 0], False, False).astype(np.int64))])
+xg = floats((2, 3, 4, 5))
+case("global_avg_pool2d", "nn.global_avg_pool2d", {}, [("float32", xg)],
+     [("float32", xg.astype(np.float64).mean(axis=(2, 3), keepdims=True))], tol=1e-6)
+case("global_max_pool2d_nhwc", "nn.global_max_pool2d", {"layout": ("str", "NHWC")},
+     [("float32", xg)], [("float32", xg.max(axis=(1, 2), keepdims=True))])
+
+
+def adaptive_ref(x, out_size, kind):
+    s = len(out_size)
+    sp = x.shape[2:]
+    out = np.zeros(x.shape[:2] + tuple(out_size), dtype=np.float64)
+    for idx in np.ndindex(*out.shape):
+        sl = []
+        for a in range(s):
+            i = idx[2 + a]
+            start = (i * sp[a]) // out_size[a]
+            end = -(-((i + 1) * sp[a]) // out_size[a])
+            sl.append(slice(start, end))
+        window = x[idx[:2] + tuple(sl)].astype(np.float64)
+        out[idx] = window.max() if kind == "max" else window.mean()
+    return out
+
+
+xa = floats((1, 2, 5, 7))
+case("adaptive_avg_pool2d", "nn.adaptive_avg_pool2d", {"output_size": ("ints", [3, 4])},
+     [("float32", xa)], [("float32", adaptive_ref(xa, [3, 4], "avg"))], tol=1e-6)
+xa1 = small_ints((1, 2, 10), -20, 20)
+case("adaptive_max_pool1d", "nn.adaptive_max_pool1d", {"output_size": ("ints", [4])},
+     [("int32", xa1)], [("int32", adaptive_ref(xa1, [4], "max").astype(np.int64))])
+
+# ---- normalisations ----
+xn = floats((2, 3, 4))
+gamma, beta = floats((4,)), floats((4,))
+m = xn.astype(np.float64).mean(axis=-1, keepdims=True)
+v = xn.astype(np.float64).var(axis=-1, keepdims=True)
+case("layer_norm_last_axis", "nn.layer_norm", {"axis": ("int", -1), "epsilon": ("float", 1e-5)},
+     [("float32", xn), ("float32", gamma), ("float32", beta)],
+     [("float32", (xn - m) / np.sqrt(v + 1e-5) * gamma + beta)], tol=1e-5)
+xb = floats((2, 3, 2, 2))
+g3, b3, m3 = floats((3,)), floats((3,)), floats((3,))
+v3 = np.abs(floats((3,))) + 0.5
+shaped = lambda t: t.reshape(1, 3, 1, 1).astype(np.float64)
+case("batch_norm_inference", "nn.batch_norm", {"axis": ("int", 1), "epsilon": ("float", 1e-3)},
+     [("float32", xb), ("float32", g3), ("float32", b3), ("float32", m3), ("float32", v3)],
+     [("float32", (xb - shaped(m3)) / np.sqrt(shaped(v3) + 1e-3) * shaped(g3) + shaped(b3)),
+      ("float32", m3), ("float32", v3)], tol=1e-5)
+xg4 = floats((1, 4, 3))
+grouped = xg4.reshape(1, 2, 2, 3).astype(np.float64)
+gm = grouped.mean(axis=(2, 3), keepdims=True)
+gv = grouped.var(axis=(2, 3), keepdims=True)
+gn = ((grouped - gm) / np.sqrt(gv + 1e-5)).reshape(1, 4, 3)
+g4, b4 = floats((4,)), floats((4,))
+case("group_norm_two_groups", "nn.group_norm",
+     {"num_groups": ("int", 2), "axis": ("int", 1), "epsilon": ("float", 1e-5)},
+     [("float32", xg4), ("float32", g4), ("float32", b4)],
+     [("float32", gn * g4.reshape(1, 4, 1) + b4.reshape(1, 4, 1))], tol=1e-5)
+xin = floats((2, 3, 5))
+im = xin.astype(np.float64).mean(axis=2, keepdims=True)
+iv = xin.astype(np.float64).var(axis=2, keepdims=True)
+case("instance_norm_no_scale", "nn.instance_norm",
+     {"axis": ("int", 1), "epsilon": ("float", 1e-5), "scale": ("bool", False), "center": ("bool", False)},
+     [("float32", xin), ("float32", floats((3,))), ("float32", floats((3,)))],
+     [("float32", (xin - im) / np.sqrt(iv + 1e-5))], tol=1e-5)
+xl = floats((2, 5))
+case("l2_normalize", "nn.l2_normalize", {"eps": ("float", 1e-10), "axis": ("ints", [1])},
+     [("float32", xl)], [("float32", xl / np.sqrt(np.maximum((xl.astype(np.float64) ** 2).sum(axis=1, keepdims=True), 1e-10)))], tol=1e-6)
+xv = floats((3, 4))
+mv = xv.astype(np.float64).mean(axis=0, keepdims=True).astype(np.float32)
+case("variance_unbiased", "variance", {"axis": ("ints", [0]), "keepdims": ("bool", False), "unbiased": ("bool", True)},
+     [("float32", xv), ("float32", mv)],
+     [("float32", ((xv.astype(np.float64) - mv) ** 2).sum(axis=0) / 2)], tol=1e-6)
+xr = floats((1, 5, 2, 2))
+sq = np.pad(xr.astype(np.float64) ** 2, [(0, 0), (1, 1), (0, 0), (0, 0)])
+window = sum(sq[:, i:i + 5] for i in range(3))
+case("lrn_axis1", "nn.lrn", {"size": ("int", 3), "axis": ("int", 1), "alpha": ("float", 1e-4),
+                             "beta": ("float", 0.75), "bias": ("float", 2.0)},
+     [("float32", xr)], [("float32", xr / np.power(2.0 + 1e-4 * window / 3, 0.75))], tol=1e-6)
+
+# ---- sorting ----
+xs = np.array([[3, 1, 3, 2, 1], [0, -1, 5, 5, 2]], dtype=np.int64)
+case("argsort_descending_stable", "argsort", {"axis": ("int", 1), "is_ascend": ("bool", False), "dtype": ("dtype", "int32")},
+     [("int32", xs)], [("int32", np.argsort(-xs, axis=1, kind="stable"))])
+order = np.argsort(xs, axis=1, kind="stable")[:, :3]
+case("topk_both_ascending", "topk", {"k": ("int", 3), "axis": ("int", -1), "ret_type": ("str", "both"),
+                                     "is_ascend": ("bool", True), "dtype": ("dtype", "int64")},
+     [("int32", xs)], [("int32", np.take_along_axis(xs, order, axis=1)), ("int64", order)])
+
+# ---- quantized products: the direct sum of (x - zx)(w - zw) ----
+qx = rng.integers(0, 256, size=(2, 5))
+qw = rng.integers(-128, 128, size=(3, 5))
+case("qnn_dense_zero_points", "qnn.dense", {"units": ("int", 3), "out_dtype": ("dtype", "int32")},
+     [("uint8", qx), ("int8", qw), ("int32", np.array(128)), ("int32", np.array(-3)),
+      ("float32", np.array(0.5)), ("float32", np.array(0.25))],
+     [("int32", (qx - 128) @ (qw + 3).T)])
+qxc = rng.integers(0, 256, size=(1, 2, 3, 3))
+qwc = rng.integers(-128, 128, size=(2, 2, 2, 2))
+zpw = np.array([1, -2])
+shifted_w = qwc - zpw.reshape(2, 1, 1, 1)
+case("qnn_conv2d_per_channel_zero_point_padding", "qnn.conv2d",
+     {"padding": ("ints", [1, 1]), "out_dtype": ("dtype", "int32"), "channels": ("int", 2),
+      "kernel_size": ("ints", [2, 2])},
+     [("uint8", qxc), ("int8", qwc), ("int32", np.array(100)), ("int32", zpw),
+      ("float32", np.array(0.5)), ("float32", np.array([0.25, 0.5]))],
+     [("int32", conv_ref(qxc - 100, shifted_w, [1, 1], [1, 1], [1, 1], [1, 1], 1).astype(np.int64))])
+
+# ---- one_hot and dynamic operators ----
+oh = np.array([[0, 2], [-1, 3]])
+case("one_hot_axis0", "one_hot", {"depth": ("int", 3), "axis": ("int", 0), "dtype": ("dtype", "float32")},
+     [("int32", oh), ("float32", np.array(5.0)), ("float32", np.array(-1.0))],
+     [("float32", np.where(np.arange(3).reshape(3, 1, 1) == oh[None], 5.0, -1.0))])
+xr = np.arange(6)
+case("dyn_reshape", "dyn.reshape", {}, [("int32", xr), ("int64", np.array([3, -1]))],
+     [("int32", xr.reshape(3, 2))])
+case("dyn_topk_values", "dyn.topk", {"axis": ("int", -1), "ret_type": ("str", "values"), "is_ascend": ("bool", False),
+                                     "dtype": ("dtype", "int32")},
+     [("int32", np.array([4, 9, 1, 7])), ("int32", np.array(2))], [("int32", np.array([9, 7]))])
+
+
+# ---- resizing, coordinate by coordinate in float64 ----
+def resize_ref(x, size, method, mode, rounding="", alpha=-0.5):
+    """NCHW, float64 arithmetic; indices clamped to the image."""
+    n, c, h, w = x.shape
+    oh, ow = size
+
+    def coord(o, image, target):
+        scale = image / target
+        if mode == "half_pixel":
+            return (o + 0.5) * scale - 0.5
+        if mode == "align_corners":
+            return (image - 1) / (target - 1) * o
+        return scale * o
+
+    def pixel(b, ch, yy, xx):
+        return x[b, ch, min(max(yy, 0), h - 1), min(max(xx, 0), w - 1)]
+
+    out = np.zeros((n, c, oh, ow))
+    for b, ch, i, j in np.ndindex(n, c, oh, ow):
+        yy, xx = coord(i, h, oh), coord(j, w, ow)
+        if method == "nearest_neighbor":
+            rnd = rounding or ("round" if mode == "align_corners" else "floor")
+            f = {"round": np.round, "floor": lambda v: math.floor(v + 1e-5)}[rnd]
+            out[b, ch, i, j] = pixel(b, ch, int(f(yy)), int(f(xx)))
+        elif method == "linear":
+            y0, x0 = math.floor(yy), math.floor(xx)
+            ty, tx = yy - y0, xx - x0
+            top = pixel(b, ch, y0, x0) * (1 - tx) + pixel(b, ch, y0, x0 + 1) * tx
+            bottom = pixel(b, ch, y0 + 1, x0) * (1 - tx) + pixel(b, ch, y0 + 1, x0 + 1) * tx
+            out[b, ch, i, j] = top * (1 - ty) + bottom * ty
+        else:
+            def weights(t):
+                a = alpha
+                return [a * (t**3 - 2 * t**2 + t), (a + 2) * t**3 - (3 + a) * t**2 + 1,
+                        -(a + 2) * t**3 + (3 + 2 * a) * t**2 - a * t, -a * t**3 + a * t**2]
+            y0, x0 = math.floor(yy), math.floor(xx)
+            wy, wx = weights(yy - y0), weights(xx - x0)
+            out[b, ch, i, j] = sum(wy[p] * sum(wx[q] * pixel(b, ch, y0 - 1 + p, x0 - 1 + q) for q in range(4))
+                                   for p in range(4))
+    return out
+
+
+img = floats((1, 2, 3, 4))
+case("resize2d_linear_half_pixel", "image.resize2d",
+     {"size": ("ints", [5, 3]), "method": ("str", "linear"), "coordinate_transformation_mode": ("str", "half_pixel"),
+      "rounding_method": ("str", ""), "layout": ("str", "NCHW")},
+     [("float32", img)], [("float32", resize_ref(img, (5, 3), "linear", "half_pixel"))], tol=1e-5)
+case("resize2d_cubic_align_corners", "image.resize2d",
+     {"size": ("ints", [4, 6]), "method": ("str", "cubic"), "coordinate_transformation_mode": ("str", "align_corners"),
+      "rounding_method": ("str", ""), "cubic_alpha": ("float", -0.75)},
+     [("float32", img)], [("float32", resize_ref(img, (4, 6), "cubic", "align_corners", alpha=-0.75))], tol=1e-5)
+iu = small_ints((1, 1, 2, 3), 0, 9)
+case("upsampling_nearest_asymmetric", "nn.upsampling",
+     {"scale_h": ("float", 2.0), "scale_w": ("float", 2.0), "method": ("str", "nearest_neighbor")},
+     [("int32", iu)], [("int32", np.repeat(np.repeat(iu, 2, axis=2), 2, axis=3))])
+case("upsampling_bilinear_align_corners", "nn.upsampling",
+     {"scale_h": ("float", 2.0), "scale_w": ("float", 1.5), "method": ("str", "bilinear"), "align_corners": ("bool", True)},
+     [("float32", img)], [("float32", resize_ref(img, (6, 6), "linear", "align_corners"))], tol=1e-5)
+
+# ---- small tensor operators ----
+cs = small_ints((2, 3, 4))
+case("collapse_sum_like", "collapse_sum_like", {}, [("int32", cs), ("int32", np.zeros((3, 1), dtype=np.int64))],
+     [("int32", cs.sum(axis=(0, 2)).reshape(3, 1))])
+case("collapse_sum_to", "collapse_sum_to", {}, [("int32", cs), ("int64", np.array([4]))],
+     [("int32", cs.sum(axis=(0, 1)))])
+perm = np.array([2, 0, 3, 1])
+case("invert_permutation", "invert_permutation", {}, [("int32", perm)], [("int32", np.argsort(perm))])
+buf, new_rows = small_ints((4, 2)), small_ints((1, 2))
+case("fifo_buffer", "nn.fifo_buffer", {"axis": ("int", 0)}, [("int32", new_rows), ("int32", buf)],
+     [("int32", np.concatenate([buf, new_rows])[1:])])
+
+# ---- einsum and the C library's functions ----
+ea, eb = small_ints((2, 3)), small_ints((3, 4))
+case("einsum_matmul", "einsum", {"equation": ("str", "ij,jk->ik")}, [("tuple", [("int32", ea), ("int32", eb)])],
+     [("int32", np.einsum("ij,jk->ik", ea, eb))])
+ec = small_ints((3, 3))
+case("einsum_trace_implicit", "einsum", {"equation": ("str", "ii")}, [("tuple", [("int32", ec)])],
+     [("int32", np.einsum("ii", ec))])
+ed = floats((2, 3))
+case("einsum_batch_outer_float", "einsum", {"equation": ("str", "bi,bj->bij")},
+     [("tuple", [("float32", ed), ("float32", ed)])], [("float32", np.einsum("bi,bj->bij", ed.astype(np.float64), ed))], tol=1e-6)
+ev = np.array([-2.0, -0.5, 0.0, 0.3, 1.7], dtype=np.float32)
+case("erf_float32", "erf", {}, [("float32", ev)], [("float32", np.array([math.erf(float(v)) for v in ev]))], tol=1e-6)
+case("asinh_float64", "asinh", {}, [("float64", ev.astype(np.float64))], [("float64", np.arcsinh(ev.astype(np.float64)))], tol=1e-15)
+
+# ---- space/batch and dilation: NumPy pads, reshapes and transposes ----
+sb = small_ints((2, 3, 4, 1), -9, 10)
+padded = np.pad(sb, [(0, 0), (1, 0), (0, 2), (0, 0)], constant_values=7)
+blocks = padded.reshape(2, 2, 2, 3, 2, 1).transpose(2, 4, 0, 1, 3, 5).reshape(8, 2, 3, 1)
+case("space_to_batch_nd", "nn.space_to_batch_nd",
+     {"block_shape": ("ints", [2, 2]), "paddings": ("pairs", [[1, 0], [0, 2]]), "pad_value": ("float", 7.0)},
+     [("int32", sb)], [("int32", blocks)])
+bs = small_ints((8, 2, 3, 1), -9, 10)
+merged = bs.reshape(2, 2, 2, 2, 3, 1).transpose(2, 3, 0, 4, 1, 5).reshape(2, 4, 6, 1)
+case("batch_to_space_nd", "nn.batch_to_space_nd",
+     {"block_shape": ("ints", [2, 2]), "crops": ("pairs", [[1, 0], [0, 2]])},
+     [("int32", bs)], [("int32", merged[:, 1:, :4])])
+dl = small_ints((2, 3))
+dilated = np.full((3, 7), -1)
+dilated[::2, ::3] = dl
+case("dilate", "nn.dilate", {"strides": ("ints", [2, 3]), "dilation_value": ("float", -1.0)},
+     [("int32", dl)], [("int32", dilated)])
+
+# ---- windows, losses, fast softmax ----
+sw = np.arange(2 * 7).reshape(2, 7)
+windows = np.stack([sw[:, i:i + 3] for i in range(0, 5, 2)], axis=1)
+case("sliding_window", "sliding_window", {"axis": ("int", 1), "window_shape": ("ints", [3]), "strides": ("ints", [2])},
+     [("int32", sw)], [("int32", windows)])
+pr = np.abs(floats((3, 4))) + 0.1
+tg = np.abs(floats((3, 4)))
+case("cross_entropy", "nn.cross_entropy", {}, [("float32", pr), ("float32", tg)],
+     [("float32", np.array(-(np.log(pr.astype(np.float64)) * tg).sum() / 3))], tol=1e-6)
+case("cross_entropy_with_logits", "nn.cross_entropy_with_logits", {}, [("float32", pr), ("float32", tg)],
+     [("float32", np.array(-(pr.astype(np.float64) * tg).sum() / 3))], tol=1e-6)
+sm = floats((2, 5))
+ex = np.exp(sm.astype(np.float64) - sm.max(axis=1, keepdims=True))
+case("fast_softmax", "nn.fast_softmax", {"axis": ("int", 1)}, [("float32", sm)],
+     [("float32", ex / ex.sum(axis=1, keepdims=True))], tol=2e-6)
+# Q31 multiplier 2^30 (one half) shifted left by 2: times two, rounded.
+case("fixed_point_multiply", "fixed_point_multiply", {"multiplier": ("int", 1 << 30), "shift": ("int", 2)},
+     [("int32", np.array([-3, 0, 5, 1000]))], [("int32", np.array([-6, 0, 10, 2000]))])
+
+nl_p = floats((3, 4, 2))
+nl_t = np.array([[0, 3], [-100, 1], [2, 2]])
+nl_w = np.abs(floats((4,))) + 0.5
+used = nl_t != -100
+picked = np.array([[-nl_p[b, nl_t[b, j], j] * nl_w[nl_t[b, j]] if used[b, j] else 0.0 for j in range(2)] for b in range(3)])
+weights_used = np.array([[nl_w[nl_t[b, j]] if used[b, j] else 0.0 for j in range(2)] for b in range(3)])
+case("nll_loss_mean_ignored_target", "nn.nll_loss", {"reduction": ("str", "mean"), "ignore_index": ("int", -100)},
+     [("float32", nl_p), ("int32", nl_t), ("float32", nl_w)], [("float32", np.array(picked.sum() / weights_used.sum()))], tol=1e-6)
+
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_cases.txt")
+with open(path, "w") as f:
+    f.write("# Generated by gen_kernel_cases.py (NumPy reference values); do not edit.\n")
+    f.write("\n".join(cases) + "\n")
+print(f"{len(cases)} cases -> {path}")
