@@ -67,7 +67,7 @@ fn space_to_batch_nd(args: &[Value], call: &CallInfo) -> EvalResult {
     let mut out_shape = vec![(d[0] * b.iter().product::<usize>()) as i64];
     for i in 0..m {
         let padded = d[1 + i] + (pads[i][0] + pads[i][1]) as usize;
-        if padded % b[i] != 0 {
+        if !padded.is_multiple_of(b[i]) {
             return unsupported("nn.space_to_batch_nd: the padded extent does not divide");
         }
         out_shape.push((padded / b[i]) as i64);
@@ -109,7 +109,7 @@ fn batch_to_space_nd(args: &[Value], call: &CallInfo) -> EvalResult {
     let crops = pairs(call, "crops")?;
     let d = dims(&x.shape);
     let product: usize = b.iter().product();
-    if crops.len() != m || d[0] % product != 0 {
+    if crops.len() != m || !d[0].is_multiple_of(product) {
         return unsupported("nn.batch_to_space_nd: the batch does not divide into the blocks");
     }
     let batch = d[0] / product;

@@ -21,6 +21,8 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "dyn.topk" => topk,
         "dyn.one_hot" => one_hot,
         "dyn.nn.pad" => pad,
+        "dyn.nn.upsampling" | "dyn.nn.upsampling3d" => upsampling,
+        "dyn.image.resize2d" => resize2d,
         _ => return None,
     })
 }
@@ -158,5 +160,48 @@ fn pad(args: &[Value], call: &CallInfo) -> EvalResult {
         &[args[0].clone(), value],
         call,
         vec![("pad_width", rows)],
+    )
+}
+
+/// The floats of tensor argument `i`.
+fn floats(args: &[Value], i: usize, call: &CallInfo) -> EvalResult<Vec<f64>> {
+    let t = arg_tensor(args, i, call)?;
+    t.to_f64_vec()
+        .map_err(|e| EvalError::Unsupported(format!("{}: {}", call.op, e.message)))
+}
+
+/// `dyn.nn.upsampling(data, scale_h, scale_w)` (and the 3-D one with
+/// `scale_d` first): the scales as attributes.
+fn upsampling(args: &[Value], call: &CallInfo) -> EvalResult {
+    let names: &[&'static str] = if call.op == "dyn.nn.upsampling3d" {
+        &["scale_d", "scale_h", "scale_w"]
+    } else {
+        &["scale_h", "scale_w"]
+    };
+    let mut fields = Vec::with_capacity(names.len());
+    for (k, name) in names.iter().enumerate() {
+        match floats(args, k + 1, call)?.as_slice() {
+            [v] => fields.push((*name, AttrValue::Double(*v))),
+            _ => return unsupported(format!("{}: a scalar {name} expected", call.op)),
+        }
+    }
+    let op = call.op.trim_start_matches("dyn.");
+    delegate(op, &args[..1], call, fields)
+}
+
+/// `dyn.image.resize2d(data, size, roi)`.
+fn resize2d(args: &[Value], call: &CallInfo) -> EvalResult {
+    let size = int_list(&ints(args, 1, call)?);
+    let roi = AttrValue::Array(
+        floats(args, 2, call)?
+            .into_iter()
+            .map(AttrValue::Double)
+            .collect(),
+    );
+    delegate(
+        "image.resize2d",
+        &args[..1],
+        call,
+        vec![("size", size), ("roi", roi)],
     )
 }

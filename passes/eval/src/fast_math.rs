@@ -6,6 +6,10 @@
 //! correctly rounded float operation here and in TVM's code (float16
 //! rounds after each, as LLVM's promotion does): bit-exact.
 
+// TOPI's constants are kept as written: a literal with C++'s `f` suffix is
+// rounded from decimal to float32 once, as Rust's `f32` literal is.
+#![allow(clippy::excessive_precision)]
+
 use super::elemwise::map_unary;
 use super::tensor::{decode, encode, round_f32, Col};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalResult, Kernel, Value};
@@ -54,24 +58,27 @@ pub(crate) fn fast_exp(x0: f32) -> f32 {
     max(f32::from_bits(bits as u32) * y, x0)
 }
 
-/// `fast_tanh_float`: a 13/6 rational approximation on [-9, 9].
+/// `fast_tanh_float`: a 13/6 rational approximation on [-9, 9]. Its
+/// constants are C++ doubles given to `make_const(float32, …)`: rounded
+/// to double, then to float32.
 fn fast_tanh(input: f32) -> f32 {
-    let x = max(-9.0, min(9.0, input));
+    let c = |v: f64| v as f32;
+    let x = max(c(-9.0), min(c(9.0), input));
     let x2 = x * x;
-    let mut p = x2 * -2.760_768_477_423_55e-16 + 2.000_187_904_824_77e-13;
+    let mut p = x2 * c(-2.760_768_477_423_55e-16) + c(2.000_187_904_824_77e-13);
     for a in [
-        -8.604_671_522_137_35e-11f32,
+        -8.604_671_522_137_35e-11f64,
         5.122_297_090_371_14e-8,
         1.485_722_357_179_79e-5,
         6.372_619_288_754_36e-4,
         4.893_524_558_917_86e-3,
     ] {
-        p = x2 * p + a;
+        p = x2 * p + c(a);
     }
     p *= x;
-    let mut q = x2 * 1.198_258_394_667_02e-6 + 1.185_347_056_866_54e-4;
-    for b in [2.268_434_632_439_00e-3f32, 4.893_525_185_543_85e-3] {
-        q = x2 * q + b;
+    let mut q = x2 * c(1.198_258_394_667_02e-6) + c(1.185_347_056_866_54e-4);
+    for b in [2.268_434_632_439_00e-3f64, 4.893_525_185_543_85e-3] {
+        q = x2 * q + c(b);
     }
     p / q
 }

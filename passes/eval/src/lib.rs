@@ -74,6 +74,7 @@ mod qnn;
 mod qnn_linear;
 mod reduce;
 mod resize;
+mod scatter_dense;
 mod tensor;
 mod tensor_transform;
 mod vision;
@@ -281,6 +282,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| batch_space::kernel(op))
         .or_else(|| loss::kernel(op))
         .or_else(|| vision::kernel(op))
+        .or_else(|| scatter_dense::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -48,12 +48,15 @@ fn unary(args: &[Value], call: &CallInfo) -> EvalResult {
     let x = arg_tensor(args, 0, call)?;
     let (f32_fn, f64_fn) = functions(call.op);
     let out = match decode(x)? {
-        // SAFETY: the C library's math functions take and return plain
-        // floats, touch no memory of ours and are defined for every input
-        // (NaN or a domain error gives NaN and sets errno, which nothing reads).
-        Col::F32(v) if x.dtype == relay_ir::dtype::DataType::FLOAT32 => {
-            Col::F32(v.into_iter().map(|e| unsafe { f32_fn(e) }).collect())
-        }
+        Col::F32(v) if x.dtype == relay_ir::dtype::DataType::FLOAT32 => Col::F32(
+            v.into_iter()
+                // SAFETY: the C library's math functions take and return
+                // plain floats, touch no memory of ours and are defined for
+                // every input (a domain error gives NaN and sets errno,
+                // which nothing reads).
+                .map(|e| unsafe { f32_fn(e) })
+                .collect(),
+        ),
         // SAFETY: as above.
         Col::F64(v) => Col::F64(v.into_iter().map(|e| unsafe { f64_fn(e) }).collect()),
         _ => return unsupported(format!("{} on {}", call.op, x.dtype)),

@@ -220,6 +220,11 @@ fn conv(args: &[Value], call: &CallInfo) -> EvalResult {
     Ok(Value::tensor(encode(&out, dt, out_shape_i64)?))
 }
 
+/// Where an element of the dilated, padded data (batch, channel, position)
+/// or of the dilated, flipped kernel (channel, output channel, tap) is:
+/// `None` for the zeros between and around the real elements.
+type Locate<'a> = dyn Fn(usize, usize, &[usize]) -> Option<usize> + 'a;
+
 /// `nn.conv{1,2,3}d_transpose` on channel-first data (`NCW`, `NCHW`,
 /// `NCDHW`) and `IO…` kernels, the layouts TVM's x86 strategy compiles.
 fn conv_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
@@ -302,7 +307,7 @@ fn conv_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
         let mut at = ch * ws[0] + oo * ws[1];
         for a in 0..s {
             let flipped = span[a] - 1 - k[a];
-            if flipped % dilation[a] as usize != 0 {
+            if !flipped.is_multiple_of(dilation[a] as usize) {
                 return None;
             }
             at += flipped / dilation[a] as usize * ws[2 + a];
@@ -317,8 +322,8 @@ fn conv_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
         span: &[usize],
         ig: usize,
         og: usize,
-        value_at: &dyn Fn(usize, usize, &[usize]) -> Option<usize>,
-        weight_at: &dyn Fn(usize, usize, &[usize]) -> Option<usize>,
+        value_at: &Locate<'_>,
+        weight_at: &Locate<'_>,
         dt: DataType,
     ) -> Vec<T> {
         let mut out = Vec::with_capacity(numel(out_dims));

@@ -11,6 +11,7 @@ use super::tensor::{decode, encode, wrap, Col};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalError, EvalResult, Kernel, Value};
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
+use relay_ir::{AttrValue, Attrs};
 
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
@@ -19,6 +20,8 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "qnn.requantize" => requantize,
         "qnn.add" | "qnn.subtract" => add_subtract,
         "qnn.mul" => mul,
+        "qnn.abs" | "qnn.erf" | "qnn.exp" | "qnn.hardswish" | "qnn.log" | "qnn.rsqrt"
+        | "qnn.sigmoid" | "qnn.sqrt" | "qnn.tanh" => unary,
         "qnn.concatenate" => concatenate,
         "fixed_point_multiply" => fixed_point_multiply,
         "fixed_point_multiply_per_axis" => fixed_point_multiply_per_axis,
@@ -521,4 +524,76 @@ fn concatenate(args: &[Value], call: &CallInfo) -> EvalResult {
     let kernel =
         super::kernel("concatenate").ok_or_else(|| EvalError::NoKernel("concatenate".into()))?;
     kernel(&[Value::Tuple(fields)], &inner)
+}
+
+/// `QNN_UNARY_OP_DEFAULT_CANONICALIZATION`: dequantize (axis -1), the float
+/// function, quantize to the output's scale and zero point in the input's
+/// type. `hardswish` is `x · clip(x + 3, 0, 6) / 6` in float32.
+fn unary(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 5, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    let dequantize_attrs = Attrs::new(
+        "relay.attrs.DequantizeAttrs",
+        vec![("axis".into(), AttrValue::Int(-1))],
+    );
+    fn with<'a>(call: &CallInfo<'a>, op: &'a str, attrs: &'a Attrs) -> CallInfo<'a> {
+        CallInfo {
+            op,
+            attrs: Some(attrs),
+            ..*call
+        }
+    }
+    let real = dequantize(&args[..3], &with(call, "qnn.dequantize", &dequantize_attrs))?;
+    let real = real
+        .as_tensor()
+        .ok_or_else(|| EvalError::Unsupported("qnn: dequantize gave a tuple".into()))?;
+    let function = call.op.trim_start_matches("qnn.");
+    let result = if function == "hardswish" {
+        let scalar = |v: f32| {
+            TensorData::new(DataType::FLOAT32, Vec::new(), v.to_le_bytes().to_vec())
+                .map_err(|e| EvalError::Unsupported(e.message))
+        };
+        let clip_attrs = Attrs::new(
+            "relay.attrs.ClipAttrs",
+            vec![
+                ("a_min".into(), AttrValue::Double(0.0)),
+                ("a_max".into(), AttrValue::Double(6.0)),
+            ],
+        );
+        let shifted = map_binary(real, &scalar(3.0)?, "add")?;
+        let clip = super::kernel("clip").ok_or_else(|| EvalError::NoKernel("clip".into()))?;
+        let clipped = clip(&[Value::tensor(shifted)], &with(call, "clip", &clip_attrs))?;
+        let clipped = clipped
+            .as_tensor()
+            .ok_or_else(|| EvalError::Unsupported("qnn.hardswish: clip gave a tuple".into()))?;
+        map_binary(
+            &map_binary(real, clipped, "multiply")?,
+            &scalar(6.0)?,
+            "divide",
+        )?
+    } else {
+        let kernel = super::kernel(function).ok_or_else(|| EvalError::NoKernel(function.into()))?;
+        let out = kernel(
+            &[Value::tensor(real.clone())],
+            &CallInfo {
+                op: function,
+                attrs: None,
+                ..*call
+            },
+        )?;
+        out.as_tensor()
+            .cloned()
+            .ok_or_else(|| EvalError::Unsupported(format!("{function} gave a tuple")))?
+    };
+    let quantize_attrs = Attrs::new(
+        "relay.attrs.QuantizeAttrs",
+        vec![
+            ("out_dtype".into(), AttrValue::DataType(x.dtype)),
+            ("axis".into(), AttrValue::Int(-1)),
+        ],
+    );
+    quantize(
+        &[Value::tensor(result), args[3].clone(), args[4].clone()],
+        &with(call, "qnn.quantize", &quantize_attrs),
+    )
 }

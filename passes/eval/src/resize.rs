@@ -12,10 +12,11 @@
 //! `α(t³-2t²+t)`, `(α+2)t³-(3+α)t²+1`, … (normalised when
 //! `cubic_exclude`); the result is cast to `out_dtype` (or the data type)
 //! at the end, truncating towards zero for integers. `round` is
-//! `nearbyint` (ties to even), as LLVM lowers TVM's `round`. Each float32
-//! operation is correctly rounded both here and in TVM's code, so results
-//! are bit-exact unless LLVM contracts a multiply-add (it does not without
-//! fast-math).
+//! `nearbyint` (ties to even), as LLVM lowers TVM's `round`.
+//!
+//! Each float32 operation is correctly rounded both here and in TVM's
+//! code, so results are bit-exact unless LLVM contracts a multiply-add (it
+//! does not without fast-math).
 
 use super::layout::spatial_letters;
 use super::tensor::{decode, dims, encode, for_each_index, numel, strides, Col};
@@ -131,7 +132,7 @@ fn upsampling(args: &[Value], call: &CallInfo) -> EvalResult {
     let mut out_sizes = Vec::with_capacity(s);
     for (a, name) in scale_names.iter().enumerate() {
         let size = (d[axes[a]] as f64 * call.f64(name)?).round_ties_even();
-        if !(size >= 1.0 && size < 1e12) {
+        if !(1.0..1e12).contains(&size) {
             return unsupported(format!("{}: scale {name}", call.op));
         }
         out_sizes.push(size as usize);
@@ -172,7 +173,7 @@ fn upsampling(args: &[Value], call: &CallInfo) -> EvalResult {
 /// TOPI's `can_convert_multiply_to_intdiv`: a nearest, asymmetric resize by
 /// a whole factor indexes with an integer division.
 fn int_div_factor(image: usize, target: usize) -> Option<usize> {
-    if image == 0 || target % image != 0 {
+    if image == 0 || !target.is_multiple_of(image) {
         return None;
     }
     let factor = target / image;
