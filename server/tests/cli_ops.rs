@@ -61,6 +61,7 @@ fn every_operator_has_the_documented_keys() {
         "relation",
         "relation_implemented",
         "evaluator",
+        "never_folded",
         "layout_inference",
         "layout_conversion",
         "alter_layout",
@@ -73,6 +74,10 @@ fn every_operator_has_the_documented_keys() {
         let mut expected = keys.to_vec();
         expected.sort_unstable();
         assert_eq!(found, expected, "{}", op["name"]);
+        // An operator TVM never folds needs no kernel and has none.
+        if op["never_folded"].is_string() {
+            assert_eq!(op["evaluator"], false, "{}", op["name"]);
+        }
         // An implemented relation implies a declared one.
         if op["relation_implemented"] == true {
             assert!(op["relation"].is_string(), "{}", op["name"]);
