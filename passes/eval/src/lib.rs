@@ -38,8 +38,14 @@
 //!   `subtract`, `concatenate`, `cast` (after `shape_of`/`ndarray_size`),
 //!   `qnn.requantize` and `qnn.add`; the fixed model pipeline folds `add`,
 //!   `sqrt`, `divide`, `multiply`, `negative` and `expand_dims` (a batch
-//!   norm of `synthetic.bound`, with simple values). The other kernels
-//!   follow TOPI's definitions, checked by unit tests only.
+//!   norm of `synthetic.bound`, with simple values); with the matrix
+//!   products, PartialEvaluate's record folds `nn.dense`. The other
+//!   kernels follow TOPI's definitions (each family file names its source
+//!   and says where float accumulation order may differ from TVM's
+//!   schedules), checked by unit tests and by NumPy reference values
+//!   computed with independent algorithms (`reference_cases.rs`).
+//! * Operators TVM never folds are listed with the reason in
+//!   [`NEVER_FOLDED`]; `relay ops` reports it.
 //! * Casts follow LLVM on x86-64: float to float and integer to float round
 //!   to nearest (integer to `float16` goes through `float32`, as LLVM does);
 //!   float to integer truncates towards zero, and a value out of range gives
