@@ -21,7 +21,6 @@ const AWAITING: &[&str] = &[
     "contrib.ethosu.pooling",
     "contrib.ethosu.unary_elementwise",
     "dft",
-    "image.crop_and_resize",
     "image.grid_sample",
     "matrix_set_diag",
     "meta_schedule_layout_transform",

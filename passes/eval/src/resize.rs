@@ -1,5 +1,6 @@
 //! Resizing (TOPI's `image/resize.py`): `image.resize1d`, `image.resize2d`,
-//! `image.resize3d`, `nn.upsampling` and `nn.upsampling3d` (a resize with
+//! `image.resize3d`, `image.crop_and_resize`, `nn.upsampling` and
+//! `nn.upsampling3d` (a resize with
 //! `align_corners` or `asymmetric` coordinates and the size `round(n ·
 //! scale)`), with every method (`nearest_neighbor`, `linear`, `cubic`),
 //! coordinate transformation mode and rounding method of TOPI, for
@@ -27,6 +28,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "image.resize1d" | "image.resize2d" | "image.resize3d" => resize,
         "nn.upsampling" | "nn.upsampling3d" => upsampling,
+        "image.crop_and_resize" => crop_and_resize,
         _ => return None,
     })
 }
@@ -401,6 +403,105 @@ fn run(
         };
         out.push(value);
     });
+    let col = super::cast::convert(&Col::F32(out), out_dtype)?;
+    Ok(Value::tensor(encode(&col, out_dtype, out_i64)?))
+}
+
+/// `image.crop_and_resize` (TOPI's `_resize_2d` with boxes): box `b` of
+/// image `box_indices[b]` is sampled at `y1·(H-1) + ((H-1)·(y2-y1) /
+/// (crop_h-1))·i` (likewise x), nearest (`round`) or bilinear; a sample
+/// outside the image is `extrapolation_value`. A crop size of 1 divides by
+/// zero in TOPI and is not folded.
+fn crop_and_resize(args: &[Value], call: &CallInfo) -> EvalResult {
+    super::expect_args(args, 3, call)?;
+    let x = arg_tensor(args, 0, call)?;
+    let (boxes, box_indices) = (arg_tensor(args, 1, call)?, arg_tensor(args, 2, call)?);
+    let (h_axis, w_axis, c_axis) = match call.str("layout").unwrap_or("NCHW") {
+        "NCHW" => (2, 3, 1),
+        "NHWC" => (1, 2, 3),
+        other => return unsupported(format!("image.crop_and_resize: layout {other}")),
+    };
+    let crop = call.ints("crop_size")?.unwrap_or_default();
+    let method = match call.str("method").unwrap_or("bilinear") {
+        "bilinear" | "linear" => "linear",
+        "nearest_neighbor" => "nearest_neighbor",
+        other => return unsupported(format!("image.crop_and_resize: method {other}")),
+    };
+    let Col::F32(b) = decode(boxes)? else {
+        return unsupported("image.crop_and_resize: float32 boxes expected");
+    };
+    let Col::Int(index) = decode(box_indices)? else {
+        return unsupported("image.crop_and_resize: integer box indices expected");
+    };
+    let count = index.len();
+    if x.ndim() != 4 || crop.len() != 2 || crop.iter().any(|&v| v < 2) || b.len() != 4 * count {
+        return unsupported(
+            "image.crop_and_resize: 4-D data, [B, 4] boxes and a crop of at least 2x2 expected",
+        );
+    }
+    let d = dims(&x.shape);
+    let (height, width, channels) = (d[h_axis], d[w_axis], d[c_axis]);
+    let (th, tw) = (crop[0] as usize, crop[1] as usize);
+    let mut out_shape = vec![count, 0, 0, 0];
+    out_shape[h_axis] = th;
+    out_shape[w_axis] = tw;
+    out_shape[c_axis] = channels;
+    let out_i64: Vec<i64> = out_shape.iter().map(|&v| v as i64).collect();
+    call.check_size(&out_i64)?;
+    let out_dtype = call.dtype("out_dtype")?.unwrap_or(x.dtype);
+    let extrapolation = call.f64("extrapolation_value").unwrap_or(0.0) as f32;
+    let pixels = match super::cast::convert(&decode(x)?, relay_ir::dtype::DataType::FLOAT32)? {
+        Col::F32(v) => v,
+        _ => return unsupported("image.crop_and_resize: pixels"),
+    };
+    let st = strides(&d);
+    let axes = [h_axis, w_axis];
+    // The taps of one sample coordinate along an axis of `image` pixels.
+    let sample = |v: f32, image: usize| -> Taps {
+        let outside = v < 0.0 || v > image as f32 - 1.0;
+        if method == "nearest_neighbor" {
+            Taps {
+                positions: vec![closest(v, "round")],
+                weights: None,
+                outside,
+            }
+        } else {
+            let floor = v.floor();
+            let t = v - floor;
+            Taps {
+                positions: vec![floor as i64, floor as i64 + 1],
+                weights: Some(vec![1.0 - t, t]),
+                outside,
+            }
+        }
+    };
+    let mut out = vec![0f32; numel(&out_shape)];
+    let out_st = strides(&out_shape);
+    for (k, &n) in index.iter().enumerate() {
+        let Some(n) = usize::try_from(n).ok().filter(|&n| n < d[0]) else {
+            return unsupported("image.crop_and_resize: a box index outside the batch");
+        };
+        let (y1, x1, y2, x2) = (b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]);
+        let h_scale = (height as f32 - 1.0) * (y2 - y1) / (th as f32 - 1.0);
+        let w_scale = (width as f32 - 1.0) * (x2 - x1) / (tw as f32 - 1.0);
+        for i in 0..th {
+            let ty = sample(y1 * (height as f32 - 1.0) + h_scale * i as f32, height);
+            for j in 0..tw {
+                let tx = sample(x1 * (width as f32 - 1.0) + w_scale * j as f32, width);
+                for c in 0..channels {
+                    let value = if ty.outside || tx.outside {
+                        extrapolation
+                    } else {
+                        let base = n * st[0] + c * st[c_axis];
+                        interpolate(&pixels, base, &[&ty, &tx], 0, &st, &d, &axes)
+                    };
+                    let mut at = k * out_st[0] + c * out_st[c_axis];
+                    at += i * out_st[h_axis] + j * out_st[w_axis];
+                    out[at] = value;
+                }
+            }
+        }
+    }
     let col = super::cast::convert(&Col::F32(out), out_dtype)?;
     Ok(Value::tensor(encode(&col, out_dtype, out_i64)?))
 }
