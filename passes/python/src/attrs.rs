@@ -25,6 +25,8 @@ pub fn attr_to_py(py: Python<'_>, value: &AttrValue) -> PyResult<PyObject> {
         AttrValue::Double(v) | AttrValue::FloatImm { value: v, .. } => v.into_py(py),
         AttrValue::Bool(b) => b.into_py(py),
         AttrValue::Str(s) => s.into_py(py),
+        // The void type reads as "", as it prints (`out_dtype=""`).
+        AttrValue::DataType(dtype) if *dtype == DataType::void() => "".into_py(py),
         AttrValue::DataType(dtype) => dtype.to_string().into_py(py),
         AttrValue::Array(items) => {
             let items = items

@@ -6,6 +6,7 @@ Dotted names become namespaces: ``nn.conv2d`` is ``relay.op.nn.conv2d``
 (also ``relay.nn.conv2d``), ``qnn.conv2d`` is ``relay.qnn.op.conv2d``.
 """
 
+import difflib
 import inspect
 import keyword
 import re
@@ -72,6 +73,11 @@ def _make_function(name, raw_inputs, fields, description):
     field_names = [f[0] for f in fields]
 
     def call(*args, **kwargs):
+        for key in kwargs:
+            if key not in signature.parameters:
+                close = difflib.get_close_matches(key, list(signature.parameters), n=1)
+                hint = f"; did you mean `{close[0]}`?" if close else ""
+                raise TypeError(f"{name}() got an unexpected keyword argument `{key}`{hint}")
         bound = signature.bind(*args, **kwargs)
         values = dict(bound.arguments)
         exprs = [values.pop(i) for i in inputs]
