@@ -205,6 +205,12 @@ impl PyIRModule {
         module_text(&self.inner, false)
     }
 
+    /// The text that reads back (a `let`-bound `match` parenthesised), for
+    /// handing the module to another program (the relay.toml host).
+    fn _reparseable_text(&self) -> String {
+        print_module(&self.inner, &PrintOptions::default())
+    }
+
     fn __repr__(&self) -> String {
         module_text(&self.inner, false)
     }
