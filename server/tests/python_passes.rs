@@ -106,15 +106,38 @@ fn relay_opt_runs_a_python_pass_from_relay_toml() {
     let dir = project("opt");
     let (code, out, err) = relay(&dir, &python, &["passes"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("ReplaceRelu") && out.contains("Python pass: mypasses:ReplaceRelu"), "{out}");
+    assert!(
+        out.contains("ReplaceRelu") && out.contains("Python pass: mypasses:ReplaceRelu"),
+        "{out}"
+    );
 
-    let (code, out, err) = relay(&dir, &python, &["opt", "model.relay", "-p", "InferType, ReplaceRelu, FoldConstant"]);
+    let (code, out, err) = relay(
+        &dir,
+        &python,
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "InferType, ReplaceRelu, FoldConstant",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("clip(%0, a_min=0f, a_max=6f)"), "{out}");
     assert!(!out.contains("nn.relu"), "{out}");
 
     // The pass's opt_level from relay.toml counts in a pipeline.
-    let (code, out, err) = relay(&dir, &python, &["opt", "model.relay", "-p", "Sequential(ReplaceRelu)", "--opt-level", "0"]);
+    let (code, out, err) = relay(
+        &dir,
+        &python,
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "Sequential(ReplaceRelu)",
+            "--opt-level",
+            "0",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("nn.relu"), "opt_level 0 < 1 skips it: {out}");
 }
@@ -166,7 +189,10 @@ fn the_language_server_offers_and_applies_a_python_pass() {
     );
     assert!(answer.is_ok(), "{answer:?}");
     let edit = client.applied_edits.last().expect("an edit was applied");
-    let changes = edit["edit"]["changes"][&uri].as_array().cloned().unwrap_or_default();
+    let changes = edit["edit"]["changes"][&uri]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let new_text: String = changes
         .iter()
         .map(|c| c["newText"].as_str().unwrap_or_default())

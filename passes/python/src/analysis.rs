@@ -8,7 +8,9 @@ use crate::module::PyIRModule;
 use crate::ty::PyType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use relay_passes::ir::equal::{first_difference, module_first_difference, structural_hash as expr_hash, types_equal};
+use relay_passes::ir::equal::{
+    first_difference, module_first_difference, structural_hash as expr_hash, types_equal,
+};
 use relay_passes::ir::rewrite::post_order_each;
 use relay_passes::ir::{Expr, ExprKind, Function, FunctionData, Pattern, Var, VarId};
 use std::collections::HashSet;
@@ -17,7 +19,9 @@ fn pattern_vars(pattern: &Pattern, out: &mut Vec<Var>) {
     match pattern {
         Pattern::Wildcard => {}
         Pattern::Var(v) => out.push(v.clone()),
-        Pattern::Constructor(_, ps) | Pattern::Tuple(ps) => ps.iter().for_each(|p| pattern_vars(p, out)),
+        Pattern::Constructor(_, ps) | Pattern::Tuple(ps) => {
+            ps.iter().for_each(|p| pattern_vars(p, out))
+        }
     }
 }
 
@@ -28,7 +32,9 @@ pub fn bound_vars_of(expr: &Expr) -> Vec<Var> {
     post_order_each(expr, |e| match e.kind() {
         ExprKind::Function(f) => out.extend(f.params.iter().cloned()),
         ExprKind::Let { var, .. } => out.push(var.clone()),
-        ExprKind::Match { clauses, .. } => clauses.iter().for_each(|c| pattern_vars(&c.pattern, &mut out)),
+        ExprKind::Match { clauses, .. } => clauses
+            .iter()
+            .for_each(|c| pattern_vars(&c.pattern, &mut out)),
         _ => {}
     });
     let mut seen = HashSet::new();
@@ -50,7 +56,10 @@ pub fn all_vars_of(expr: &Expr) -> Vec<Var> {
 /// The variables used but not bound in `expr`, in visiting order.
 pub fn free_vars_of(expr: &Expr) -> Vec<Var> {
     let bound: HashSet<VarId> = bound_vars_of(expr).iter().map(Var::id).collect();
-    all_vars_of(expr).into_iter().filter(|v| !bound.contains(&v.id())).collect()
+    all_vars_of(expr)
+        .into_iter()
+        .filter(|v| !bound.contains(&v.id()))
+        .collect()
 }
 
 /// `expr` as a function: itself if it is one, else a function of its free
@@ -94,7 +103,11 @@ pub fn all_vars(py: Python<'_>, expr: &Bound<'_, PyAny>) -> PyResult<Vec<PyObjec
 /// Calls `fvisit` on every node of `expr`, children before parents, each
 /// node once (TVM's `post_order_visit`).
 #[pyfunction]
-pub fn post_order_visit(py: Python<'_>, expr: &Bound<'_, PyAny>, fvisit: &Bound<'_, PyAny>) -> PyResult<()> {
+pub fn post_order_visit(
+    py: Python<'_>,
+    expr: &Bound<'_, PyAny>,
+    fvisit: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     let root = unwrap_expr(expr)?;
     let mut nodes = Vec::new();
     post_order_each(&root, |e| nodes.push(e.clone()));
@@ -114,7 +127,9 @@ pub fn well_formed(expr: &Bound<'_, PyAny>) -> PyResult<bool> {
         ExprKind::Let { var, .. } => sites.push(var.id()),
         ExprKind::Match { clauses, .. } => {
             let mut vars = Vec::new();
-            clauses.iter().for_each(|c| pattern_vars(&c.pattern, &mut vars));
+            clauses
+                .iter()
+                .for_each(|c| pattern_vars(&c.pattern, &mut vars));
             sites.extend(vars.iter().map(Var::id));
         }
         _ => {}
@@ -124,16 +139,24 @@ pub fn well_formed(expr: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// The first difference between two IR values, or `None` when equal.
-fn difference(lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, map_free_vars: bool) -> PyResult<Option<String>> {
+fn difference(
+    lhs: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+    map_free_vars: bool,
+) -> PyResult<Option<String>> {
     if let (Ok(a), Ok(b)) = (lhs.downcast::<PyIRModule>(), rhs.downcast::<PyIRModule>()) {
         let (a, b) = (a.borrow(), b.borrow());
-        return Ok(module_first_difference(&a.inner, &b.inner, map_free_vars).map(|d| match d.global {
-            Some(g) => format!("in @{g}: {}", d.reason),
-            None => d.reason,
-        }));
+        return Ok(
+            module_first_difference(&a.inner, &b.inner, map_free_vars).map(|d| match d.global {
+                Some(g) => format!("in @{g}: {}", d.reason),
+                None => d.reason,
+            }),
+        );
     }
     if let (Ok(a), Ok(b)) = (lhs.downcast::<PyExpr>(), rhs.downcast::<PyExpr>()) {
-        return Ok(first_difference(&a.get().inner, &b.get().inner, map_free_vars).map(|d| d.reason));
+        return Ok(
+            first_difference(&a.get().inner, &b.get().inner, map_free_vars).map(|d| d.reason),
+        );
     }
     if let (Ok(a), Ok(b)) = (lhs.downcast::<PyType>(), rhs.downcast::<PyType>()) {
         let (a, b) = (&a.get().inner, &b.get().inner);
@@ -151,18 +174,28 @@ fn difference(lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, map_free_vars: boo
     if lhs.is_none() || rhs.is_none() {
         return Ok(Some("None vs a value".into()));
     }
-    Err(PyTypeError::new_err("structural_equal compares IRModules, expressions or types"))
+    Err(PyTypeError::new_err(
+        "structural_equal compares IRModules, expressions or types",
+    ))
 }
 
 #[pyfunction]
 #[pyo3(signature = (lhs, rhs, map_free_vars = false))]
-pub fn structural_equal(lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, map_free_vars: bool) -> PyResult<bool> {
+pub fn structural_equal(
+    lhs: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+    map_free_vars: bool,
+) -> PyResult<bool> {
     Ok(difference(lhs, rhs, map_free_vars)?.is_none())
 }
 
 #[pyfunction]
 #[pyo3(signature = (lhs, rhs, map_free_vars = false))]
-pub fn assert_structural_equal(lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, map_free_vars: bool) -> PyResult<()> {
+pub fn assert_structural_equal(
+    lhs: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+    map_free_vars: bool,
+) -> PyResult<()> {
     match difference(lhs, rhs, map_free_vars)? {
         None => Ok(()),
         Some(reason) => Err(PyValueError::new_err(format!(

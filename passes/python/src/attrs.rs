@@ -85,11 +85,14 @@ pub fn py_to_attr(value: &Bound<'_, PyAny>, ty: &AttrType, what: &str) -> PyResu
                 AttrValue::DataType(DataType::void())
             } else {
                 AttrValue::DataType(
-                    DataType::parse(&name).map_err(|e| PyTypeError::new_err(format!("{what}: {e}")))?,
+                    DataType::parse(&name)
+                        .map_err(|e| PyTypeError::new_err(format!("{what}: {e}")))?,
                 )
             }
         }
-        AttrType::Integer => AttrValue::int_imm(int_of(value).ok_or_else(mismatch)?, DataType::INT32),
+        AttrType::Integer => {
+            AttrValue::int_imm(int_of(value).ok_or_else(mismatch)?, DataType::INT32)
+        }
         AttrType::FloatImm => AttrValue::FloatImm {
             value: value.extract::<f64>().map_err(|_| mismatch())?,
             dtype: DataType::FLOAT32,
@@ -116,10 +119,9 @@ pub fn py_to_attr(value: &Bound<'_, PyAny>, ty: &AttrType, what: &str) -> PyResu
             AttrValue::Map(entries)
         }
         AttrType::Expr | AttrType::Constant => AttrValue::Expr(unwrap_expr(value)?),
-        AttrType::ObjectRef
-        | AttrType::VirtualDevice
-        | AttrType::EnvFunc
-        | AttrType::IndexMap => object_ref(value, what)?,
+        AttrType::ObjectRef | AttrType::VirtualDevice | AttrType::EnvFunc | AttrType::IndexMap => {
+            object_ref(value, what)?
+        }
     })
 }
 
@@ -271,7 +273,11 @@ impl PyDictAttrs {
     }
 
     fn keys(&self) -> Vec<String> {
-        self.inner.entries().iter().map(|(k, _)| k.clone()).collect()
+        self.inner
+            .entries()
+            .iter()
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// The attributes as a `dict`.

@@ -31,7 +31,11 @@ struct PythonInstrument {
 }
 
 impl PythonInstrument {
-    fn call(&self, hook: &str, with_module: Option<(&IRModule, &PassInfo)>) -> HookResult<PyObject> {
+    fn call(
+        &self,
+        hook: &str,
+        with_module: Option<(&IRModule, &PassInfo)>,
+    ) -> HookResult<PyObject> {
         Python::with_gil(|py| {
             let object = self.object.bind(py);
             if !object.hasattr(hook).unwrap_or(false) {
@@ -39,7 +43,15 @@ impl PythonInstrument {
             }
             let result = match with_module {
                 Some((module, info)) => new_module(py, module.clone()).and_then(|m| {
-                    object.call_method1(hook, (m, PyPassInfo { inner: info.clone() }))
+                    object.call_method1(
+                        hook,
+                        (
+                            m,
+                            PyPassInfo {
+                                inner: info.clone(),
+                            },
+                        ),
+                    )
                 }),
                 None => object.call_method0(hook),
             };
@@ -83,7 +95,12 @@ impl PassInstrument for PythonInstrument {
 
 /// `PassTimingInstrument`: the pass manager's timing, restarted each time a
 /// context with it is left (so `render()` is empty afterwards, as TVM's).
-#[pyclass(module = "relay_tools._core", name = "PassTimingInstrument", frozen, subclass)]
+#[pyclass(
+    module = "relay_tools._core",
+    name = "PassTimingInstrument",
+    frozen,
+    subclass
+)]
 pub struct PyPassTiming {
     current: Arc<Mutex<Arc<PassTiming>>>,
 }
@@ -94,7 +111,10 @@ struct TimingHandle {
 
 impl TimingHandle {
     fn timing(&self) -> Arc<PassTiming> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -130,12 +150,17 @@ impl PassInstrument for TimingHandle {
 impl PyPassTiming {
     #[new]
     fn new() -> PyPassTiming {
-        PyPassTiming { current: Arc::new(Mutex::new(Arc::new(PassTiming::new()))) }
+        PyPassTiming {
+            current: Arc::new(Mutex::new(Arc::new(PassTiming::new()))),
+        }
     }
 
     /// The profile of the passes run so far in the current context.
     fn render(&self) -> String {
-        self.current.lock().unwrap_or_else(|e| e.into_inner()).render()
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .render()
     }
 }
 
@@ -148,11 +173,16 @@ fn instruments_from_py(list: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Arc<dyn 
     for item in list.iter()? {
         let item = item?;
         if let Ok(timing) = item.downcast::<PyPassTiming>() {
-            out.push(Arc::new(TimingHandle { current: timing.get().current.clone() }));
+            out.push(Arc::new(TimingHandle {
+                current: timing.get().current.clone(),
+            }));
             continue;
         }
         let name = item.get_type().name()?.to_string();
-        out.push(Arc::new(PythonInstrument { name, object: item.unbind() }));
+        out.push(Arc::new(PythonInstrument {
+            name,
+            object: item.unbind(),
+        }));
     }
     Ok(out)
 }
@@ -161,7 +191,10 @@ fn instruments_from_py(list: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Arc<dyn 
 fn config_value(key: &str, value: &Bound<'_, PyAny>) -> PyResult<ConfigValue> {
     let ty = config::config_type(key).ok_or_else(|| {
         let keys: Vec<&str> = config::list_configs().iter().map(|(k, _)| *k).collect();
-        TVMError::new_err(format!("Invalid config option '{key}' candidates are: {}", keys.join(", ")))
+        TVMError::new_err(format!(
+            "Invalid config option '{key}' candidates are: {}",
+            keys.join(", ")
+        ))
     })?;
     let wrong = || PyValueError::new_err(format!("config `{key}` takes {ty}"));
     Ok(match ty {
@@ -225,18 +258,27 @@ impl PyPassContext {
             ..PassContextOptions::default()
         };
         let context = PassContext::new(options).map_err(TVMError::new_err)?;
-        Ok(PyPassContext { context, guards: Vec::new() })
+        Ok(PyPassContext {
+            context,
+            guards: Vec::new(),
+        })
     }
 
     /// The context in force when none is entered (opt_level 2).
     #[staticmethod]
     fn default_context() -> PyPassContext {
-        PyPassContext { context: PassContext::current(), guards: Vec::new() }
+        PyPassContext {
+            context: PassContext::current(),
+            guards: Vec::new(),
+        }
     }
 
     fn enter(&mut self, py: Python<'_>) -> PyResult<()> {
         clear_pending_error();
-        let guard = self.context.enter().map_err(|e| pass_error_to_py(py, &e, None))?;
+        let guard = self
+            .context
+            .enter()
+            .map_err(|e| pass_error_to_py(py, &e, None))?;
         self.guards.push(guard);
         Ok(())
     }
@@ -251,7 +293,11 @@ impl PyPassContext {
 
     /// Exits the current instruments and enters `instruments` instead.
     #[pyo3(signature = (instruments = None))]
-    fn override_instruments(&self, py: Python<'_>, instruments: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn override_instruments(
+        &self,
+        py: Python<'_>,
+        instruments: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         clear_pending_error();
         let new = instruments_from_py(instruments)?;
         self.context

@@ -87,11 +87,17 @@ pub fn unwrap_expr(value: &Bound<'_, PyAny>) -> PyResult<Expr> {
         return Ok(e.get().inner.clone());
     }
     if let Ok(items) = value.downcast::<PyList>() {
-        let fields = items.iter().map(|i| unwrap_expr(&i)).collect::<PyResult<_>>()?;
+        let fields = items
+            .iter()
+            .map(|i| unwrap_expr(&i))
+            .collect::<PyResult<_>>()?;
         return Ok(Expr::tuple(fields, None));
     }
     if let Ok(items) = value.downcast::<PyTuple>() {
-        let fields = items.iter().map(|i| unwrap_expr(&i)).collect::<PyResult<_>>()?;
+        let fields = items
+            .iter()
+            .map(|i| unwrap_expr(&i))
+            .collect::<PyResult<_>>()?;
         return Ok(Expr::tuple(fields, None));
     }
     if let Some(e) = scalar_constant(value) {
@@ -291,7 +297,11 @@ impl PyExpr {
     fn __getitem__(&self, py: Python<'_>, index: i64) -> PyResult<PyObject> {
         let arity = match self.inner.kind() {
             ExprKind::Tuple(fields) => Some(fields.len()),
-            _ => self.inner.checked_type().and_then(|t| t.as_tuple()).map(<[_]>::len),
+            _ => self
+                .inner
+                .checked_type()
+                .and_then(|t| t.as_tuple())
+                .map(<[_]>::len),
         };
         let index = match arity {
             Some(n) => {
@@ -334,13 +344,19 @@ impl PyVar {
 
     #[getter]
     fn name_hint(slf: &Bound<'_, Self>) -> String {
-        get(slf.as_any()).as_var().map(|v| v.name().to_string()).unwrap_or_default()
+        get(slf.as_any())
+            .as_var()
+            .map(|v| v.name().to_string())
+            .unwrap_or_default()
     }
 
     #[getter]
     fn type_annotation(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         let e = get(slf.as_any());
-        option_type(slf.py(), e.as_var().as_ref().and_then(|v| v.type_annotation()))
+        option_type(
+            slf.py(),
+            e.as_var().as_ref().and_then(|v| v.type_annotation()),
+        )
     }
 
     /// The variable's identity (TVM's `vid`).
@@ -354,7 +370,10 @@ impl PyVar {
 impl PyGlobalVar {
     #[new]
     #[pyo3(signature = (name_hint, type_annot = None))]
-    fn new(name_hint: &str, type_annot: Option<&Bound<'_, PyAny>>) -> PyClassInitializer<PyGlobalVar> {
+    fn new(
+        name_hint: &str,
+        type_annot: Option<&Bound<'_, PyAny>>,
+    ) -> PyClassInitializer<PyGlobalVar> {
         let _ = type_annot;
         base(Expr::global(name_hint, None)).add_subclass(PyGlobalVar)
     }
@@ -389,7 +408,10 @@ pub fn tensor_from_py(data: &Bound<'_, PyAny>) -> PyResult<TensorData> {
 impl PyConstant {
     #[new]
     #[pyo3(signature = (data, span = None))]
-    fn new(data: &Bound<'_, PyAny>, span: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<PyConstant>> {
+    fn new(
+        data: &Bound<'_, PyAny>,
+        span: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<PyConstant>> {
         let _ = span;
         let nd = data.py().import_bound("relay_tools.nd")?;
         let data = nd.getattr("array")?.call1((data,))?;
@@ -418,7 +440,10 @@ impl PyConstant {
 impl PyTuple_ {
     #[new]
     #[pyo3(signature = (fields, span = None))]
-    fn new(fields: &Bound<'_, PyAny>, span: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<PyTuple_>> {
+    fn new(
+        fields: &Bound<'_, PyAny>,
+        span: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<PyTuple_>> {
         let _ = span;
         Ok(base(Expr::tuple(unwrap_exprs(fields)?, None)).add_subclass(PyTuple_))
     }
@@ -443,9 +468,16 @@ impl PyTuple_ {
 impl PyTupleGetItem {
     #[new]
     #[pyo3(signature = (tuple_value, index, span = None))]
-    fn new(tuple_value: &Bound<'_, PyAny>, index: usize, span: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<PyTupleGetItem>> {
+    fn new(
+        tuple_value: &Bound<'_, PyAny>,
+        index: usize,
+        span: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<PyTupleGetItem>> {
         let _ = span;
-        Ok(base(Expr::tuple_get_item(unwrap_expr(tuple_value)?, index, None)).add_subclass(PyTupleGetItem))
+        Ok(
+            base(Expr::tuple_get_item(unwrap_expr(tuple_value)?, index, None))
+                .add_subclass(PyTupleGetItem),
+        )
     }
 
     #[getter]
@@ -477,10 +509,9 @@ fn call_attrs(callee: &Expr, attrs: Option<&Bound<'_, PyAny>>) -> PyResult<Optio
     let dict = attrs
         .downcast::<PyDict>()
         .map_err(|_| PyTypeError::new_err("attrs must be an Attrs object, a dict or None"))?;
-    let schema = callee
-        .as_op()
-        .and_then(|op| op.attrs())
-        .ok_or_else(|| PyTypeError::new_err("a dict of attrs needs an operator with an attrs type"))?;
+    let schema = callee.as_op().and_then(|op| op.attrs()).ok_or_else(|| {
+        PyTypeError::new_err("a dict of attrs needs an operator with an attrs type")
+    })?;
     Ok(Some(crate::ops::attrs_from_kwargs(schema, dict)?))
 }
 
@@ -552,7 +583,12 @@ impl PyLet {
         span: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<PyLet>> {
         let _ = span;
-        let e = Expr::let_(unwrap_var(variable)?, unwrap_expr(value)?, unwrap_expr(body)?, None);
+        let e = Expr::let_(
+            unwrap_var(variable)?,
+            unwrap_expr(value)?,
+            unwrap_expr(body)?,
+            None,
+        );
         Ok(base(e).add_subclass(PyLet))
     }
 
@@ -592,7 +628,12 @@ impl PyIf {
         span: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyClassInitializer<PyIf>> {
         let _ = span;
-        let e = Expr::if_(unwrap_expr(cond)?, unwrap_expr(true_branch)?, unwrap_expr(false_branch)?, None);
+        let e = Expr::if_(
+            unwrap_expr(cond)?,
+            unwrap_expr(true_branch)?,
+            unwrap_expr(false_branch)?,
+            None,
+        );
         Ok(base(e).add_subclass(PyIf))
     }
 
@@ -672,7 +713,10 @@ impl PyFunction {
             .map(|p| unwrap_var(&p?))
             .collect::<PyResult<Vec<_>>>()?;
         let type_params = match type_params.filter(|t| !t.is_none()) {
-            Some(t) => t.iter()?.map(|v| unwrap_type_var(&v?)).collect::<PyResult<Vec<_>>>()?,
+            Some(t) => t
+                .iter()?
+                .map(|v| unwrap_type_var(&v?))
+                .collect::<PyResult<Vec<_>>>()?,
             None => Vec::new(),
         };
         let data = FunctionData {
@@ -707,7 +751,10 @@ impl PyFunction {
     #[getter]
     fn ret_type(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
         let e = get(slf.as_any());
-        option_type(slf.py(), function_data(&e).and_then(|f| f.ret_type.as_ref()))
+        option_type(
+            slf.py(),
+            function_data(&e).and_then(|f| f.ret_type.as_ref()),
+        )
     }
 
     #[getter]
@@ -730,7 +777,13 @@ impl PyFunction {
         let e = get(slf.as_any());
         let py = slf.py();
         match function_data(&e) {
-            Some(f) if !f.attrs.is_empty() => Ok(Py::new(py, PyDictAttrs { inner: f.attrs.clone() })?.into_any()),
+            Some(f) if !f.attrs.is_empty() => Ok(Py::new(
+                py,
+                PyDictAttrs {
+                    inner: f.attrs.clone(),
+                },
+            )?
+            .into_any()),
             _ => Ok(py.None()),
         }
     }
@@ -752,7 +805,8 @@ impl PyFunction {
             }
         } else {
             let key: String = attr_key_or_dict.extract()?;
-            let value = attr_value.ok_or_else(|| PyTypeError::new_err("with_attr needs a value"))?;
+            let value =
+                attr_value.ok_or_else(|| PyTypeError::new_err("with_attr needs a value"))?;
             attrs.set(&key, function_attr_value(value, &key)?);
         }
         let data = FunctionData {
@@ -825,23 +879,34 @@ impl PyPattern {
 
     #[staticmethod]
     fn wildcard() -> PyPattern {
-        PyPattern { inner: Pattern::Wildcard }
+        PyPattern {
+            inner: Pattern::Wildcard,
+        }
     }
 
     #[staticmethod]
     fn of_var(var: &Bound<'_, PyAny>) -> PyResult<PyPattern> {
-        Ok(PyPattern { inner: Pattern::Var(unwrap_var(var)?) })
+        Ok(PyPattern {
+            inner: Pattern::Var(unwrap_var(var)?),
+        })
     }
 
     #[staticmethod]
-    fn of_constructor(constructor: &Bound<'_, PyAny>, patterns: Vec<PyPattern>) -> PyResult<PyPattern> {
+    fn of_constructor(
+        constructor: &Bound<'_, PyAny>,
+        patterns: Vec<PyPattern>,
+    ) -> PyResult<PyPattern> {
         let c = unwrap_constructor(constructor)?;
-        Ok(PyPattern { inner: Pattern::Constructor(c, patterns.into_iter().map(|p| p.inner).collect()) })
+        Ok(PyPattern {
+            inner: Pattern::Constructor(c, patterns.into_iter().map(|p| p.inner).collect()),
+        })
     }
 
     #[staticmethod]
     fn of_tuple(patterns: Vec<PyPattern>) -> PyPattern {
-        PyPattern { inner: Pattern::Tuple(patterns.into_iter().map(|p| p.inner).collect()) }
+        PyPattern {
+            inner: Pattern::Tuple(patterns.into_iter().map(|p| p.inner).collect()),
+        }
     }
 }
 
@@ -862,12 +927,19 @@ pub struct PyClause {
 impl PyClause {
     #[new]
     fn new(lhs: PyPattern, rhs: &Bound<'_, PyAny>) -> PyResult<PyClause> {
-        Ok(PyClause { inner: Clause { pattern: lhs.inner, rhs: unwrap_expr(rhs)? } })
+        Ok(PyClause {
+            inner: Clause {
+                pattern: lhs.inner,
+                rhs: unwrap_expr(rhs)?,
+            },
+        })
     }
 
     #[getter]
     fn lhs(&self) -> PyPattern {
-        PyPattern { inner: self.inner.pattern.clone() }
+        PyPattern {
+            inner: self.inner.pattern.clone(),
+        }
     }
 
     #[getter]
@@ -880,7 +952,11 @@ impl PyClause {
 impl PyMatch {
     #[new]
     #[pyo3(signature = (data, clauses, complete = true))]
-    fn new(data: &Bound<'_, PyAny>, clauses: Vec<PyRef<'_, PyClause>>, complete: bool) -> PyResult<PyClassInitializer<PyMatch>> {
+    fn new(
+        data: &Bound<'_, PyAny>,
+        clauses: Vec<PyRef<'_, PyClause>>,
+        complete: bool,
+    ) -> PyResult<PyClassInitializer<PyMatch>> {
         let e = Expr::new(
             ExprKind::Match {
                 data: unwrap_expr(data)?,
@@ -903,14 +979,20 @@ impl PyMatch {
     #[getter]
     fn clauses(slf: &Bound<'_, Self>) -> Vec<PyClause> {
         match get(slf.as_any()).kind() {
-            ExprKind::Match { clauses, .. } => clauses.iter().map(|c| PyClause { inner: c.clone() }).collect(),
+            ExprKind::Match { clauses, .. } => clauses
+                .iter()
+                .map(|c| PyClause { inner: c.clone() })
+                .collect(),
             _ => Vec::new(),
         }
     }
 
     #[getter]
     fn complete(slf: &Bound<'_, Self>) -> bool {
-        matches!(get(slf.as_any()).kind(), ExprKind::Match { complete: true, .. })
+        matches!(
+            get(slf.as_any()).kind(),
+            ExprKind::Match { complete: true, .. }
+        )
     }
 }
 
@@ -918,7 +1000,10 @@ impl PyMatch {
 impl PyRefCreate {
     #[new]
     fn new(value: &Bound<'_, PyAny>) -> PyResult<PyClassInitializer<PyRefCreate>> {
-        Ok(base(Expr::new(ExprKind::RefCreate(unwrap_expr(value)?), None)).add_subclass(PyRefCreate))
+        Ok(
+            base(Expr::new(ExprKind::RefCreate(unwrap_expr(value)?), None))
+                .add_subclass(PyRefCreate),
+        )
     }
 
     #[getter]
@@ -949,9 +1034,15 @@ impl PyRefRead {
 #[pymethods]
 impl PyRefWrite {
     #[new]
-    fn new(r#ref: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<PyClassInitializer<PyRefWrite>> {
+    fn new(
+        r#ref: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyClassInitializer<PyRefWrite>> {
         let e = Expr::new(
-            ExprKind::RefWrite { reference: unwrap_expr(r#ref)?, value: unwrap_expr(value)? },
+            ExprKind::RefWrite {
+                reference: unwrap_expr(r#ref)?,
+                value: unwrap_expr(value)?,
+            },
             None,
         );
         Ok(base(e).add_subclass(PyRefWrite))
@@ -978,8 +1069,16 @@ impl PyRefWrite {
 impl PyConstructor {
     #[new]
     #[pyo3(signature = (name_hint, inputs, belong_to, tag = 0))]
-    fn new(name_hint: &str, inputs: &Bound<'_, PyAny>, belong_to: &Bound<'_, PyAny>, tag: usize) -> PyResult<PyClassInitializer<PyConstructor>> {
-        let inputs = inputs.iter()?.map(|t| unwrap_type(&t?)).collect::<PyResult<Vec<_>>>()?;
+    fn new(
+        name_hint: &str,
+        inputs: &Bound<'_, PyAny>,
+        belong_to: &Bound<'_, PyAny>,
+        tag: usize,
+    ) -> PyResult<PyClassInitializer<PyConstructor>> {
+        let inputs = inputs
+            .iter()?
+            .map(|t| unwrap_type(&t?))
+            .collect::<PyResult<Vec<_>>>()?;
         let header = match unwrap_type(belong_to)?.kind() {
             relay_passes::ir::TypeKind::GlobalVar(g) => g.clone(),
             _ => return Err(PyTypeError::new_err("belong_to must be a GlobalTypeVar")),
@@ -1007,7 +1106,12 @@ impl PyConstructor {
     #[getter]
     fn inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<PyObject>> {
         match get(slf.as_any()).kind() {
-            ExprKind::Constructor(c) => c.data().inputs.iter().map(|t| wrap_type(slf.py(), t)).collect(),
+            ExprKind::Constructor(c) => c
+                .data()
+                .inputs
+                .iter()
+                .map(|t| wrap_type(slf.py(), t))
+                .collect(),
             _ => Ok(Vec::new()),
         }
     }
@@ -1017,7 +1121,9 @@ impl PyConstructor {
         match get(slf.as_any()).kind() {
             ExprKind::Constructor(c) => wrap_type(
                 slf.py(),
-                &relay_passes::ir::Type::new(relay_passes::ir::TypeKind::GlobalVar(c.data().belong_to.clone())),
+                &relay_passes::ir::Type::new(relay_passes::ir::TypeKind::GlobalVar(
+                    c.data().belong_to.clone(),
+                )),
             ),
             _ => Ok(slf.py().None()),
         }
@@ -1034,7 +1140,10 @@ impl PyConstructor {
 impl PyOp {
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> String {
-        get(slf.as_any()).as_op().map(|o| o.name.clone()).unwrap_or_default()
+        get(slf.as_any())
+            .as_op()
+            .map(|o| o.name.clone())
+            .unwrap_or_default()
     }
 
     #[getter]
@@ -1054,14 +1163,19 @@ impl PyOp {
 
     #[getter]
     fn description(slf: &Bound<'_, Self>) -> String {
-        get(slf.as_any()).as_op().map(|o| o.description.clone()).unwrap_or_default()
+        get(slf.as_any())
+            .as_op()
+            .map(|o| o.description.clone())
+            .unwrap_or_default()
     }
 
     /// The operator's `TOpPattern` code.
     fn get_attr(slf: &Bound<'_, Self>, key: &str) -> PyResult<PyObject> {
         let py = slf.py();
         let e = get(slf.as_any());
-        let op = e.as_op().ok_or_else(|| TVMError::new_err("not an operator"))?;
+        let op = e
+            .as_op()
+            .ok_or_else(|| TVMError::new_err("not an operator"))?;
         Ok(match key {
             "TOpPattern" => op.pattern.map(|p| p.code()).into_py(py),
             "TOpIsStateful" => op.stateful.into_py(py),
@@ -1072,7 +1186,11 @@ impl PyOp {
 
     /// Calling an operator builds a call with default attributes.
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+    fn __call__(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyObject> {
         let name = PyOp::name(slf);
         crate::ops::make_call(slf.py(), &name, args, kwargs)
     }
@@ -1087,7 +1205,9 @@ pub fn op_get(py: Python<'_>, name: &str) -> PyResult<PyObject> {
             let hint = relay_passes::op::suggest_op(name)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
-            Err(TVMError::new_err(format!("Operator {name} is not registered{hint}")))
+            Err(TVMError::new_err(format!(
+                "Operator {name} is not registered{hint}"
+            )))
         }
     }
 }

@@ -8,10 +8,11 @@
 //! (`analysis`). The Python layer under `python/relay_tools/` arranges these
 //! into TVM's module layout.
 
-// PyO3 0.22's macros expand to unsafe calls without `unsafe` blocks and test
-// a `gil-refs` cfg that newer compilers do not know; both come from the
+// PyO3 0.22's macros expand to unsafe calls without `unsafe` blocks, test
+// a `gil-refs` cfg newer compilers do not know and convert results into
+// themselves (`useless_conversion`); all three come from the
 // generated code, not ours.
-#![allow(unsafe_op_in_unsafe_fn, unexpected_cfgs)]
+#![allow(unsafe_op_in_unsafe_fn, unexpected_cfgs, clippy::useless_conversion)]
 
 mod analysis;
 mod attrs;

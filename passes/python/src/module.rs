@@ -28,7 +28,9 @@ fn global_name(key: &Bound<'_, PyAny>) -> PyResult<String> {
             return Ok(g.name().to_string());
         }
     }
-    Err(PyTypeError::new_err("expected a global name (str or GlobalVar)"))
+    Err(PyTypeError::new_err(
+        "expected a global name (str or GlobalVar)",
+    ))
 }
 
 fn function_of(value: &Bound<'_, PyAny>) -> PyResult<Function> {
@@ -55,7 +57,10 @@ pub fn new_module(py: Python<'_>, m: IRModule) -> PyResult<Py<PyIRModule>> {
 impl PyIRModule {
     #[new]
     #[pyo3(signature = (functions = None, type_definitions = None))]
-    fn new(functions: Option<&Bound<'_, PyDict>>, type_definitions: Option<&Bound<'_, PyAny>>) -> PyResult<PyIRModule> {
+    fn new(
+        functions: Option<&Bound<'_, PyDict>>,
+        type_definitions: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyIRModule> {
         let _ = type_definitions;
         let mut m = IRModule::new();
         if let Some(functions) = functions {
@@ -76,7 +81,8 @@ impl PyIRModule {
         type_defs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyIRModule> {
         let mut m = PyIRModule::new(functions, type_defs)?;
-        m.inner.add_function("main", as_function(&unwrap_expr(expr)?));
+        m.inner
+            .add_function("main", as_function(&unwrap_expr(expr)?));
         Ok(m)
     }
 
@@ -84,7 +90,10 @@ impl PyIRModule {
         if let Ok(t) = key.downcast::<PyType>() {
             if let TypeKind::GlobalVar(g) = t.get().inner.kind() {
                 return match self.inner.type_definition(g.name()) {
-                    Some(data) => Ok(PyTypeData { inner: data.clone() }.into_py(py)),
+                    Some(data) => Ok(PyTypeData {
+                        inner: data.clone(),
+                    }
+                    .into_py(py)),
                     None => Err(PyKeyError::new_err(g.name().to_string())),
                 };
             }
@@ -92,7 +101,9 @@ impl PyIRModule {
         let name = global_name(key)?;
         match self.inner.function(&name) {
             Some(f) => wrap_expr(py, f.expr()),
-            None => Err(PyKeyError::new_err(format!("Cannot find global var \"{name}\" in the Module"))),
+            None => Err(PyKeyError::new_err(format!(
+                "Cannot find global var \"{name}\" in the Module"
+            ))),
         }
     }
 
@@ -125,7 +136,8 @@ impl PyIRModule {
         }
         let dict = other.downcast::<PyDict>()?;
         for (key, value) in dict.iter() {
-            self.inner.add_function(&global_name(&key)?, function_of(&value)?);
+            self.inner
+                .add_function(&global_name(&key)?, function_of(&value)?);
         }
         Ok(())
     }
@@ -147,7 +159,10 @@ impl PyIRModule {
     fn functions(&self, py: Python<'_>) -> PyResult<PyObject> {
         let dict = PyDict::new_bound(py);
         for (name, f) in self.inner.functions() {
-            dict.set_item(wrap_expr(py, &Expr::global(name, None))?, wrap_expr(py, f.expr())?)?;
+            dict.set_item(
+                wrap_expr(py, &Expr::global(name, None))?,
+                wrap_expr(py, f.expr())?,
+            )?;
         }
         Ok(dict.into_py(py))
     }
@@ -158,33 +173,54 @@ impl PyIRModule {
         let dict = PyDict::new_bound(py);
         for (_, data) in self.inner.type_definitions() {
             let header = relay_passes::ir::Type::new(TypeKind::GlobalVar(data.header.clone()));
-            dict.set_item(wrap_type(py, &header)?, PyTypeData { inner: data.clone() }.into_py(py))?;
+            dict.set_item(
+                wrap_type(py, &header)?,
+                PyTypeData {
+                    inner: data.clone(),
+                }
+                .into_py(py),
+            )?;
         }
         Ok(dict.into_py(py))
     }
 
     fn get_global_var(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
         if self.inner.function(name).is_none() {
-            return Err(TVMError::new_err(format!("Cannot find global var \"{name}\" in the Module")));
+            return Err(TVMError::new_err(format!(
+                "Cannot find global var \"{name}\" in the Module"
+            )));
         }
         wrap_expr(py, &Expr::global(name, None))
     }
 
     fn get_global_vars(&self, py: Python<'_>) -> PyResult<Vec<PyObject>> {
-        self.inner.functions().map(|(name, _)| wrap_expr(py, &Expr::global(name, None))).collect()
+        self.inner
+            .functions()
+            .map(|(name, _)| wrap_expr(py, &Expr::global(name, None)))
+            .collect()
     }
 
     fn get_global_type_var(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
         match self.inner.global_type_var(name) {
-            Some(g) => wrap_type(py, &relay_passes::ir::Type::new(TypeKind::GlobalVar(g.clone()))),
-            None => Err(TVMError::new_err(format!("Cannot find global type var \"{name}\" in the Module"))),
+            Some(g) => wrap_type(
+                py,
+                &relay_passes::ir::Type::new(TypeKind::GlobalVar(g.clone())),
+            ),
+            None => Err(TVMError::new_err(format!(
+                "Cannot find global type var \"{name}\" in the Module"
+            ))),
         }
     }
 
     fn get_global_type_vars(&self, py: Python<'_>) -> PyResult<Vec<PyObject>> {
         self.inner
             .type_definitions()
-            .map(|(_, d)| wrap_type(py, &relay_passes::ir::Type::new(TypeKind::GlobalVar(d.header.clone()))))
+            .map(|(_, d)| {
+                wrap_type(
+                    py,
+                    &relay_passes::ir::Type::new(TypeKind::GlobalVar(d.header.clone())),
+                )
+            })
             .collect()
     }
 
@@ -228,11 +264,17 @@ impl PyIRModule {
                 .functions()
                 .zip(other.functions())
                 .all(|((na, fa), (nb, fb))| na == nb && fa.expr().ptr_eq(fb.expr()))
-            && self.inner.type_definitions().map(|(n, _)| n).eq(other.type_definitions().map(|(n, _)| n))
+            && self
+                .inner
+                .type_definitions()
+                .map(|(n, _)| n)
+                .eq(other.type_definitions().map(|(n, _)| n))
     }
 
     fn copy(&self) -> PyIRModule {
-        PyIRModule { inner: self.inner.clone() }
+        PyIRModule {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -246,7 +288,10 @@ pub struct PyTypeData {
 impl PyTypeData {
     #[getter]
     fn header(&self, py: Python<'_>) -> PyResult<PyObject> {
-        wrap_type(py, &relay_passes::ir::Type::new(TypeKind::GlobalVar(self.inner.header.clone())))
+        wrap_type(
+            py,
+            &relay_passes::ir::Type::new(TypeKind::GlobalVar(self.inner.header.clone())),
+        )
     }
 
     #[getter]
@@ -278,11 +323,15 @@ pub fn parse(
     source_name: &str,
     init_module: Option<&Bound<'_, PyIRModule>>,
 ) -> PyResult<Py<PyIRModule>> {
-    let init = init_module.map(|m| m.borrow().inner.clone()).unwrap_or_default();
+    let init = init_module
+        .map(|m| m.borrow().inner.clone())
+        .unwrap_or_default();
     let (m, diagnostics) = relay_passes::lower::parse_and_lower_into(init, source_name, source);
     if diagnostics.has_errors() {
         let list: Vec<_> = diagnostics.iter().cloned().collect();
-        return Err(DiagnosticError::new_err(format_diagnostics(&list, &m.sources)));
+        return Err(DiagnosticError::new_err(format_diagnostics(
+            &list, &m.sources,
+        )));
     }
     new_module(py, m)
 }
@@ -295,7 +344,9 @@ pub fn parse_expr(py: Python<'_>, source: &str) -> PyResult<PyObject> {
         let mut sources = relay_passes::source::SourceMap::new();
         sources.add("from_string", source.to_string());
         let list: Vec<_> = diagnostics.iter().cloned().collect();
-        return Err(DiagnosticError::new_err(format_diagnostics(&list, &sources)));
+        return Err(DiagnosticError::new_err(format_diagnostics(
+            &list, &sources,
+        )));
     }
     wrap_expr(py, &e)
 }

@@ -72,7 +72,9 @@ pub fn make_call(
         .ok_or_else(|| PyValueError::new_err(format!("operator `{name}` is not registered")))?;
     let input_names: Vec<&str> = def.argument_names().collect();
     let schema = def.attrs();
-    let field_names: Vec<&str> = schema.map(|s| s.field_names().collect()).unwrap_or_default();
+    let field_names: Vec<&str> = schema
+        .map(|s| s.field_names().collect())
+        .unwrap_or_default();
     let mut inputs: Vec<Option<Expr>> = vec![None; input_names.len()];
     let mut attr_values: Vec<(String, Bound<'_, PyAny>)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {

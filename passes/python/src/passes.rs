@@ -33,7 +33,14 @@ static PENDING_ERROR: Mutex<Option<PyErr>> = Mutex::new(None);
 /// Keeps `err` for the Python caller; returns its text for the Rust error.
 pub fn stash_error(py: Python<'_>, err: PyErr) -> String {
     let text = match err.value_bound(py).str() {
-        Ok(s) => format!("{}: {}", err.get_type_bound(py).name().map(|n| n.to_string()).unwrap_or_default(), s),
+        Ok(s) => format!(
+            "{}: {}",
+            err.get_type_bound(py)
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+            s
+        ),
         Err(_) => "a Python exception".to_string(),
     };
     *PENDING_ERROR.lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
@@ -54,7 +61,11 @@ pub fn pass_error_to_py(py: Python<'_>, error: &PassError, module: Option<&IRMod
         message.push_str(&format_diagnostics(&error.diagnostics, &sources));
     }
     let err = TVMError::new_err(message);
-    if let Some(cause) = PENDING_ERROR.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(cause) = PENDING_ERROR
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
         err.set_cause(py, Some(cause));
     }
     err
@@ -64,7 +75,10 @@ pub fn pass_error_to_py(py: Python<'_>, error: &PassError, module: Option<&IRMod
 /// a later success made irrelevant cannot happen, but a stale one must not
 /// be chained to an unrelated error).
 pub fn clear_pending_error() {
-    PENDING_ERROR.lock().unwrap_or_else(|e| e.into_inner()).take();
+    PENDING_ERROR
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
 }
 
 /// `tvm.transform.PassInfo`.
@@ -78,10 +92,19 @@ pub struct PyPassInfo {
 impl PyPassInfo {
     #[new]
     #[pyo3(signature = (opt_level, name, required = None, traceable = false))]
-    fn new(opt_level: u32, name: &str, required: Option<Vec<String>>, traceable: bool) -> PyPassInfo {
+    fn new(
+        opt_level: u32,
+        name: &str,
+        required: Option<Vec<String>>,
+        traceable: bool,
+    ) -> PyPassInfo {
         let _ = traceable;
         PyPassInfo {
-            inner: PassInfo { name: name.to_string(), opt_level, required: required.unwrap_or_default() },
+            inner: PassInfo {
+                name: name.to_string(),
+                opt_level,
+                required: required.unwrap_or_default(),
+            },
         }
     }
 
@@ -128,14 +151,19 @@ pub struct PySequentialClass;
 /// (`@module_pass class P: …`) are created first and given their pass by
 /// `_init_handle` in `__init__`.
 fn empty() -> PyClassInitializer<PyPass> {
-    PyClassInitializer::from(PyPass { inner: std::sync::OnceLock::new() })
+    PyClassInitializer::from(PyPass {
+        inner: std::sync::OnceLock::new(),
+    })
 }
 
 #[pymethods]
 impl PyModulePassClass {
     #[new]
     #[pyo3(signature = (*args, **kwargs))]
-    fn new(args: &Bound<'_, pyo3::types::PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyClassInitializer<Self> {
+    fn new(
+        args: &Bound<'_, pyo3::types::PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyClassInitializer<Self> {
         let _ = (args, kwargs);
         empty().add_subclass(PyModulePassClass)
     }
@@ -145,7 +173,10 @@ impl PyModulePassClass {
 impl PyFunctionPassClass {
     #[new]
     #[pyo3(signature = (*args, **kwargs))]
-    fn new(args: &Bound<'_, pyo3::types::PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyClassInitializer<Self> {
+    fn new(
+        args: &Bound<'_, pyo3::types::PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyClassInitializer<Self> {
         let _ = (args, kwargs);
         empty().add_subclass(PyFunctionPassClass)
     }
@@ -163,7 +194,10 @@ impl PySequentialClass {
         required: Option<Vec<String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let passes = match passes {
-            Some(list) if !list.is_none() => list.iter()?.map(|p| unwrap_pass(&p?)).collect::<PyResult<Vec<_>>>()?,
+            Some(list) if !list.is_none() => list
+                .iter()?
+                .map(|p| unwrap_pass(&p?))
+                .collect::<PyResult<Vec<_>>>()?,
             _ => Vec::new(),
         };
         let seq = Sequential::with_info(info_of(name, opt_level, required), passes);
@@ -206,7 +240,11 @@ pub fn unwrap_pass(value: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Pass>> {
 
 /// Runs `pass` on a Python module under the current context (with the
 /// GIL released, so passes may use threads; Python callbacks take it back).
-pub fn run_on(py: Python<'_>, pass: Arc<dyn Pass>, module: &Bound<'_, PyIRModule>) -> PyResult<Py<PyIRModule>> {
+pub fn run_on(
+    py: Python<'_>,
+    pass: Arc<dyn Pass>,
+    module: &Bound<'_, PyIRModule>,
+) -> PyResult<Py<PyIRModule>> {
     let input = module.borrow().inner.clone();
     let ctx = run_context(py)?;
     clear_pending_error();
@@ -226,7 +264,9 @@ impl PyPass {
     #[pyo3(signature = (*args, **kwargs))]
     fn new(args: &Bound<'_, pyo3::types::PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyPass {
         let _ = (args, kwargs);
-        PyPass { inner: std::sync::OnceLock::new() }
+        PyPass {
+            inner: std::sync::OnceLock::new(),
+        }
     }
 
     /// Gives a pass made by `__new__` the handle of `other`.
@@ -239,7 +279,9 @@ impl PyPass {
 
     #[getter]
     fn info(&self) -> PyResult<PyPassInfo> {
-        Ok(PyPassInfo { inner: self.pass()?.info().clone() })
+        Ok(PyPassInfo {
+            inner: self.pass()?.info().clone(),
+        })
     }
 
     /// Runs the pass on a module under `PassContext.current()`.
@@ -258,7 +300,10 @@ impl PyPass {
     fn __str__(&self) -> PyResult<String> {
         let pass = self.pass()?;
         let info = pass.info();
-        Ok(format!("Run pass: {} at the optimization level {}", info.name, info.opt_level))
+        Ok(format!(
+            "Run pass: {} at the optimization level {}",
+            info.name, info.opt_level
+        ))
     }
 
     fn __repr__(&self) -> PyResult<String> {
@@ -294,14 +339,20 @@ impl Pass for PythonModulePass {
                 let input = new_module(py, module)?;
                 let out = self.func.call1(py, (input, python_context(py)?))?;
                 let out = out.bind(py).downcast::<PyIRModule>().map_err(|_| {
-                    PyTypeError::new_err(format!("module pass {} must return a tvm.IRModule", self.info.name))
+                    PyTypeError::new_err(format!(
+                        "module pass {} must return a tvm.IRModule",
+                        self.info.name
+                    ))
                 })?;
                 let result = out.borrow().inner.clone();
                 Ok(result)
             };
             call().map_err(|e| {
                 let text = stash_error(py, e);
-                PassError::new(&self.info.name, format!("pass {} failed: {text}", self.info.name))
+                PassError::new(
+                    &self.info.name,
+                    format!("pass {} failed: {text}", self.info.name),
+                )
             })
         })
     }
@@ -330,41 +381,73 @@ impl Pass for PythonFunctionPass {
                     if !function.is_optimizable() {
                         continue;
                     }
-                    let out = self.func.call1(py, (wrap_expr(py, function.expr())?, &py_module, &ctx))?;
-                    let new: Function = unwrap_expr(out.bind(py))?.as_function().ok_or_else(|| {
-                        PyTypeError::new_err(format!("function pass {} must return a relay.Function", self.info.name))
-                    })?;
+                    let out = self
+                        .func
+                        .call1(py, (wrap_expr(py, function.expr())?, &py_module, &ctx))?;
+                    let new: Function =
+                        unwrap_expr(out.bind(py))?.as_function().ok_or_else(|| {
+                            PyTypeError::new_err(format!(
+                                "function pass {} must return a relay.Function",
+                                self.info.name
+                            ))
+                        })?;
                     updated.add_function(name, new);
                 }
                 Ok(updated)
             };
             call().map_err(|e| {
                 let text = stash_error(py, e);
-                PassError::new(&self.info.name, format!("pass {} failed: {text}", self.info.name))
+                PassError::new(
+                    &self.info.name,
+                    format!("pass {} failed: {text}", self.info.name),
+                )
             })
         })?;
-        let infer = registry::create_by_name("InferType").map_err(|m| PassError::new(&self.info.name, m))?;
+        let infer = registry::create_by_name("InferType")
+            .map_err(|m| PassError::new(&self.info.name, m))?;
         run_pass(&*infer, updated, &PassContext::current())
     }
 }
 
 fn info_of(name: &str, opt_level: u32, required: Option<Vec<String>>) -> PassInfo {
-    PassInfo { name: name.to_string(), opt_level, required: required.unwrap_or_default() }
+    PassInfo {
+        name: name.to_string(),
+        opt_level,
+        required: required.unwrap_or_default(),
+    }
 }
 
 /// A module pass from a Python callable `(mod, ctx) -> mod`.
 #[pyfunction]
 #[pyo3(signature = (func, name, opt_level, required = None))]
-pub fn make_module_pass(py: Python<'_>, func: PyObject, name: &str, opt_level: u32, required: Option<Vec<String>>) -> PyResult<PyObject> {
-    let pass = PythonModulePass { info: info_of(name, opt_level, required), func };
+pub fn make_module_pass(
+    py: Python<'_>,
+    func: PyObject,
+    name: &str,
+    opt_level: u32,
+    required: Option<Vec<String>>,
+) -> PyResult<PyObject> {
+    let pass = PythonModulePass {
+        info: info_of(name, opt_level, required),
+        func,
+    };
     wrap_pass(py, Arc::new(pass), PassKind::Module)
 }
 
 /// A function pass from a Python callable `(func, mod, ctx) -> func`.
 #[pyfunction]
 #[pyo3(signature = (func, name, opt_level, required = None))]
-pub fn make_function_pass(py: Python<'_>, func: PyObject, name: &str, opt_level: u32, required: Option<Vec<String>>) -> PyResult<PyObject> {
-    let pass = PythonFunctionPass { info: info_of(name, opt_level, required), func };
+pub fn make_function_pass(
+    py: Python<'_>,
+    func: PyObject,
+    name: &str,
+    opt_level: u32,
+    required: Option<Vec<String>>,
+) -> PyResult<PyObject> {
+    let pass = PythonFunctionPass {
+        info: info_of(name, opt_level, required),
+        func,
+    };
     wrap_pass(py, Arc::new(pass), PassKind::Function)
 }
 
@@ -393,23 +476,36 @@ fn pipeline_value(value: &Bound<'_, PyAny>) -> PyResult<PipelineValue> {
         return Ok(PipelineValue::List(Vec::new()));
     }
     if let Ok(items) = value.iter() {
-        return Ok(PipelineValue::List(items.map(|i| pipeline_value(&i?)).collect::<PyResult<_>>()?));
+        return Ok(PipelineValue::List(
+            items
+                .map(|i| pipeline_value(&i?))
+                .collect::<PyResult<_>>()?,
+        ));
     }
-    Err(PyTypeError::new_err(format!("cannot pass a {} to a pass", value.get_type().name()?)))
+    Err(PyTypeError::new_err(format!(
+        "cannot pass a {} to a pass",
+        value.get_type().name()?
+    )))
 }
 
 /// A registered pass by constructor name with keyword arguments
 /// (`FuseOps(fuse_opt_level=2)`).
 #[pyfunction]
 #[pyo3(signature = (name, kwargs = None))]
-pub fn create_pass(py: Python<'_>, name: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+pub fn create_pass(
+    py: Python<'_>,
+    name: &str,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
     let mut args = Vec::new();
     if let Some(kwargs) = kwargs {
         for (k, v) in kwargs.iter() {
             args.push((k.extract::<String>()?, pipeline_value(&v)?));
         }
     }
-    let kind = registry::lookup(name).map(|s| s.kind).unwrap_or(PassKind::Module);
+    let kind = registry::lookup(name)
+        .map(|s| s.kind)
+        .unwrap_or(PassKind::Module);
     let pass = registry::create(name, &args).map_err(|e| PyValueError::new_err(e.message))?;
     wrap_pass(py, pass, kind)
 }
@@ -443,7 +539,15 @@ pub fn pass_specs(py: Python<'_>) -> Vec<PyObject> {
             let params: Vec<PyObject> = spec
                 .params
                 .iter()
-                .map(|p| (p.name.clone(), p.ty.name(), pipeline_to_py(py, &p.default), p.doc.clone()).into_py(py))
+                .map(|p| {
+                    (
+                        p.name.clone(),
+                        p.ty.name(),
+                        pipeline_to_py(py, &p.default),
+                        p.doc.clone(),
+                    )
+                        .into_py(py)
+                })
                 .collect();
             (
                 spec.name.clone(),
@@ -462,7 +566,8 @@ pub fn pass_specs(py: Python<'_>) -> Vec<PyObject> {
 /// Runs a pipeline written as text (`"InferType, FoldConstant"`).
 #[pyfunction]
 pub fn pipeline(py: Python<'_>, text: &str) -> PyResult<PyObject> {
-    let pass = relay_passes::pass_manager::pipeline_from_text(text).map_err(|e| PyValueError::new_err(e.message))?;
+    let pass = relay_passes::pass_manager::pipeline_from_text(text)
+        .map_err(|e| PyValueError::new_err(e.message))?;
     wrap_pass(py, pass, PassKind::Sequential)
 }
 

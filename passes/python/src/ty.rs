@@ -152,11 +152,16 @@ impl PyTensorType {
     #[getter]
     fn concrete_shape(slf: &Bound<'_, Self>) -> PyResult<Vec<i64>> {
         let t = get(slf.as_any());
-        let tensor = t.as_tensor().ok_or_else(|| PyTypeError::new_err("not a tensor type"))?;
+        let tensor = t
+            .as_tensor()
+            .ok_or_else(|| PyTypeError::new_err("not a tensor type"))?;
         tensor
             .shape
             .iter()
-            .map(|d| d.as_int().ok_or_else(|| PyTypeError::new_err("the shape is not concrete")))
+            .map(|d| {
+                d.as_int()
+                    .ok_or_else(|| PyTypeError::new_err("the shape is not concrete"))
+            })
             .collect()
     }
 
@@ -199,7 +204,10 @@ impl PyFuncType {
     ) -> PyResult<PyClassInitializer<PyFuncType>> {
         let _ = type_constraints;
         let type_params = match type_params.filter(|t| !t.is_none()) {
-            Some(ts) => ts.iter()?.map(|t| unwrap_type_var(&t?)).collect::<PyResult<_>>()?,
+            Some(ts) => ts
+                .iter()?
+                .map(|t| unwrap_type_var(&t?))
+                .collect::<PyResult<_>>()?,
             None => Vec::new(),
         };
         let t = Type::func(types(arg_types)?, unwrap_type(ret_type)?, type_params);
@@ -261,7 +269,10 @@ impl PyGlobalTypeVar {
     #[pyo3(signature = (name_hint, kind = 5))]
     fn new(name_hint: &str, kind: i32) -> PyClassInitializer<PyGlobalTypeVar> {
         let _ = kind;
-        base(Type::new(TypeKind::GlobalVar(GlobalTypeVar::new(name_hint)))).add_subclass(PyGlobalTypeVar)
+        base(Type::new(TypeKind::GlobalVar(GlobalTypeVar::new(
+            name_hint,
+        ))))
+        .add_subclass(PyGlobalTypeVar)
     }
 
     #[getter]
@@ -274,8 +285,14 @@ impl PyGlobalTypeVar {
 
     /// `List(t)` is the type call `List[t]`.
     #[pyo3(signature = (*args))]
-    fn __call__(slf: &Bound<'_, Self>, args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<PyObject> {
-        let t = Type::new(TypeKind::Call { func: get(slf.as_any()), args: types(args.as_any())? });
+    fn __call__(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<PyObject> {
+        let t = Type::new(TypeKind::Call {
+            func: get(slf.as_any()),
+            args: types(args.as_any())?,
+        });
         wrap_type(slf.py(), &t)
     }
 }
@@ -283,8 +300,14 @@ impl PyGlobalTypeVar {
 #[pymethods]
 impl PyTypeCall {
     #[new]
-    fn new(func: &Bound<'_, PyAny>, args: &Bound<'_, PyAny>) -> PyResult<PyClassInitializer<PyTypeCall>> {
-        let t = Type::new(TypeKind::Call { func: unwrap_type(func)?, args: types(args)? });
+    fn new(
+        func: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<PyClassInitializer<PyTypeCall>> {
+        let t = Type::new(TypeKind::Call {
+            func: unwrap_type(func)?,
+            args: types(args)?,
+        });
         Ok(base(t).add_subclass(PyTypeCall))
     }
 

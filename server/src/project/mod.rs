@@ -179,7 +179,9 @@ impl Project {
                         "[passes.{name}]: give either `command` or `python`, not both"
                     ))
                 }
-                (Some(spec), true) => check_python_spec(spec).map_err(|e| format!("[passes.{name}]: {e}"))?,
+                (Some(spec), true) => {
+                    check_python_spec(spec).map_err(|e| format!("[passes.{name}]: {e}"))?
+                }
                 (None, true) => {
                     return Err(format!(
                         "[passes.{name}]: `command` must name a program (or `python` a pass, \
@@ -279,9 +281,7 @@ fn check_python_spec(spec: &str) -> Result<(), String> {
         !text.is_empty()
             && text.split('.').all(|part| {
                 let mut chars = part.chars();
-                chars
-                    .next()
-                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
                     && chars.all(|c| c.is_alphanumeric() || c == '_')
             })
     };
@@ -406,15 +406,23 @@ required = ["InferType"]
         .unwrap_err();
         assert!(both.contains("either `command` or `python`"), "{both}");
         let neither = Project::parse("[passes.P]\nopt_level = 1\n", PathBuf::new()).unwrap_err();
-        assert!(neither.contains("`command` must name a program"), "{neither}");
+        assert!(
+            neither.contains("`command` must name a program"),
+            "{neither}"
+        );
         for bad in ["mypasses", "my-passes:P", ":P", "m:", "m:1P"] {
-            let error = Project::parse(
-                &format!("[passes.P]\npython = \"{bad}\"\n"),
-                PathBuf::new(),
-            )
-            .unwrap_err();
-            assert!(error.contains("must be `module:attribute`"), "{bad}: {error}");
+            let error =
+                Project::parse(&format!("[passes.P]\npython = \"{bad}\"\n"), PathBuf::new())
+                    .unwrap_err();
+            assert!(
+                error.contains("must be `module:attribute`"),
+                "{bad}: {error}"
+            );
         }
-        assert!(Project::parse("[passes.P]\npython = \"pkg.mod:Cls.attr\"\n", PathBuf::new()).is_ok());
+        assert!(Project::parse(
+            "[passes.P]\npython = \"pkg.mod:Cls.attr\"\n",
+            PathBuf::new()
+        )
+        .is_ok());
     }
 }
