@@ -189,3 +189,28 @@ def test_parse_errors_point_at_the_text():
     assert isinstance(e, relay.Call) and e.op.name == "add"
     m = relay.fromtext('#[version = "0.0.5"]\ndef @main() { 1f }')
     assert isinstance(m, tvm.IRModule)
+
+
+def test_stubs_are_current():
+    """The committed .pyi stubs of the generated modules match what
+    tools/gen_stubs.py writes from today's operator table and registry."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "tools", "gen_stubs.py")
+    spec = importlib.util.spec_from_file_location("gen_stubs", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for stub_path, text in gen.outputs().items():
+        with open(stub_path) as f:
+            assert f.read() == text, f"{stub_path} is stale: run python tools/gen_stubs.py"
+
+
+def test_core_stub_names_every_class():
+    """_core.pyi declares every class and function of the extension."""
+    import os
+
+    stub = open(os.path.join(os.path.dirname(tvm.__file__), "_core.pyi")).read()
+    for name in dir(tvm._core):
+        if not name.startswith("__"):
+            assert f"class {name}" in stub or f"def {name}(" in stub, name
