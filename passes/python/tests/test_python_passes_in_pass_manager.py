@@ -150,3 +150,17 @@ def test_every_registered_pass_has_a_constructor():
     assert {"InferType", "FoldConstant", "FuseOps", "AlterOpLayout", "ConvertLayout"} <= names
     for name in names:
         assert callable(getattr(relay.transform, name)), name
+
+
+def test_map_parameters_reach_the_pass():
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    mod = tvm.IRModule.from_expr(relay.nn.relu(relay.nn.conv2d(x, w, kernel_size=3, channels=4)))
+    seq = tvm.transform.Sequential(
+        [relay.transform.InferType(), relay.transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]})]
+    )
+    with tvm.transform.PassContext(opt_level=3):
+        out = seq(mod)
+    assert count(out, "layout_transform") == 3
+    text = out.astext(show_meta_data=False)
+    assert 'data_layout="NHWC", kernel_layout="HWIO"' in text, text
