@@ -1,7 +1,10 @@
 //! `relay passes [--json]`: every registered pass with its kind, opt_level,
-//! required passes, parameters (with defaults) and a one-line description.
+//! required passes, parameters (with defaults) and a one-line description,
+//! the passes of the `relay.toml` found from the current directory
+//! (external and Python passes) included.
 
 use super::EXIT_OK;
+use crate::project::{ExternalCommands, Project};
 use relay_passes::pass_manager::registry;
 
 #[derive(Debug, clap::Args)]
@@ -12,6 +15,7 @@ pub struct PassesArgs {
 }
 
 pub fn run(args: &PassesArgs) -> i32 {
+    register_project_passes();
     let specs = registry::all();
     if args.json {
         let list: Vec<serde_json::Value> = specs
@@ -70,4 +74,18 @@ pub fn run(args: &PassesArgs) -> i32 {
         }
     }
     EXIT_OK
+}
+
+/// Registers the passes of the project around the current directory; listing
+/// them runs nothing, so their commands stay blocked.
+fn register_project_passes() {
+    let Some(path) = Project::find(std::path::Path::new(".")) else {
+        return;
+    };
+    match Project::load(&path) {
+        Ok(project) => project.register_passes(&ExternalCommands::Blocked(
+            "`relay passes` only lists passes".to_string(),
+        )),
+        Err(error) => eprintln!("warning: {error}"),
+    }
 }

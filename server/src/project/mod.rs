@@ -22,6 +22,9 @@
 //! opt_level = 1
 //! required = ["InferType"]
 //! description = "Annotates call counts"
+//!
+//! [passes.ReplaceRelu]           # a pass written in Python with relay_tools,
+//! python = "mypasses:ReplaceRelu"  # run by `$RELAY_PYTHON -m relay_tools.host`
 //! ```
 
 mod pipelines;
@@ -40,13 +43,20 @@ use std::sync::Arc;
 /// The file name looked for.
 pub const PROJECT_FILE: &str = "relay.toml";
 
-/// An external pass declared in `relay.toml`.
+/// An external pass declared in `relay.toml`: a command, or a Python pass.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ExternalPassConfig {
     /// The program and its arguments; it reads Relay text on stdin and
     /// writes Relay text on stdout.
+    #[serde(default)]
     pub command: Vec<String>,
+    /// A pass written in Python with the `relay_tools` package,
+    /// `module:attribute` (a pass object or a decorated pass class), run by
+    /// the package's host (`python -m relay_tools.host`) through the same
+    /// protocol, so the `relay` binary does not link Python.
+    #[serde(default)]
+    pub python: Option<String>,
     #[serde(default)]
     pub opt_level: u32,
     #[serde(default)]
@@ -163,8 +173,22 @@ impl Project {
             return Err("[format]: `width` must be at least 1".to_string());
         }
         for (name, pass) in &raw.passes {
-            if pass.command.is_empty() {
-                return Err(format!("[passes.{name}]: `command` must name a program"));
+            match (&pass.python, pass.command.is_empty()) {
+                (Some(_), false) => {
+                    return Err(format!(
+                        "[passes.{name}]: give either `command` or `python`, not both"
+                    ))
+                }
+                (Some(spec), true) => {
+                    check_python_spec(spec).map_err(|e| format!("[passes.{name}]: {e}"))?
+                }
+                (None, true) => {
+                    return Err(format!(
+                        "[passes.{name}]: `command` must name a program (or `python` a pass, \
+                         `module:attribute`)"
+                    ))
+                }
+                (None, false) => {}
             }
             check_opt_level(i64::from(pass.opt_level))
                 .map_err(|e| format!("[passes.{name}]: {e}"))?;
@@ -204,8 +228,8 @@ impl Project {
         for (name, pass) in &self.passes {
             let required: Vec<&str> = pass.required.iter().map(String::as_str).collect();
             let info = PassInfo::new(name.clone(), pass.opt_level, &required);
-            let mut external =
-                ExternalPass::new(info.clone(), pass.command.clone(), self.root.clone());
+            let command = pass.program();
+            let mut external = ExternalPass::new(info.clone(), command.clone(), self.root.clone());
             if let ExternalCommands::Blocked(why) = commands {
                 external = external.blocked(why.clone());
             }
@@ -215,16 +239,57 @@ impl Project {
                 info,
                 kind: PassKind::Module,
                 params: Vec::new(),
-                description: if pass.description.is_empty() {
-                    format!("External pass: {}", pass.command.join(" "))
-                } else {
+                description: if !pass.description.is_empty() {
                     pass.description.clone()
+                } else if let Some(spec) = &pass.python {
+                    format!("Python pass: {spec}")
+                } else {
+                    format!("External pass: {}", command.join(" "))
                 },
                 factory: Arc::new(move |_| {
                     Ok(external.clone() as Arc<dyn relay_passes::pass_manager::Pass>)
                 }),
             });
         }
+    }
+}
+
+/// The interpreter that runs Python passes: `$RELAY_PYTHON`, else `python3`
+/// (the one with `relay_tools` installed).
+pub const PYTHON_ENV: &str = "RELAY_PYTHON";
+
+impl ExternalPassConfig {
+    /// The command that runs the pass: `command`, or for a Python pass the
+    /// `relay_tools` host, `$RELAY_PYTHON -m relay_tools.host module:attribute`.
+    pub fn program(&self) -> Vec<String> {
+        match &self.python {
+            Some(spec) => {
+                let python = std::env::var(PYTHON_ENV)
+                    .ok()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| "python3".to_string());
+                vec![python, "-m".into(), "relay_tools.host".into(), spec.clone()]
+            }
+            None => self.command.clone(),
+        }
+    }
+}
+
+/// `module.path:attribute`, each part a dotted Python identifier.
+fn check_python_spec(spec: &str) -> Result<(), String> {
+    let identifiers = |text: &str| {
+        !text.is_empty()
+            && text.split('.').all(|part| {
+                let mut chars = part.chars();
+                chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && chars.all(|c| c.is_alphanumeric() || c == '_')
+            })
+    };
+    match spec.split_once(':') {
+        Some((module, attribute)) if identifiers(module) && identifiers(attribute) => Ok(()),
+        _ => Err(format!(
+            "`python = \"{spec}\"` must be `module:attribute` (e.g. \"mypasses:ReplaceRelu\")"
+        )),
     }
 }
 
@@ -315,5 +380,49 @@ required = ["InferType"]
         assert!(save.contains("does not define"), "{save}");
         let field = Project::parse("opt_levl = 3\n", PathBuf::new()).unwrap_err();
         assert!(field.contains("unknown field"), "{field}");
+    }
+
+    #[test]
+    fn a_python_pass_runs_through_the_relay_tools_host() {
+        let project = Project::parse(
+            "[passes.ReplaceRelu]\npython = \"mypasses:ReplaceRelu\"\nopt_level = 1\n",
+            PathBuf::from("/tmp"),
+        )
+        .unwrap();
+        let program = project.passes["ReplaceRelu"].program();
+        assert_eq!(
+            program[1..],
+            ["-m", "relay_tools.host", "mypasses:ReplaceRelu"]
+        );
+        assert!(!program[0].is_empty());
+    }
+
+    #[test]
+    fn a_pass_is_a_command_or_a_python_pass() {
+        let both = Project::parse(
+            "[passes.P]\ncommand = [\"cat\"]\npython = \"m:P\"\n",
+            PathBuf::new(),
+        )
+        .unwrap_err();
+        assert!(both.contains("either `command` or `python`"), "{both}");
+        let neither = Project::parse("[passes.P]\nopt_level = 1\n", PathBuf::new()).unwrap_err();
+        assert!(
+            neither.contains("`command` must name a program"),
+            "{neither}"
+        );
+        for bad in ["mypasses", "my-passes:P", ":P", "m:", "m:1P"] {
+            let error =
+                Project::parse(&format!("[passes.P]\npython = \"{bad}\"\n"), PathBuf::new())
+                    .unwrap_err();
+            assert!(
+                error.contains("must be `module:attribute`"),
+                "{bad}: {error}"
+            );
+        }
+        assert!(Project::parse(
+            "[passes.P]\npython = \"pkg.mod:Cls.attr\"\n",
+            PathBuf::new()
+        )
+        .is_ok());
     }
 }

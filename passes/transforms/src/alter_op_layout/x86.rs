@@ -178,6 +178,15 @@ fn conv2d(call: &CallInfo, lanes: i64) -> Altered {
     // attributes afresh from the Python parameters, normalising padding.
     let get = |name: &str| attrs.get(name).cloned().unwrap_or(AttrValue::Null);
     let padding = convert_pad_2d(&get("padding"))?;
+    // The packed relation needs the kernel size; a conv2d built without one
+    // (`relay.nn.conv2d(x, w)`) has it only in the weight's shape.
+    let kernel_size = match get("kernel_size") {
+        AttrValue::Null => match (dim(&kernel, 2), dim(&kernel, 3)) {
+            (Some(kh), Some(kw)) => relay_ir::build::int_array(&[kh, kw]),
+            _ => return Err("nn.conv2d with a dynamic kernel size".into()),
+        },
+        given => given,
+    };
     let new_attrs = attrs_with(
         "relay.attrs.Conv2DAttrs",
         &[
@@ -186,7 +195,7 @@ fn conv2d(call: &CallInfo, lanes: i64) -> Altered {
             ("dilation", get("dilation")),
             ("groups", get("groups")),
             ("channels", AttrValue::int_imm(out_channel, DataType::INT32)),
-            ("kernel_size", get("kernel_size")),
+            ("kernel_size", kernel_size),
             ("data_layout", AttrValue::Str(format!("NCHW{ic_bn}c"))),
             ("kernel_layout", AttrValue::Str(kernel_layout)),
             ("out_layout", AttrValue::Str(format!("NCHW{oc_bn}c"))),

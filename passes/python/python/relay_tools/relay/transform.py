@@ -1,0 +1,107 @@
+"""``relay.transform``: ``function_pass``/``FunctionPass`` and a constructor
+for every registered pass, made from the pass registry's declarations
+(TVM's names and keyword parameters: ``FoldConstant(fold_qnn=False)``,
+``FuseOps(fuse_opt_level=-1)``, ``ConvertLayout(desired_layouts)``).
+Passes registered later (``relay.toml`` passes, embedders) are reachable
+by name through ``getattr`` as well."""
+
+import functools
+import inspect
+import sys
+import types
+
+from .. import _core
+from .._core import FunctionPass, PassInfo
+from ..transform import PassContext, Sequential, module_pass, ModulePass, Pass  # noqa: F401
+
+
+def _wrap_class_function_pass(pass_cls, pass_info):
+    class PyFunctionPass(FunctionPass):
+        """A function pass made from a class with ``transform_function``."""
+
+        def __init__(self, *args, **kwargs):
+            inst = pass_cls(*args, **kwargs)
+
+            def _pass_func(func, mod, ctx):
+                return inst.transform_function(func, mod, ctx)
+
+            self._init_handle(
+                _core.make_function_pass(_pass_func, pass_info.name, pass_info.opt_level, pass_info.required)
+            )
+            self._inst = inst
+
+        def __getattr__(self, name):
+            return self._inst.__getattribute__(name)
+
+    functools.update_wrapper(PyFunctionPass.__init__, pass_cls.__init__)
+    PyFunctionPass.__name__ = pass_cls.__name__
+    PyFunctionPass.__doc__ = pass_cls.__doc__
+    PyFunctionPass.__module__ = pass_cls.__module__
+    return PyFunctionPass
+
+
+def function_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Makes a function pass from a function ``(func, mod, ctx) -> func`` or
+    a class with ``transform_function(self, func, mod, ctx)``. It runs on
+    every function that may be optimised; InferType runs afterwards."""
+    if opt_level is None:
+        raise ValueError("Please provide opt_level for the function pass.")
+    required = list(required or [])
+    if not isinstance(required, (list, tuple)):
+        raise TypeError("Required is expected to be the type of list/tuple.")
+
+    def create_function_pass(pass_arg):
+        fname = name if name else pass_arg.__name__
+        info = PassInfo(opt_level, fname, required)
+        if inspect.isclass(pass_arg):
+            return _wrap_class_function_pass(pass_arg, info)
+        if not callable(pass_arg):
+            raise TypeError("pass_func must be a callable for Function pass")
+        return _core.make_function_pass(pass_arg, fname, opt_level, required)
+
+    if pass_func:
+        return create_function_pass(pass_func)
+    return create_function_pass
+
+
+_KIND_PARAM = {
+    "an integer": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+}
+
+
+def _make_constructor(name, params, description):
+    signature = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for p, _ty, d, _doc in params]
+    )
+
+    def constructor(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        return _core.create_pass(name, dict(bound.arguments))
+
+    constructor.__name__ = name
+    constructor.__qualname__ = name
+    constructor.__signature__ = signature
+    lines = [description or name]
+    for p, ty, d, doc in params:
+        lines.append(f"    {p} ({ty}, default {d!r}): {doc}")
+    constructor.__doc__ = "\n".join(lines)
+    return constructor
+
+
+PASSES = {}
+for _spec in _core.pass_specs():
+    _name, _info_name, _kind, _opt, _required, _params, _doc = _spec
+    PASSES[_name] = _make_constructor(_name, _params, _doc)
+    globals()[_name] = PASSES[_name]
+del _spec, _name, _info_name, _kind, _opt, _required, _params, _doc
+
+
+def __getattr__(name):
+    """Passes registered after import (``relay.toml`` passes)."""
+    for spec in _core.pass_specs():
+        if spec[0] == name:
+            return _make_constructor(spec[0], spec[5], spec[6])
+    raise AttributeError(f"module 'relay.transform' has no attribute '{name}'")
+
+
+__all__ = ["function_pass", "FunctionPass", "PASSES"] + sorted(PASSES)
