@@ -22,6 +22,9 @@ pub struct PassError {
     /// The texts the diagnostics' spans point into when that is not the
     /// module the pipeline ran on (the output of an external pass).
     pub sources: Option<relay_ir::source::SourceMap>,
+    /// An instrument hook failed, not a pass: the passes around it write
+    /// no reproducer (the instrument reports its own findings).
+    pub from_instrument: bool,
 }
 
 impl PassError {
@@ -32,6 +35,7 @@ impl PassError {
             diagnostics: Vec::new(),
             reproducer: None,
             sources: None,
+            from_instrument: false,
         }
     }
 
@@ -47,6 +51,7 @@ impl PassError {
             diagnostics: diagnostics.into_vec(),
             reproducer: None,
             sources: None,
+            from_instrument: false,
         }
     }
 
@@ -58,6 +63,7 @@ impl PassError {
             diagnostics: Vec::new(),
             reproducer: None,
             sources: None,
+            from_instrument: true,
         }
     }
 }
@@ -108,6 +114,7 @@ pub trait Pass: Send + Sync {
 /// the pass, then every `run_after_pass`. A failing hook or pass stops the
 /// rest. The pass's opt_level is not consulted here (only `Sequential` does).
 pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassResult {
+    let _running = RunningPass::enter(pass);
     let info = pass.info();
     if !ctx.tvm_exact {
         if let Some(property) = pass.establishes() {
@@ -170,9 +177,12 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
         Err(mut error) => {
             // The innermost failing pass writes the reproducer; outer ones
             // pass the error on untouched.
-            if let (Some(dir), Some(before), None) =
-                (&ctx.reproducer_dir, kept_for_reproducer, &error.reproducer)
-            {
+            if let (Some(dir), Some(before), None, false) = (
+                &ctx.reproducer_dir,
+                kept_for_reproducer,
+                &error.reproducer,
+                error.from_instrument,
+            ) {
                 match write_reproducer(dir, pass, &before, ctx) {
                     Ok(()) => error.reproducer = Some(dir.clone()),
                     Err(e) => error.diagnostics.push(Diagnostic::warning(
@@ -190,6 +200,34 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
             .map_err(|m| PassError::instrument(instrument.name(), "run_after_pass", m))?;
     }
     Ok(out)
+}
+
+thread_local! {
+    static RUNNING: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps the description of the pass `run_pass` is running on this
+/// thread's stack of running passes while it lives.
+struct RunningPass;
+
+impl RunningPass {
+    fn enter(pass: &dyn Pass) -> RunningPass {
+        RUNNING.with(|r| r.borrow_mut().push(pass.describe()));
+        RunningPass
+    }
+}
+
+impl Drop for RunningPass {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.borrow_mut().pop());
+    }
+}
+
+/// The pipeline text (`FuseOps(fuse_opt_level=2)`) of the innermost pass
+/// [`run_pass`] is running on this thread: what an instrument hook needs
+/// to name the pass with its parameters (its `PassInfo` has only the name).
+pub fn running_pass_description() -> Option<String> {
+    RUNNING.with(|r| r.borrow().last().cloned())
 }
 
 /// Writes `before.relay` (the module the pass failed on) and `pipeline.txt`
@@ -217,10 +255,15 @@ fn write_reproducer(
 /// shell. Map-valued config entries (only `relay.toml` can set them) have
 /// no command-line form and are left out.
 pub fn reproducer_arguments(pass: &dyn Pass, ctx: &PassContext) -> String {
+    reproducer_arguments_for(&pass.describe(), ctx)
+}
+
+/// [`reproducer_arguments`] for a pass given by its pipeline text.
+pub fn reproducer_arguments_for(description: &str, ctx: &PassContext) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let mut args = vec![
         "-p".to_string(),
-        quote(&pass.describe()),
+        quote(description),
         "--opt-level".to_string(),
         ctx.opt_level.to_string(),
     ];
