@@ -24,9 +24,10 @@ use std::sync::Mutex;
 /// Where the module is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckMode {
-    /// Before and after every pass (the innermost passes of nested
-    /// pipelines; a `Sequential` whose passes were checked is not checked
-    /// again).
+    /// Before and after every pass, nested ones included (a `Sequential`
+    /// and the passes in it; outputs are cached, so the `Sequential` costs
+    /// no extra run). Hooks run innermost first, so the first difference
+    /// is reported at the innermost pass that made it.
     EachPass,
     /// Only before and after the outermost pass (the whole pipeline).
     End,
@@ -166,7 +167,25 @@ impl CheckStats {
 struct Entry {
     before: IRModule,
     description: String,
-    inner_checked: bool,
+}
+
+/// How many modules' outputs are kept: the modules before the passes that
+/// are running (nested) and the last result.
+const CACHED_MODULES: usize = 6;
+
+/// Whether two modules are the same program: the same functions (the same
+/// nodes, or structurally equal) and the same type definitions.
+fn same_module(a: &IRModule, b: &IRModule) -> bool {
+    a.function_count() == b.function_count()
+        && a.functions().all(|(name, f)| {
+            b.function(name).is_some_and(|g| {
+                f.expr().ptr_eq(g.expr())
+                    || relay_ir::equal::structural_equal(f.expr(), g.expr(), false)
+            })
+        })
+        && a.type_definitions()
+            .map(|(n, _)| n)
+            .eq(b.type_definitions().map(|(n, _)| n))
 }
 
 type Outputs = Vec<Result<Value, RuntimeError>>;
@@ -174,8 +193,8 @@ type Outputs = Vec<Result<Value, RuntimeError>>;
 #[derive(Default)]
 struct State {
     stack: Vec<Entry>,
-    /// The outputs of the last module run, by its structural hash.
-    cache: Option<(u64, Outputs)>,
+    /// The outputs of the last modules run.
+    cache: Vec<(IRModule, Outputs)>,
     stats: CheckStats,
     report: Option<SemanticReport>,
 }
@@ -237,10 +256,29 @@ impl SemanticCheck {
         }
     }
 
+    /// The outputs of `module`, from the cache or run now (and cached).
+    fn outputs(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
+        let cached = self
+            .state()
+            .cache
+            .iter()
+            .find(|(m, _)| same_module(m, module))
+            .map(|(_, o)| o.clone());
+        if let Some(outputs) = cached {
+            return outputs;
+        }
+        let outputs = self.run_all(module, args);
+        let mut state = self.state();
+        if state.cache.len() >= CACHED_MODULES {
+            state.cache.remove(0);
+        }
+        state.cache.push((module.clone(), outputs.clone()));
+        outputs
+    }
+
     /// Compares `before` with `after` for the pass `description`.
     fn check(&self, before: &IRModule, after: &IRModule, description: &str) -> HookResult {
-        let (hash_before, hash_after) = (before.structural_hash(), after.structural_hash());
-        if hash_before == hash_after {
+        if same_module(before, after) {
             self.state().stats.unchanged += 1;
             return Ok(());
         }
@@ -254,14 +292,7 @@ impl SemanticCheck {
                 return Ok(());
             }
         };
-        let cached = {
-            let state = self.state();
-            match &state.cache {
-                Some((hash, outputs)) if *hash == hash_before => Some(outputs.clone()),
-                _ => None,
-            }
-        };
-        let outputs_before = cached.unwrap_or_else(|| self.run_all(before, &args));
+        let outputs_before = self.outputs(before, &args);
         if let Some(Err(e)) = outputs_before.iter().find(|o| o.is_err()) {
             if outputs_before.iter().all(Result::is_err) {
                 let why = format!("the module before it does not run: {}", e.message);
@@ -269,12 +300,10 @@ impl SemanticCheck {
                     .stats
                     .not_checked
                     .push((description.to_string(), why));
-                let outputs_after = self.run_all(after, &args);
-                self.state().cache = Some((hash_after, outputs_after));
                 return Ok(());
             }
         }
-        let outputs_after = self.run_all(after, &args);
+        let outputs_after = self.outputs(after, &args);
         let mut finding = None;
         {
             let mut state = self.state();
@@ -296,7 +325,6 @@ impl SemanticCheck {
             if finding.is_none() {
                 state.stats.agreed += 1;
             }
-            state.cache = Some((hash_after, outputs_after.clone()));
         }
         let Some((seed, finding)) = finding else {
             return Ok(());
@@ -465,11 +493,11 @@ fn write_reproducer(
     } = *case;
     let io = |e: std::io::Error| e.to_string();
     std::fs::create_dir_all(dir.join("inputs")).map_err(io)?;
-    std::fs::write(
-        dir.join("before.relay"),
-        print_module(module, &PrintOptions::default()),
-    )
-    .map_err(io)?;
+    let text = print_module(module, &PrintOptions::default());
+    std::fs::write(dir.join("before.relay"), &text).map_err(io)?;
+    // The printer makes names unique across the module (`%x` may print as
+    // `%x2`): the input files take the names `relay run` will see.
+    let (printed, _) = relay_lower::parse_and_lower("before.relay", &text);
     let ctx = PassContext::current();
     std::fs::write(
         dir.join("pipeline.txt"),
@@ -479,7 +507,7 @@ fn write_reproducer(
         ),
     )
     .map_err(io)?;
-    for (name, value) in parameter_file_names(module, entry).iter().zip(args) {
+    for (name, value) in parameter_file_names(&printed, entry).iter().zip(args) {
         write_value(&dir.join("inputs"), name, value)?;
     }
     if let Some(v) = output_before {
@@ -501,7 +529,6 @@ impl PassInstrument for SemanticCheck {
         self.state().stack.push(Entry {
             before: module.clone(),
             description,
-            inner_checked: false,
         });
         Ok(())
     }
@@ -512,15 +539,7 @@ impl PassInstrument for SemanticCheck {
             let Some(entry) = state.stack.pop() else {
                 return Ok(());
             };
-            let outermost = state.stack.is_empty();
-            if let Some(parent) = state.stack.last_mut() {
-                parent.inner_checked = true;
-            }
-            let skip = match self.options.mode {
-                CheckMode::End => !outermost,
-                CheckMode::EachPass => entry.inner_checked,
-            };
-            if skip {
+            if self.options.mode == CheckMode::End && !state.stack.is_empty() {
                 return Ok(());
             }
             entry

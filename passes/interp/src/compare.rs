@@ -68,10 +68,13 @@ impl fmt::Display for Difference {
                 total,
             } => {
                 let at: Vec<String> = index.iter().map(i64::to_string).collect();
+                let value = |v: f64| crate::print::scalar_text(v, *dtype);
                 write!(
                     f,
-                    "output{path}[{}] was {before}, is now {after} ({count} of {total} elements differ; tolerance {})",
+                    "output{path}[{}] was {}, is now {} ({count} of {total} elements differ; tolerance {})",
                     at.join(", "),
+                    value(*before),
+                    value(*after),
                     tolerance_text(*dtype)
                 )
             }

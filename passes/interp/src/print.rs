@@ -281,6 +281,19 @@ impl ElementFormat {
     }
 }
 
+/// One element as the shortest text that identifies it in its dtype
+/// (`0.1` for the float32 nearest to 0.1, not its float64 expansion).
+pub fn scalar_text(v: f64, dtype: DataType) -> String {
+    if !v.is_finite() || matches!(dtype.code, TypeCode::Int | TypeCode::UInt) {
+        return format!("{v}");
+    }
+    (0..=17)
+        .map(|p| format!("{v:.p$e}"))
+        .find(|s| round_trips(s, v, dtype))
+        .and_then(|s| s.parse::<f64>().ok())
+        .map_or_else(|| format!("{v}"), |short| format!("{short}"))
+}
+
 /// Whether `text` reads back as `v` in `dtype`.
 fn round_trips(text: &str, v: f64, dtype: DataType) -> bool {
     let Ok(back) = text.parse::<f64>() else {
