@@ -310,10 +310,12 @@ fn round_trips(text: &str, v: f64, dtype: DataType) -> bool {
 /// The shortest positional digits identifying `v` in its type, at most
 /// `PRECISION` after the point, `trim='.'` (`1.`, `0.25`).
 fn positional(v: f64, dtype: DataType) -> String {
-    let digits = (0..=PRECISION)
-        .find(|&p| round_trips(&format!("{v:.p$}"), v, dtype))
-        .unwrap_or(PRECISION);
-    let s = format!("{v:.digits$}");
+    let digits = (0..=PRECISION).find(|&p| round_trips(&format!("{v:.p$}"), v, dtype));
+    let mut s = format!("{v:.prec$}", prec = digits.unwrap_or(PRECISION));
+    if digits.is_none() && s.contains('.') {
+        // Cut at the precision: trailing zeros go (`trim='.'`).
+        s.truncate(s.trim_end_matches('0').len());
+    }
     if s.contains('.') {
         s
     } else {
@@ -324,16 +326,16 @@ fn positional(v: f64, dtype: DataType) -> String {
 /// The shortest scientific digits identifying `v`, mantissa and exponent
 /// apart (`("1.5", -5)`).
 fn scientific(v: f64, dtype: DataType) -> (String, i32) {
-    let digits = (0..=PRECISION)
-        .find(|&p| round_trips(&format!("{v:.p$e}"), v, dtype))
-        .unwrap_or(PRECISION);
-    let s = format!("{v:.digits$e}");
+    let digits = (0..=PRECISION).find(|&p| round_trips(&format!("{v:.p$e}"), v, dtype));
+    let s = format!("{v:.prec$e}", prec = digits.unwrap_or(PRECISION));
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let mantissa = if mantissa.contains('.') {
-        mantissa.to_string()
-    } else {
-        format!("{mantissa}.")
-    };
+    let mut mantissa = mantissa.to_string();
+    if digits.is_none() {
+        mantissa.truncate(mantissa.trim_end_matches('0').len());
+    }
+    if !mantissa.contains('.') {
+        mantissa.push('.');
+    }
     (mantissa, exp.parse().unwrap_or(0))
 }
 
@@ -413,9 +415,14 @@ impl FloatFormat {
             return format!("{:>total$}", if v < 0.0 { "-inf" } else { "inf" });
         }
         if self.exp {
-            let (mantissa, exp) = scientific(v, self.dtype);
-            let (int, frac) = mantissa.split_once('.').unwrap_or((&mantissa, ""));
-            let frac = format!("{frac:0<width$}", width = self.precision);
+            // Every value shows `precision` digits, the shorter ones with
+            // more digits of their exact value (Dragon4's `min_digits`).
+            let (short, _) = scientific(v, self.dtype);
+            let short_digits = short.split_once('.').map_or(0, |(_, f)| f.len());
+            let text = format!("{v:.prec$e}", prec = self.precision.max(short_digits));
+            let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+            let exp: i32 = exp.parse().unwrap_or(0);
+            let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
             let sign = if exp < 0 { '-' } else { '+' };
             format!(
                 "{int:>left$}.{frac}e{sign}{:0>size$}",
