@@ -3,7 +3,11 @@
 and every registered pass alone, and counts (module, pass) pairs checked,
 agreeing, unchanged, not checked (with the reason) and differing.
 
-    python3 tools/check_semantics_sweep.py RELAY OUT.jsonl FILE_OR_DIR...
+    python3 tools/check_semantics_sweep.py [--standard-only|--own-pass] RELAY OUT.jsonl FILE_OR_DIR...
+
+`--standard-only` runs only the standard pipeline; `--own-pass` runs the
+standard pipeline and, for a file under `passes/<PassName>/` (the pass
+test cases), that pass alone.
 
 A pair is *checked* when the pass changed the module and the module ran
 before it; it *agrees* when every compared pass inside agreed on every
@@ -33,15 +37,25 @@ def modules(paths):
 
 
 def main():
-    relay, out_path, *paths = sys.argv[1:]
+    args = sys.argv[1:]
+    mode = args.pop(0) if args[0].startswith("--") else "--all"
+    relay, out_path, *paths = args
     passes = json.loads(subprocess.run([relay, "passes", "--json"], capture_output=True, text=True).stdout)
-    pipelines = [("standard", STANDARD)] + [(p["name"], p["name"]) for p in passes]
+    names = {p["name"] for p in passes}
+
+    def pipelines_of(module):
+        if mode == "--standard-only":
+            return [("standard", STANDARD)]
+        if mode == "--own-pass":
+            folder = os.path.basename(os.path.dirname(module))
+            return [("standard", STANDARD)] + ([(folder, folder)] if folder in names else [])
+        return [("standard", STANDARD)] + [(p["name"], p["name"]) for p in passes]
     repro_root = os.path.join(os.path.dirname(os.path.abspath(out_path)), "repro")
     counts = Counter()
     reasons = Counter()
     with open(out_path, "w") as out:
         for module in modules(paths):
-            for label, pipeline in pipelines:
+            for label, pipeline in pipelines_of(module):
                 repro = os.path.join(repro_root, os.path.basename(module) + "." + label)
                 cmd = [relay, "opt", module, "-p", pipeline, "--opt-level", "3", "--no-external",
                        "--check-semantics=1", "--reproducer", repro, "-o", os.devnull]
@@ -64,8 +78,8 @@ def main():
                         status = "agrees"
                     elif not_checked:
                         status = "not_checked"
-                        reason = re.search(r"not checked \([^)]*\): (.*)", stderr)
-                        why = reason.group(1) if reason else "?"
+                        reason = re.search(r"not checked \((.*?)\): (.*)", stderr)
+                        why = reason.group(2) if reason else "?"
                         why = re.sub(r" \(in @.*", "", why)
                         why = re.sub(r"\(`relay ops [^`]*`\)", "", why).strip()
                         record["why"] = why

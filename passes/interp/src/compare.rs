@@ -187,7 +187,7 @@ mod tests {
         let d = compare(&f32s(&[1.0, 2.0]), &f32s(&[1.0, 2.1])).unwrap();
         assert!(
             d.to_string()
-                .starts_with("output[1] was 2, is now 2.0999999"),
+                .starts_with("output[1] was 2, is now 2.1 (1 of 2"),
             "{d}"
         );
     }

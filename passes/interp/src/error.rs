@@ -12,6 +12,9 @@ pub struct RuntimeError {
     pub span: Option<Span>,
     /// The global function that was running, innermost first.
     pub trace: Vec<String>,
+    /// The operator without an evaluator kernel, when that is the failure
+    /// (a limit of the evaluator, not of the program).
+    pub missing_kernel: Option<String>,
 }
 
 impl RuntimeError {
@@ -20,6 +23,7 @@ impl RuntimeError {
             message: message.into(),
             span,
             trace: Vec::new(),
+            missing_kernel: None,
         }
     }
 

@@ -369,15 +369,21 @@ impl<'m> Interpreter<'m> {
             ret_type: expr.checked_type(),
             max_elements: self.limits.max_elements,
         };
-        let result = relay_eval::eval_call(&info, &eval_args).map_err(|e| {
-            let message = match e {
-                EvalError::NoKernel(op) => format!(
-                    "`{op}` cannot be run: the evaluator has no kernel for it (`relay ops {op}`)"
-                ),
-                EvalError::Unsupported(why) => format!("`{op}` failed: {why}"),
-                EvalError::TooLarge(why) => format!("`{op}` result too large: {why}"),
-            };
-            RuntimeError::new(message, span)
+        let result = relay_eval::eval_call(&info, &eval_args).map_err(|e| match e {
+            EvalError::NoKernel(op) => {
+                let mut error = RuntimeError::new(
+                    format!(
+                        "`{op}` cannot be run: the evaluator has no kernel for it (`relay ops {op}`)"
+                    ),
+                    span,
+                );
+                error.missing_kernel = Some(op);
+                error
+            }
+            EvalError::Unsupported(why) => RuntimeError::new(format!("`{op}` failed: {why}"), span),
+            EvalError::TooLarge(why) => {
+                RuntimeError::new(format!("`{op}` result too large: {why}"), span)
+            }
         })?;
         let value = Value::from_eval(result);
         if let Some(ty) = expr.checked_type() {
@@ -434,7 +440,7 @@ fn check_against_type(value: &Value, ty: &relay_ir::Type) -> Result<(), String> 
                 && t.shape
                     .iter()
                     .zip(&tt.shape)
-                    .all(|(n, d)| d.as_int().map_or(true, |m| m == *n));
+                    .all(|(n, d)| d.as_int().is_none_or(|m| m == *n));
             if fits {
                 Ok(())
             } else {

@@ -87,7 +87,7 @@ pub fn check_argument(ty: &Type, value: &Value) -> Result<(), String> {
                 && t.shape
                     .iter()
                     .zip(&data.shape)
-                    .all(|(d, n)| d.as_int().map_or(true, |m| m == *n));
+                    .all(|(d, n)| d.as_int().is_none_or(|m| m == *n));
             if fits {
                 Ok(())
             } else {

@@ -22,9 +22,6 @@ pub struct PassError {
     /// The texts the diagnostics' spans point into when that is not the
     /// module the pipeline ran on (the output of an external pass).
     pub sources: Option<relay_ir::source::SourceMap>,
-    /// An instrument hook failed, not a pass: the passes around it write
-    /// no reproducer (the instrument reports its own findings).
-    pub from_instrument: bool,
 }
 
 impl PassError {
@@ -35,7 +32,6 @@ impl PassError {
             diagnostics: Vec::new(),
             reproducer: None,
             sources: None,
-            from_instrument: false,
         }
     }
 
@@ -51,7 +47,6 @@ impl PassError {
             diagnostics: diagnostics.into_vec(),
             reproducer: None,
             sources: None,
-            from_instrument: false,
         }
     }
 
@@ -63,7 +58,6 @@ impl PassError {
             diagnostics: Vec::new(),
             reproducer: None,
             sources: None,
-            from_instrument: true,
         }
     }
 }
@@ -177,11 +171,14 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
         Err(mut error) => {
             // The innermost failing pass writes the reproducer; outer ones
             // pass the error on untouched.
+            // An instrument's failure (its name is the error's pass) is
+            // not this pass's: the instrument reports its own findings.
+            let from_instrument = instruments.iter().any(|i| i.name() == error.pass);
             if let (Some(dir), Some(before), None, false) = (
                 &ctx.reproducer_dir,
                 kept_for_reproducer,
                 &error.reproducer,
-                error.from_instrument,
+                from_instrument,
             ) {
                 match write_reproducer(dir, pass, &before, ctx) {
                     Ok(()) => error.reproducer = Some(dir.clone()),
