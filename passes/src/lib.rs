@@ -72,6 +72,7 @@
 pub use relay_eval as eval;
 pub use relay_infer as infer;
 pub use relay_infer::checkable;
+pub use relay_interp as interp;
 pub use relay_ir as ir;
 pub use relay_ir::{diagnostic, dtype, limits, metadata, op, printer, source};
 pub use relay_lower as lower;

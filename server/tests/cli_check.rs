@@ -100,6 +100,7 @@ fn every_code_has_an_explanation_and_an_example_that_produces_it() {
                 let other = write(&dir, "other.relay", other);
                 relay().arg("diff").arg(&file).arg(&other).output().unwrap()
             }
+            Run::Run(args) => relay().arg("run").arg(&file).args(args).output().unwrap(),
             // Only a bug of relay itself produces it.
             Run::NotReproducible => {
                 assert_eq!(

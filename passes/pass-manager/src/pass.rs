@@ -108,6 +108,7 @@ pub trait Pass: Send + Sync {
 /// the pass, then every `run_after_pass`. A failing hook or pass stops the
 /// rest. The pass's opt_level is not consulted here (only `Sequential` does).
 pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassResult {
+    let _running = RunningPass::enter(pass);
     let info = pass.info();
     if !ctx.tvm_exact {
         if let Some(property) = pass.establishes() {
@@ -170,9 +171,15 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
         Err(mut error) => {
             // The innermost failing pass writes the reproducer; outer ones
             // pass the error on untouched.
-            if let (Some(dir), Some(before), None) =
-                (&ctx.reproducer_dir, kept_for_reproducer, &error.reproducer)
-            {
+            // An instrument's failure (its name is the error's pass) is
+            // not this pass's: the instrument reports its own findings.
+            let from_instrument = instruments.iter().any(|i| i.name() == error.pass);
+            if let (Some(dir), Some(before), None, false) = (
+                &ctx.reproducer_dir,
+                kept_for_reproducer,
+                &error.reproducer,
+                from_instrument,
+            ) {
                 match write_reproducer(dir, pass, &before, ctx) {
                     Ok(()) => error.reproducer = Some(dir.clone()),
                     Err(e) => error.diagnostics.push(Diagnostic::warning(
@@ -190,6 +197,34 @@ pub fn run_pass(pass: &dyn Pass, module: IRModule, ctx: &PassContext) -> PassRes
             .map_err(|m| PassError::instrument(instrument.name(), "run_after_pass", m))?;
     }
     Ok(out)
+}
+
+thread_local! {
+    static RUNNING: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps the description of the pass `run_pass` is running on this
+/// thread's stack of running passes while it lives.
+struct RunningPass;
+
+impl RunningPass {
+    fn enter(pass: &dyn Pass) -> RunningPass {
+        RUNNING.with(|r| r.borrow_mut().push(pass.describe()));
+        RunningPass
+    }
+}
+
+impl Drop for RunningPass {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.borrow_mut().pop());
+    }
+}
+
+/// The pipeline text (`FuseOps(fuse_opt_level=2)`) of the innermost pass
+/// [`run_pass`] is running on this thread: what an instrument hook needs
+/// to name the pass with its parameters (its `PassInfo` has only the name).
+pub fn running_pass_description() -> Option<String> {
+    RUNNING.with(|r| r.borrow().last().cloned())
 }
 
 /// Writes `before.relay` (the module the pass failed on) and `pipeline.txt`
@@ -217,10 +252,15 @@ fn write_reproducer(
 /// shell. Map-valued config entries (only `relay.toml` can set them) have
 /// no command-line form and are left out.
 pub fn reproducer_arguments(pass: &dyn Pass, ctx: &PassContext) -> String {
+    reproducer_arguments_for(&pass.describe(), ctx)
+}
+
+/// [`reproducer_arguments`] for a pass given by its pipeline text.
+pub fn reproducer_arguments_for(description: &str, ctx: &PassContext) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let mut args = vec![
         "-p".to_string(),
-        quote(&pass.describe()),
+        quote(description),
         "--opt-level".to_string(),
         ctx.opt_level.to_string(),
     ];

@@ -10,6 +10,7 @@ mod ops;
 mod opt;
 mod passes;
 mod print;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -63,6 +64,10 @@ enum Command {
     Ops(ops::OpsArgs),
     /// Print a file as TVM's `astext()` does (no type inference).
     Print(print::PrintArgs),
+    /// Run a function of a module with the reference interpreter on inputs
+    /// from .npy files or random values; print the result as TVM prints
+    /// an NDArray.
+    Run(run::RunArgs),
     /// Lay files out in TVM's printed style, keeping comments: rewrite
     /// FILEs and DIRs in place, `-` filters stdin to stdout (`--check`,
     /// `--diff`: only report).
@@ -114,6 +119,7 @@ where
         Command::Passes(args) => passes::run(&args),
         Command::Ops(args) => ops::run(&args),
         Command::Print(args) => print::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp(LspArgs { stdio: _ }) => crate::lsp::run_stdio(),
         Command::Completions { shell } => {

@@ -7,6 +7,7 @@ use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
+use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::config::{config_type, ConfigValue};
@@ -79,6 +80,21 @@ pub struct OptArgs {
     /// one-pass pipeline into this directory.
     #[arg(long, value_name = "DIR")]
     reproducer: Option<PathBuf>,
+    /// Run the module before and after every pass on N seeded random inputs
+    /// (default 3) and stop at the first pass that changes the result;
+    /// `=end` (or `=end:N`) compares only before and after the whole
+    /// pipeline. The reproducer goes to --reproducer's directory, else to
+    /// ./relay-check-semantics.
+    #[arg(long, value_name = "N|end|end:N", num_args = 0..=1, require_equals = true,
+          default_missing_value = "3")]
+    check_semantics: Option<String>,
+    /// The first seed of --check-semantics' inputs (seeds SEED..SEED+N).
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    check_seed: u64,
+    /// With --check-semantics: name the first function whose rewrite by
+    /// the failing pass changes the result.
+    #[arg(long, requires = "check_semantics")]
+    bisect: bool,
     /// Re-run required passes even when what they establish still holds, as TVM does.
     #[arg(long)]
     tvm_exact: bool,
@@ -149,7 +165,53 @@ fn read_config(entries: &[String]) -> Result<BTreeMap<String, ConfigValue>, Stri
     Ok(config)
 }
 
+/// Reads `--check-semantics[=N|end|end:N]`.
+fn check_options(value: &str, args: &OptArgs) -> Result<CheckOptions, String> {
+    let (mode, count) = match value.split_once(':') {
+        Some(("end", n)) => (CheckMode::End, n),
+        None if value == "end" => (CheckMode::End, "3"),
+        None => (CheckMode::EachPass, value),
+        Some(_) => {
+            return Err(format!(
+                "--check-semantics expects N, end or end:N, found `{value}`"
+            ))
+        }
+    };
+    let inputs = count
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (1..=1000).contains(n))
+        .ok_or_else(|| {
+            format!("--check-semantics: `{count}` is not a number of inputs in 1..=1000")
+        })?;
+    Ok(CheckOptions {
+        mode,
+        inputs,
+        first_seed: args.check_seed,
+        reproducer_dir: Some(
+            args.reproducer
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("relay-check-semantics")),
+        ),
+        bisect: args.bisect,
+        log: Some(stderr_sink()),
+        ..CheckOptions::default()
+    })
+}
+
 pub fn run(args: &OptArgs) -> i32 {
+    let semantic_check = match args
+        .check_semantics
+        .as_deref()
+        .map(|v| check_options(v, args))
+    {
+        None => None,
+        Some(Ok(options)) => Some(Arc::new(SemanticCheck::new(options))),
+        Some(Err(message)) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
     let opt_level = match args.opt_level.map(check_opt_level).transpose() {
         Ok(level) => level,
         Err(message) => {
@@ -254,6 +316,9 @@ pub fn run(args: &OptArgs) -> i32 {
     if args.print_ir_after_change {
         instruments.push(Arc::new(PrintAfterChange::new(printer(), stderr_sink())));
     }
+    if let Some(check) = &semantic_check {
+        instruments.push(check.clone());
+    }
     let mut options = project
         .as_ref()
         .map(Project::context_options)
@@ -304,6 +369,20 @@ pub fn run(args: &OptArgs) -> i32 {
     let warnings: Vec<Diagnostic> = ctx.take_diagnostics().into_iter().collect();
     if !warnings.is_empty() {
         eprint!("{}", render(&warnings, &sources));
+    }
+    if let Some(check) = &semantic_check {
+        eprint!("{}", check.stats().render());
+        if let Some(report) = check.report() {
+            eprintln!("error: {report}");
+            if let Some(dir) = &report.reproducer {
+                let dir = dir.display();
+                eprintln!(
+                    "note: a reproducer was written to {dir} (inputs/ holds the input as .npy): \
+                     eval \"relay opt {dir}/before.relay $(cat {dir}/pipeline.txt)\""
+                );
+            }
+            return EXIT_ERRORS;
+        }
     }
     let module = match result {
         Ok(module) => module,

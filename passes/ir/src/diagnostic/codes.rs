@@ -30,6 +30,8 @@ pub enum Run {
     Opt(&'static [&'static str]),
     /// `relay diff FILE OTHER`, OTHER holding this text.
     DiffWith(&'static str),
+    /// `relay run FILE ARGS…`.
+    Run(&'static [&'static str]),
     /// No input produces it: it reports a bug in `relay` itself.
     NotReproducible,
 }
@@ -336,6 +338,17 @@ codes! {
     Example {
         text: "#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n",
         run: Run::DiffWith("#[version = \"0.0.5\"]\ndef @main(%x: float32) { add(%x, %x) }\n"),
+    };
+
+    RuntimeError = "E0305", Pass, "run-time error",
+    "`relay run` (or the semantic check of `relay opt --check-semantics`) \
+     could not finish running the program: a `match` no clause fits, an \
+     index out of range, an operator the evaluator has no kernel for, \
+     recursion deeper than the limit. The span is the expression that \
+     failed.",
+    Example {
+        text: "#[version = \"0.0.5\"]\ntype List[A] { Cons(A, List[A]), Nil }\ndef @main() -> float32 { match? (Nil) { Cons(%x, _) => %x } }\n",
+        run: Run::Run(&[]),
     };
 
     InternalError = "E0399", Pass, "internal error",

@@ -1,0 +1,565 @@
+//! The semantic check of passes: the [`SemanticCheck`] instrument runs the
+//! module before and after each pass (or only around the whole pipeline)
+//! on seeded random inputs and stops the pipeline at the first pass whose
+//! result differs, with a report, a reproducer directory and, if asked,
+//! the first function whose rewrite changed the result.
+//!
+//! A pass whose "before" module cannot run (an operator without a kernel,
+//! a parameter without a static shape), or whose "after" module needs an
+//! operator without a kernel, is not checked; the statistics say which and
+//! why. A pass after which the module fails to run for another reason,
+//! although it ran before, is a difference.
+
+use crate::compare::{compare, tolerance_text, Difference};
+use crate::value::Value;
+use crate::{npy, npz, random_arguments, Limits, RuntimeError};
+use relay_ir::printer::{print_module, PrintOptions};
+use relay_ir::IRModule;
+use relay_pass_manager::pass::{reproducer_arguments_for, running_pass_description};
+use relay_pass_manager::{HookResult, LogSink, PassContext, PassInfo, PassInstrument};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Where the module is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckMode {
+    /// Before and after every pass, nested ones included (a `Sequential`
+    /// and the passes in it; outputs are cached, so the `Sequential` costs
+    /// no extra run). Hooks run innermost first, so the first difference
+    /// is reported at the innermost pass that made it.
+    EachPass,
+    /// Only before and after the outermost pass (the whole pipeline).
+    End,
+}
+
+/// What to check and how.
+#[derive(Clone)]
+pub struct CheckOptions {
+    pub mode: CheckMode,
+    /// How many inputs: seeds `first_seed .. first_seed + inputs`.
+    pub inputs: u64,
+    pub first_seed: u64,
+    /// The global function to run.
+    pub entry: String,
+    /// Where to write the reproducer of a difference (none: not written).
+    pub reproducer_dir: Option<PathBuf>,
+    /// Narrow a difference down to the first function whose rewrite
+    /// changed the result.
+    pub bisect: bool,
+    pub limits: Limits,
+    /// Where progress and skipped checks are reported.
+    pub log: Option<LogSink>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> CheckOptions {
+        CheckOptions {
+            mode: CheckMode::EachPass,
+            inputs: 3,
+            first_seed: 0,
+            entry: "main".into(),
+            reproducer_dir: None,
+            bisect: false,
+            limits: Limits::default(),
+            log: None,
+        }
+    }
+}
+
+/// What a difference was.
+#[derive(Debug, Clone)]
+pub enum Finding {
+    /// Both ran; the results differ.
+    Differs(Difference),
+    /// The module ran before the pass and fails after it.
+    FailsAfter(RuntimeError),
+}
+
+/// The report of the first pass that changed the result.
+#[derive(Debug, Clone)]
+pub struct SemanticReport {
+    /// The pass as pipeline text.
+    pub pass: String,
+    pub seed: u64,
+    pub finding: Finding,
+    /// Where the reproducer was written.
+    pub reproducer: Option<PathBuf>,
+    /// The function whose rewrite changed the result (with `bisect`), or
+    /// why bisection could not say.
+    pub bisect: Option<Result<String, String>>,
+}
+
+impl std::fmt::Display for SemanticReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pass {} changed the result on the input of seed {}: ",
+            self.pass, self.seed
+        )?;
+        match &self.finding {
+            Finding::Differs(d) => write!(f, "{d}")?,
+            Finding::FailsAfter(e) => write!(f, "the module now fails to run: {e}")?,
+        }
+        match &self.bisect {
+            Some(Ok(function)) => write!(
+                f,
+                "; the first function whose rewrite changes it is @{function}"
+            )?,
+            Some(Err(why)) => write!(f, "; bisection: {why}")?,
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+/// Counts of a check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckStats {
+    /// Passes whose result was compared.
+    pub checked: usize,
+    /// Of those, the ones that agreed on every input.
+    pub agreed: usize,
+    /// Passes that left the module structurally unchanged (nothing to run).
+    pub unchanged: usize,
+    /// Passes that could not be checked, and why (the module before them
+    /// does not run).
+    pub not_checked: Vec<(String, String)>,
+    /// The dtypes of the compared tensors, for the tolerance.
+    pub dtypes: BTreeSet<String>,
+}
+
+impl CheckStats {
+    /// A summary of a few lines.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "semantic check: {} pass{} compared, {} agree; {} left the module unchanged; {} not checked\n",
+            self.checked,
+            if self.checked == 1 { "" } else { "es" },
+            self.agreed,
+            self.unchanged,
+            self.not_checked.len()
+        );
+        for dtype in &self.dtypes {
+            if let Ok(d) = relay_ir::dtype::DataType::parse(dtype) {
+                let _ = writeln!(out, "  tolerance {}", tolerance_text(d));
+            }
+        }
+        let mut reasons: Vec<&str> = self
+            .not_checked
+            .iter()
+            .map(|(_, why)| why.as_str())
+            .collect();
+        reasons.dedup();
+        for why in reasons {
+            let passes: Vec<&str> = self
+                .not_checked
+                .iter()
+                .filter(|(_, w)| w == why)
+                .map(|(p, _)| p.as_str())
+                .collect();
+            let _ = writeln!(out, "  not checked ({}): {why}", passes.join(", "));
+        }
+        out
+    }
+}
+
+struct Entry {
+    before: IRModule,
+    description: String,
+}
+
+/// How many modules' outputs are kept: the modules before the passes that
+/// are running (nested) and the last result.
+const CACHED_MODULES: usize = 6;
+
+/// Whether two modules are the same program: the same functions (the same
+/// nodes, or structurally equal) and the same type definitions.
+fn same_module(a: &IRModule, b: &IRModule) -> bool {
+    a.function_count() == b.function_count()
+        && a.functions().all(|(name, f)| {
+            b.function(name).is_some_and(|g| {
+                f.expr().ptr_eq(g.expr())
+                    || relay_ir::equal::structural_equal(f.expr(), g.expr(), false)
+            })
+        })
+        && a.type_definitions()
+            .map(|(n, _)| n)
+            .eq(b.type_definitions().map(|(n, _)| n))
+}
+
+type Outputs = Vec<Result<Value, RuntimeError>>;
+
+#[derive(Default)]
+struct State {
+    stack: Vec<Entry>,
+    /// The outputs of the last modules run.
+    cache: Vec<(IRModule, Outputs)>,
+    stats: CheckStats,
+    report: Option<SemanticReport>,
+}
+
+/// The instrument. Add it to a `PassContext`'s instruments; after the run
+/// ask [`SemanticCheck::report`] and [`SemanticCheck::stats`].
+pub struct SemanticCheck {
+    options: CheckOptions,
+    state: Mutex<State>,
+}
+
+impl SemanticCheck {
+    pub fn new(options: CheckOptions) -> SemanticCheck {
+        SemanticCheck {
+            options,
+            state: Mutex::default(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The first difference found, if any.
+    pub fn report(&self) -> Option<SemanticReport> {
+        self.state().report.clone()
+    }
+
+    pub fn stats(&self) -> CheckStats {
+        self.state().stats.clone()
+    }
+
+    fn seeds(&self) -> impl Iterator<Item = u64> {
+        let first = self.options.first_seed;
+        (0..self.options.inputs.max(1)).map(move |i| first.wrapping_add(i))
+    }
+
+    /// The arguments of every seed, from the entry's parameter types in
+    /// `module`.
+    fn arguments(&self, module: &IRModule) -> Result<Vec<Vec<Value>>, String> {
+        let entry = &self.options.entry;
+        let function = module
+            .function(entry)
+            .ok_or_else(|| format!("the module has no @{entry} to run"))?;
+        self.seeds()
+            .map(|seed| random_arguments(function, seed, self.options.limits))
+            .collect()
+    }
+
+    fn run_all(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
+        args.iter()
+            .map(|a| crate::run(module, &self.options.entry, a.clone(), self.options.limits))
+            .collect()
+    }
+
+    fn log(&self, text: &str) {
+        if let Some(log) = &self.options.log {
+            log(text);
+        }
+    }
+
+    /// The outputs of `module`, from the cache or run now (and cached).
+    fn outputs(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
+        let cached = self
+            .state()
+            .cache
+            .iter()
+            .find(|(m, _)| same_module(m, module))
+            .map(|(_, o)| o.clone());
+        if let Some(outputs) = cached {
+            return outputs;
+        }
+        let outputs = self.run_all(module, args);
+        let mut state = self.state();
+        if state.cache.len() >= CACHED_MODULES {
+            state.cache.remove(0);
+        }
+        state.cache.push((module.clone(), outputs.clone()));
+        outputs
+    }
+
+    /// Compares `before` with `after` for the pass `description`.
+    fn check(&self, before: &IRModule, after: &IRModule, description: &str) -> HookResult {
+        if same_module(before, after) {
+            self.state().stats.unchanged += 1;
+            return Ok(());
+        }
+        let args = match self.arguments(before) {
+            Ok(args) => args,
+            Err(why) => {
+                self.state()
+                    .stats
+                    .not_checked
+                    .push((description.to_string(), why));
+                return Ok(());
+            }
+        };
+        let outputs_before = self.outputs(before, &args);
+        if let Some(Err(e)) = outputs_before.iter().find(|o| o.is_err()) {
+            if outputs_before.iter().all(Result::is_err) {
+                let why = format!("the module before it does not run: {}", e.message);
+                self.state()
+                    .stats
+                    .not_checked
+                    .push((description.to_string(), why));
+                return Ok(());
+            }
+        }
+        let outputs_after = self.outputs(after, &args);
+        // An operator the evaluator cannot run after the pass (FastMath's
+        // `fast_exp`) says nothing about the pass.
+        if let Some(Err(e)) = outputs_after
+            .iter()
+            .zip(&outputs_before)
+            .find(|(a, b)| b.is_ok() && a.as_ref().is_err_and(|e| e.missing_kernel.is_some()))
+            .map(|(a, _)| a)
+        {
+            let why = format!("the module after it does not run: {}", e.message);
+            self.state()
+                .stats
+                .not_checked
+                .push((description.to_string(), why));
+            return Ok(());
+        }
+        let mut finding = None;
+        {
+            let mut state = self.state();
+            state.stats.checked += 1;
+            for ((seed, b), a) in self.seeds().zip(&outputs_before).zip(&outputs_after) {
+                let Ok(b) = b else { continue };
+                for leaf in b.leaves() {
+                    state.stats.dtypes.insert(leaf.tensor.dtype.to_string());
+                }
+                let found = match a {
+                    Ok(a) => compare(b, a).map(Finding::Differs),
+                    Err(e) => Some(Finding::FailsAfter(e.clone())),
+                };
+                if let Some(found) = found {
+                    finding = Some((seed, found));
+                    break;
+                }
+            }
+            if finding.is_none() {
+                state.stats.agreed += 1;
+            }
+        }
+        let Some((seed, finding)) = finding else {
+            return Ok(());
+        };
+        let index = (seed - self.options.first_seed) as usize;
+        let mut report = SemanticReport {
+            pass: description.to_string(),
+            seed,
+            finding,
+            reproducer: None,
+            bisect: None,
+        };
+        if self.options.bisect {
+            report.bisect = Some(self.bisect(before, after, &args[index], &outputs_before[index]));
+        }
+        if let Some(dir) = &self.options.reproducer_dir {
+            let before_out = outputs_before[index].as_ref().ok();
+            let after_out = outputs_after[index].as_ref().ok();
+            let case = Case {
+                module: before,
+                entry: &self.options.entry,
+                description,
+                seed,
+                args: &args[index],
+            };
+            match write_reproducer(dir, &case, before_out, after_out) {
+                Ok(()) => report.reproducer = Some(dir.clone()),
+                Err(e) => self.log(&format!("warning: could not write the reproducer: {e}")),
+            }
+        }
+        let message = report.to_string();
+        self.state().report = Some(report);
+        Err(message)
+    }
+
+    /// The first global function (in name order) whose rewritten version,
+    /// put into the module before the pass together with the rewrites of
+    /// the functions before it, changes the result.
+    fn bisect(
+        &self,
+        before: &IRModule,
+        after: &IRModule,
+        args: &[Value],
+        reference: &Result<Value, RuntimeError>,
+    ) -> Result<String, String> {
+        let Ok(reference) = reference else {
+            return Err("the module before the pass does not run".into());
+        };
+        let changed: Vec<&str> = after
+            .functions()
+            .filter(|(name, f)| {
+                before.function(name).is_none_or(|old| {
+                    !relay_ir::equal::structural_equal(old.expr(), f.expr(), false)
+                })
+            })
+            .map(|(name, _)| name)
+            .collect();
+        if changed.is_empty() {
+            return Err("no function changed (the pass changed type definitions)".into());
+        }
+        for k in 0..changed.len() {
+            // After's module (its type definitions, new functions) with the
+            // functions after position k as they were before the pass.
+            let mut hybrid = after.clone();
+            for name in &changed[k + 1..] {
+                if let Some(old) = before.function(name) {
+                    hybrid.add_function(name, old.clone());
+                }
+            }
+            for (name, old) in before.functions() {
+                if hybrid.function(name).is_none() {
+                    hybrid.add_function(name, old.clone());
+                }
+            }
+            let differs = match crate::run(
+                &hybrid,
+                &self.options.entry,
+                args.to_vec(),
+                self.options.limits,
+            ) {
+                Ok(v) => compare(reference, &v).is_some(),
+                Err(_) => true,
+            };
+            if differs {
+                return Ok(changed[k].to_string());
+            }
+        }
+        Err(format!(
+            "no single rewrite changes the result alone ({} functions changed)",
+            changed.len()
+        ))
+    }
+}
+
+/// A parameter's name for files: its name, or `p<i>` when it has none or
+/// shares it with another parameter.
+pub fn parameter_file_names(module: &IRModule, entry: &str) -> Vec<String> {
+    let Some(function) = module.function(entry) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = function.params().iter().map(|p| p.name()).collect();
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let plain = !n.is_empty()
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                && names.iter().filter(|m| *m == n).count() == 1;
+            if plain {
+                n.to_string()
+            } else {
+                format!("p{i}")
+            }
+        })
+        .collect()
+}
+
+/// Writes a value as `.npy` (a tensor) or `.npz` (anything else: its
+/// tensors in order); returns the file name used.
+pub fn write_value(dir: &Path, stem: &str, value: &Value) -> Result<String, String> {
+    match value {
+        Value::Tensor(t) => {
+            let name = format!("{stem}.npy");
+            std::fs::write(dir.join(&name), npy::write_npy(t)?).map_err(|e| e.to_string())?;
+            Ok(name)
+        }
+        other => {
+            let leaves = other.leaves();
+            let arrays: Vec<(String, &relay_ir::metadata::TensorData)> = leaves
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (format!("output_{i}"), &*l.tensor))
+                .collect();
+            let name = format!("{stem}.npz");
+            std::fs::write(dir.join(&name), npz::write_npz(&arrays)?).map_err(|e| e.to_string())?;
+            Ok(name)
+        }
+    }
+}
+
+/// The failing pass and input.
+struct Case<'a> {
+    module: &'a IRModule,
+    entry: &'a str,
+    description: &'a str,
+    seed: u64,
+    args: &'a [Value],
+}
+
+/// The reproducer: `before.relay` and `pipeline.txt` as `--reproducer`
+/// writes them (the pipeline checks the one pass on the one input), the
+/// inputs under `inputs/`, and the outputs before and after the pass.
+fn write_reproducer(
+    dir: &Path,
+    case: &Case<'_>,
+    output_before: Option<&Value>,
+    output_after: Option<&Value>,
+) -> Result<(), String> {
+    let Case {
+        module,
+        entry,
+        description,
+        seed,
+        args,
+    } = *case;
+    let io = |e: std::io::Error| e.to_string();
+    std::fs::create_dir_all(dir.join("inputs")).map_err(io)?;
+    let text = print_module(module, &PrintOptions::default());
+    std::fs::write(dir.join("before.relay"), &text).map_err(io)?;
+    // The printer makes names unique across the module (`%x` may print as
+    // `%x2`): the input files take the names `relay run` will see.
+    let (printed, _) = relay_lower::parse_and_lower("before.relay", &text);
+    let ctx = PassContext::current();
+    std::fs::write(
+        dir.join("pipeline.txt"),
+        format!(
+            "{} --check-semantics=end:1 --check-seed {seed}\n",
+            reproducer_arguments_for(description, &ctx)
+        ),
+    )
+    .map_err(io)?;
+    for (name, value) in parameter_file_names(&printed, entry).iter().zip(args) {
+        write_value(&dir.join("inputs"), name, value)?;
+    }
+    if let Some(v) = output_before {
+        write_value(dir, "output_before", v)?;
+    }
+    if let Some(v) = output_after {
+        write_value(dir, "output_after", v)?;
+    }
+    Ok(())
+}
+
+impl PassInstrument for SemanticCheck {
+    fn name(&self) -> &str {
+        "SemanticCheck"
+    }
+
+    fn run_before_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
+        let description = running_pass_description().unwrap_or_else(|| info.name.clone());
+        self.state().stack.push(Entry {
+            before: module.clone(),
+            description,
+        });
+        Ok(())
+    }
+
+    fn run_after_pass(&self, module: &IRModule, _info: &PassInfo) -> HookResult {
+        let entry = {
+            let mut state = self.state();
+            let Some(entry) = state.stack.pop() else {
+                return Ok(());
+            };
+            if self.options.mode == CheckMode::End && !state.stack.is_empty() {
+                return Ok(());
+            }
+            entry
+        };
+        self.check(&entry.before, module, &entry.description)
+    }
+}

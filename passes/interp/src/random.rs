@@ -1,0 +1,99 @@
+//! Seeded random inputs for a function's parameters, from their types.
+//!
+//! The generator is SplitMix64, so the same seed gives the same inputs on
+//! every machine. The ranges keep typical programs away from overflow and
+//! out-of-range indices while exercising signs:
+//!
+//! | dtype | values |
+//! |---|---|
+//! | `float16/32/64`, `bfloat16` | uniform in [-1, 1) |
+//! | `int8`…`int64` | integers in [-8, 8] |
+//! | `uint8`…`uint64` | integers in [0, 16) |
+//! | `bool` | 0 or 1 |
+
+use crate::value::Value;
+use relay_ir::dtype::{DataType, TypeCode};
+use relay_ir::metadata::TensorData;
+use relay_ir::{Type, TypeKind};
+
+/// SplitMix64 (Steele, Lea and Flood): small, fast and good enough to make
+/// test inputs.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in [0, n).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// A random tensor of `dtype` and `shape` (see the module docs for ranges).
+pub fn random_tensor(
+    rng: &mut SplitMix64,
+    dtype: DataType,
+    shape: &[i64],
+    max_elements: u64,
+) -> Result<TensorData, String> {
+    relay_ir::limits::check_elements(shape, max_elements)?;
+    let mut t = TensorData::zeros(dtype, shape.to_vec()).map_err(|e| e.message)?;
+    let n = t.len();
+    for i in 0..n {
+        let r = match (dtype.code, dtype.bits) {
+            (TypeCode::UInt, 1) => t.set_i64(i, rng.below(2) as i64),
+            (TypeCode::Int, _) => t.set_i64(i, rng.below(17) as i64 - 8),
+            (TypeCode::UInt, _) => t.set_i64(i, rng.below(16) as i64),
+            (TypeCode::Float | TypeCode::BFloat, _) => t.set_f64(i, rng.next_f64() * 2.0 - 1.0),
+            _ => return Err(format!("cannot make random values of type {dtype}")),
+        };
+        r.map_err(|e| e.message)?;
+    }
+    Ok(t)
+}
+
+/// A random value of a parameter type: tensors with static shapes and
+/// tuples of them.
+pub fn random_value(rng: &mut SplitMix64, ty: &Type, max_elements: u64) -> Result<Value, String> {
+    match ty.kind() {
+        TypeKind::Tensor(t) => {
+            let shape = t
+                .shape
+                .iter()
+                .map(|d| d.as_int())
+                .collect::<Option<Vec<i64>>>()
+                .ok_or_else(|| {
+                    format!(
+                        "the type {} has a dimension that is not a number; give this input as a file",
+                        relay_ir::printer::readable::ty(ty)
+                    )
+                })?;
+            random_tensor(rng, t.dtype, &shape, max_elements).map(Value::tensor)
+        }
+        TypeKind::Tuple(fields) => fields
+            .iter()
+            .map(|f| random_value(rng, f, max_elements))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::tuple),
+        _ => Err(format!(
+            "cannot make a random value of type {}",
+            relay_ir::printer::readable::ty(ty)
+        )),
+    }
+}

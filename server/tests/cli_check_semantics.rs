@@ -1,0 +1,225 @@
+//! `relay opt --check-semantics` and `relay run` as a user meets them,
+//! through the built binary: a deliberately wrong external pass (one `add`
+//! turned into `subtract`) is caught at that pass with the report and a
+//! reproducer that fails the same way; `--bisect` names the function; a
+//! correct pipeline passes with its statistics; `relay run` reads and
+//! writes `.npy`/`.npz`, prints as TVM prints an NDArray and reports
+//! run-time errors with their span.
+
+use relay_test_support::run::{run, Run};
+use std::path::{Path, PathBuf};
+
+const BIN: &str = env!("CARGO_BIN_EXE_relay");
+
+/// Two functions: `@a`, which the wrong pass rewrites harmlessly
+/// (`multiply(%x, 2f)` to `add(%x, %x)`), and `@f`, whose `add` it turns
+/// into `subtract`.
+const MODULE: &str = r#"#[version = "0.0.5"]
+def @a(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  multiply(%x, 2f)
+}
+def @f(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  add(%x, 1f)
+}
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = @a(%x);
+  %1 = @f(%0);
+  nn.relu(%1)
+}
+"#;
+
+const WRONG_PASS: &str = r#"
+[passes.AddToSubtract]
+command = ["sed", "-e", "s/add(/subtract(/", "-e", "s/multiply(%x, 2f)/add(%x, %x)/"]
+required = ["InferType"]
+"#;
+
+fn project(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli_check_semantics")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("relay.toml"), WRONG_PASS).unwrap();
+    std::fs::write(dir.join("model.relay"), MODULE).unwrap();
+    dir
+}
+
+fn relay_in(dir: &Path, args: &[&str]) -> Run {
+    run(Path::new(BIN), args, "", Some(dir))
+}
+
+#[test]
+fn a_wrong_pass_is_caught_with_a_reproducer() {
+    let dir = project("wrong");
+    let run = relay_in(
+        &dir,
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "FoldConstant, AddToSubtract, DeadCodeElimination",
+            "--check-semantics=2",
+            "--reproducer",
+            "repro",
+        ],
+    );
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    let stderr = run.stderr.replace(dir.to_str().unwrap(), "<dir>");
+    insta::assert_snapshot!("wrong_pass", stderr);
+    for file in [
+        "before.relay",
+        "pipeline.txt",
+        "inputs/x2.npy",
+        "output_before.npy",
+        "output_after.npy",
+    ] {
+        assert!(dir.join("repro").join(file).exists(), "{file} is missing");
+    }
+    let pipeline = std::fs::read_to_string(dir.join("repro/pipeline.txt")).unwrap();
+    assert_eq!(
+        pipeline,
+        "-p 'AddToSubtract' --opt-level 2 --check-semantics=end:1 --check-seed 0\n"
+    );
+    // The reproducer fails the same way, on the same input.
+    let before = dir.join("repro/before.relay");
+    let mut args = vec!["opt", before.to_str().unwrap(), "-p", "AddToSubtract"];
+    args.extend([
+        "--opt-level",
+        "2",
+        "--check-semantics=end:1",
+        "--check-seed",
+        "0",
+        "--reproducer",
+        "repro2",
+    ]);
+    let again = relay_in(&dir, &args);
+    assert_eq!(again.code(), 1, "{}", again.stderr);
+    let first_line = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("error:"))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(first_line(&again.stderr), first_line(&run.stderr));
+    // The saved input (named as before.relay names the parameter: the
+    // printer numbers the three `%x`) runs through `relay run` to the
+    // saved output.
+    let out = relay_in(
+        &dir,
+        &[
+            "run",
+            before.to_str().unwrap(),
+            "--input",
+            "x2=repro/inputs/x2.npy",
+            "-o",
+            "rerun.npy",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(dir.join("rerun.npy")).unwrap(),
+        std::fs::read(dir.join("repro/output_before.npy")).unwrap()
+    );
+}
+
+#[test]
+fn bisect_names_the_function_whose_rewrite_changed_the_result() {
+    let dir = project("bisect");
+    let run = relay_in(
+        &dir,
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "AddToSubtract",
+            "--check-semantics=1",
+            "--bisect",
+        ],
+    );
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the first function whose rewrite changes it is @f"),
+        "{}",
+        run.stderr
+    );
+    // Without --reproducer the reproducer goes to ./relay-check-semantics.
+    assert!(dir.join("relay-check-semantics/before.relay").exists());
+}
+
+#[test]
+fn the_standard_pipeline_keeps_the_result() {
+    let dir = project("standard");
+    let run = relay_in(
+        &dir,
+        &[
+            "opt", "model.relay", "--opt-level", "3", "-p",
+            "SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, EliminateCommonSubexpr, DeadCodeElimination, FuseOps(fuse_opt_level=2)",
+            "--check-semantics",
+        ],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    insta::assert_snapshot!("standard_pipeline", run.stderr);
+}
+
+#[test]
+fn relay_run_prints_writes_and_reads_arrays() {
+    let dir = project("run");
+    let printed = relay_in(&dir, &["run", "model.relay", "--random", "7"]);
+    assert_eq!(printed.code(), 0, "{}", printed.stderr);
+    insta::assert_snapshot!("run_random_7", printed.stdout);
+    let written = relay_in(
+        &dir,
+        &["run", "model.relay", "--random", "7", "-o", "out.npz"],
+    );
+    assert_eq!(written.code(), 0, "{}", written.stderr);
+    assert!(std::fs::read(dir.join("out.npz"))
+        .unwrap()
+        .starts_with(b"PK\x03\x04"));
+    // An .npy input: x = ones(2, 3) in float32, written by hand.
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    let header = format!("{header}{}\n", " ".repeat(pad));
+    npy.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    npy.extend_from_slice(header.as_bytes());
+    for _ in 0..6 {
+        npy.extend_from_slice(&1f32.to_le_bytes());
+    }
+    std::fs::write(dir.join("ones.npy"), npy).unwrap();
+    let ones = relay_in(&dir, &["run", "model.relay", "--input", "x=ones.npy"]);
+    assert_eq!(ones.code(), 0, "{}", ones.stderr);
+    assert_eq!(
+        ones.stdout,
+        "<tvm.nd.NDArray shape=(2, 3), cpu(0)>\narray([[3., 3., 3.],\n       [3., 3., 3.]], dtype=float32)\n"
+    );
+}
+
+#[test]
+fn relay_run_errors_are_clear() {
+    let dir = project("run_errors");
+    let missing = relay_in(&dir, &["run", "model.relay"]);
+    assert_eq!(missing.code(), 2);
+    assert_eq!(
+        missing.stderr,
+        "error: no input for %x: give --input NAME=FILE.npy, or --random SEED for random values\n"
+    );
+    let unknown = relay_in(&dir, &["run", "model.relay", "--input", "y=none.npy"]);
+    assert_eq!(unknown.code(), 2);
+    assert!(
+        unknown.stderr.contains("cannot read none.npy"),
+        "{}",
+        unknown.stderr
+    );
+    std::fs::write(
+        dir.join("bad.relay"),
+        "#[version = \"0.0.5\"]\ndef @main(%i: int32) -> float32 {\n  %0 = add(%i, 10);\n  take(ones(shape=[3], dtype=\"float32\"), %0, axis=0, mode=\"fast\")\n}\n",
+    )
+    .unwrap();
+    let failing = relay_in(&dir, &["run", "bad.relay", "--random", "1"]);
+    insta::assert_snapshot!(
+        "run_time_error",
+        format!("exit {}\n{}", failing.code(), failing.stderr)
+    );
+}
