@@ -5,14 +5,26 @@
 //! another), and the table gives t(2n)/t(n) and t(4n)/t(n) for each. A pass
 //! linear in the size of the module has t(4n)/t(n) ≈ 4; the target is ≤ 5
 //! (a quadratic pass shows 16). The last column is the worst ratio over the
-//! shapes, and the run fails when any pass misses the target.
+//! shapes, and the run fails when any pass misses the target. A pass whose
+//! result itself grows faster than its input (marked `*`: PartialEvaluate
+//! inlines each global function into its callers, as TVM's does, so n
+//! functions calling one another become n(n+1)/2 calls) is judged by its
+//! time per node of the result.
 //!
 //! `cargo bench -p relay-passes --bench scaling` (`-- N` sets the base size,
 //! default 1000; `-- N PassName` measures one pass). Each time is the CPU
 //! time of the process (all threads; time spent waiting for a core on a
-//! shared machine is not counted), the least of several runs, and the
-//! module is type-checked before the clock starts, as `relay opt` does.
+//! shared machine is not counted), the least of several runs that alternate
+//! between the sizes, and the module is type-checked before the clock
+//! starts, as `relay opt` does.
+//!
+//! `-- N PassName shape K` is the probe for profilers: it builds only the
+//! module of size K·N of that shape and runs the pass on it five times (the
+//! runs are the function `probe_runs`: `valgrind --tool=callgrind
+//! --toggle-collect='*probe_runs*'` collects them alone), printing each
+//! run's CPU time.
 
+use relay_passes::ir::rewrite::post_order_each;
 use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::registry::{self, PassSpec};
@@ -29,6 +41,10 @@ static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
 /// t(4n)/t(n) above this is superlinear.
 const TARGET_RATIO: f64 = 5.0;
+
+/// A result with more than this many times the nodes at 4n than at n grew
+/// faster than its input (a linear pass's result grows 4x).
+const OUTPUT_BOUND_GROWTH: f64 = 5.0;
 
 /// A generated input shape: a name and a generator of a module of size n.
 struct Shape {
@@ -201,24 +217,102 @@ fn process_cpu_time() -> Duration {
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
-/// The fastest of several runs of `pass` on `module`, or `None` when the
-/// pass refuses the module. Small inputs get more runs.
-fn time_pass(pass: &dyn Pass, module: &IRModule, ctx: &PassContext) -> Option<Duration> {
-    let mut best = Duration::MAX;
+/// The number of expression nodes of a module (a node shared within a
+/// function counted once).
+fn node_count(module: &IRModule) -> usize {
+    module
+        .functions()
+        .map(|(_, f)| {
+            let mut nodes = 0;
+            post_order_each(f.expr(), |_| nodes += 1);
+            nodes
+        })
+        .sum()
+}
+
+/// The CPU time of one run of `pass` on `module` and the size of its
+/// result, or `None` when the pass refuses the module. The result is
+/// measured and dropped outside the measured time.
+fn run_once(pass: &dyn Pass, module: &IRModule, ctx: &PassContext) -> Option<(Duration, usize)> {
+    let input = module.clone();
+    let start = process_cpu_time();
+    let result = run_pass(pass, input, ctx);
+    let elapsed = process_cpu_time().saturating_sub(start);
+    Some((elapsed, node_count(&result.ok()?)))
+}
+
+/// What [`time_sizes`] measures for each size.
+struct Measured {
+    /// The least CPU time of the runs.
+    best: Duration,
+    /// The number of nodes of the pass's result.
+    output_nodes: usize,
+}
+
+/// The fastest of several runs of `pass` on each of `modules` (the sizes
+/// n, 2n, 4n), or `None` when the pass refuses one of them.
+///
+/// The sizes alternate, one run of each per round, rather than all runs
+/// of one size and then the next: a burst of load on the shared machine
+/// then slows every size alike, and no run starts with its input and the
+/// allocator's blocks left in the core's cache by an identical run just
+/// before (back to back, a small input stays entirely in the 2 MB L2 cache
+/// from one run to the next and a large one cannot, which measured the
+/// cache's size rather than the pass). Small inputs get more rounds.
+fn time_sizes(pass: &dyn Pass, modules: &[IRModule], ctx: &PassContext) -> Option<Vec<Measured>> {
+    let mut measured: Vec<Measured> = modules
+        .iter()
+        .map(|_| Measured {
+            best: Duration::MAX,
+            output_nodes: 0,
+        })
+        .collect();
     let mut spent = Duration::ZERO;
-    let mut runs = 0;
-    while runs < 3 || (spent < Duration::from_millis(300) && runs < 50) {
-        let input = module.clone();
-        let start = process_cpu_time();
-        let result = run_pass(pass, input, ctx);
-        let elapsed = process_cpu_time().saturating_sub(start);
-        // The result is dropped outside the measured time.
-        result.ok()?;
-        best = best.min(elapsed);
-        spent += elapsed;
-        runs += 1;
+    let mut rounds = 0;
+    while rounds < 3 || (spent < Duration::from_millis(600) && rounds < 30) {
+        for (module, m) in modules.iter().zip(&mut measured) {
+            let (elapsed, output_nodes) = run_once(pass, module, ctx)?;
+            m.best = m.best.min(elapsed);
+            m.output_nodes = output_nodes;
+            spent += elapsed;
+        }
+        rounds += 1;
     }
-    Some(best)
+    Some(measured)
+}
+
+/// The probe mode (see the crate docs): `pass` on the `shape` module of
+/// size `n`, five times.
+fn probe(pass_name: &str, shape_name: &str, n: usize, ctx: &PassContext) {
+    let shape = SHAPES
+        .iter()
+        .find(|s| s.name == shape_name)
+        .unwrap_or_else(|| panic!("no shape {shape_name}"));
+    let spec = registry::all()
+        .into_iter()
+        .find(|spec| spec.name == pass_name)
+        .unwrap_or_else(|| panic!("no pass {pass_name}"));
+    let pass = create(&spec);
+    let module = typed_module(&(shape.generate)(n), ctx);
+    probe_runs(
+        &*pass,
+        &module,
+        ctx,
+        &format!("{pass_name} {shape_name} n={n}"),
+    );
+}
+
+/// The measured part of [`probe`], a function of its own so that profilers
+/// can collect it alone (`--toggle-collect='*probe_runs*'`).
+#[inline(never)]
+fn probe_runs(pass: &dyn Pass, module: &IRModule, ctx: &PassContext, label: &str) {
+    for _ in 0..5 {
+        let start = process_cpu_time();
+        let result = run_pass(pass, module.clone(), ctx);
+        let elapsed = process_cpu_time().saturating_sub(start);
+        drop(result.ok());
+        println!("{label}: {:.3} ms", elapsed.as_secs_f64() * 1000.0);
+    }
 }
 
 fn main() {
@@ -233,6 +327,19 @@ fn main() {
     let ctx = context(false);
     let exact_ctx = context(true);
     let _scope = ctx.enter().expect("the context can be entered");
+    if let (Some(pass), Some(shape), Some(k)) = (
+        args.get(1),
+        args.get(2),
+        args.get(3).and_then(|k| k.parse::<usize>().ok()),
+    ) {
+        let ctx = if pass == "InferType" {
+            &exact_ctx
+        } else {
+            &ctx
+        };
+        probe(pass, shape, k * base, ctx);
+        return;
+    }
 
     let sizes = [base, 2 * base, 4 * base];
     eprintln!("generating and type-checking the inputs (n = {base}) …");
@@ -256,36 +363,58 @@ fn main() {
     );
     let mut header = format!("{:<28}", "pass");
     for (name, _) in &inputs {
-        let _ = write!(header, " {:>21}", name);
+        let _ = write!(header, " {:>22}", name);
     }
     let _ = write!(header, " {:>7}", "worst");
     println!("{header}");
     let mut misses = Vec::new();
+    let mut output_bound = Vec::new();
     for spec in &specs {
         let pass = create(spec);
         let mut line = format!("{:<28}", spec.name);
         let mut worst: Option<f64> = None;
-        for (_, modules) in &inputs {
-            let times: Option<Vec<Duration>> = modules
-                .iter()
-                .map(|m| {
-                    let ctx = if spec.name == "InferType" {
-                        &exact_ctx
-                    } else {
-                        &ctx
-                    };
-                    time_pass(&*pass, m, ctx)
-                })
-                .collect();
-            match times {
+        for (shape, modules) in &inputs {
+            let ctx = if spec.name == "InferType" {
+                &exact_ctx
+            } else {
+                &ctx
+            };
+            match time_sizes(&*pass, modules, ctx) {
                 Some(t) => {
                     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-                    let (r2, r4) = (ms(t[1]) / ms(t[0]), ms(t[2]) / ms(t[0]));
-                    worst = Some(worst.map_or(r4, |w: f64| w.max(r4)));
-                    let _ = write!(line, " {:>7.2} {:>5.2} {:>6.2}", ms(t[0]), r2, r4);
+                    let (r2, r4) = (ms(t[1].best) / ms(t[0].best), ms(t[2].best) / ms(t[0].best));
+                    // A pass whose result grows faster than its input
+                    // (PartialEvaluate inlines every call of a global
+                    // function, as TVM's does) cannot be faster than its
+                    // output: it is judged by time per node written.
+                    let growth = t[2].output_nodes as f64 / t[0].output_nodes.max(1) as f64;
+                    let judged = if growth > OUTPUT_BOUND_GROWTH {
+                        let per_output = r4 / (growth / 4.0);
+                        output_bound.push(format!(
+                            "{} on {shape}: the result has {:.1}x the nodes at 4n ({} -> {}); \
+                             t(4n)/t(n) per result node {per_output:.2}",
+                            spec.name, growth, t[0].output_nodes, t[2].output_nodes
+                        ));
+                        per_output
+                    } else {
+                        r4
+                    };
+                    worst = Some(worst.map_or(judged, |w: f64| w.max(judged)));
+                    let mark = if growth > OUTPUT_BOUND_GROWTH {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    let _ = write!(
+                        line,
+                        " {:>7.2} {:>5.2} {:>6.2}{mark}",
+                        ms(t[0].best),
+                        r2,
+                        r4
+                    );
                 }
                 None => {
-                    let _ = write!(line, " {:>21}", "-");
+                    let _ = write!(line, " {:>22}", "-");
                 }
             }
         }
@@ -301,6 +430,9 @@ fn main() {
             }
         }
         println!("{line}");
+    }
+    for note in &output_bound {
+        println!("* {note}");
     }
     if misses.is_empty() {
         println!("every pass: t(4n)/t(n) <= {TARGET_RATIO}");

@@ -246,6 +246,14 @@ impl Expr {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// Whether this handle is the only one to its node. A walk that reaches
+    /// such a node through its one parent reaches it exactly once, so it
+    /// needs no entry in a table of visited nodes (most nodes of a dataflow
+    /// graph have one user).
+    pub(crate) fn is_unshared(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+    }
+
     // ---- constructors for each form ----
 
     pub fn global(name: &str, span: Option<Span>) -> Expr {

@@ -109,6 +109,11 @@ pub fn post_order(root: &Expr) -> Vec<Expr> {
 
 /// [`post_order`] as a callback: `f` sees every node once, children first,
 /// without the nodes being cloned into a vector.
+///
+/// Only nodes with more than one handle go into the table of visited nodes:
+/// a node held by one parent is reached once, through that parent (see
+/// [`Expr::is_unshared`]). On a large graph that table is the walk's main
+/// use of memory, and most nodes have a single user.
 pub fn post_order_each(root: &Expr, mut f: impl FnMut(&Expr)) {
     let mut seen: AddrMap<usize, ()> = AddrMap::default();
     // (node, children pushed?). Nodes are borrowed from their parents, which
@@ -120,13 +125,13 @@ pub fn post_order_each(root: &Expr, mut f: impl FnMut(&Expr)) {
             f(expr);
             continue;
         }
-        if seen.insert(expr.addr(), ()).is_some() {
+        if !expr.is_unshared() && seen.insert(expr.addr(), ()).is_some() {
             continue;
         }
         stack.push((expr, true));
         for_each_child(expr, |c| buffer.push(c));
         for child in buffer.drain(..).rev() {
-            if !seen.contains_key(&child.addr()) {
+            if child.is_unshared() || !seen.contains_key(&child.addr()) {
                 stack.push((child, false));
             }
         }
@@ -333,18 +338,35 @@ fn rebuild_pattern(pattern: &Pattern, next: &mut impl FnMut() -> Expr) -> Patter
 /// node and the node rebuilt over the already rewritten children (the same
 /// node if nothing below changed), and returns its replacement. Each node is
 /// visited once, so shared nodes stay shared.
+///
+/// Only replaced nodes are remembered (a node that stays itself stands for
+/// itself), and nodes are borrowed from the graph rather than collected: a
+/// rewrite that changes little touches little memory besides the walk.
 pub fn rewrite_post_order(root: &Expr, mut f: impl FnMut(&Expr, Expr) -> Expr) -> Expr {
-    let mut memo: AddrMap<usize, Expr> = AddrMap::default();
-    for node in post_order(root) {
-        let new_children: Vec<Expr> = children(&node)
-            .into_iter()
-            .map(|c| memo.get(&c.addr()).cloned().unwrap_or_else(|| c.clone()))
-            .collect();
-        let rebuilt = with_children(&node, &new_children);
-        let replacement = f(&node, rebuilt);
-        memo.insert(node.addr(), replacement);
-    }
-    memo.remove(&root.addr()).unwrap_or_else(|| root.clone())
+    let mut replaced: AddrMap<usize, Expr> = AddrMap::default();
+    let mut new_children: Vec<Expr> = Vec::new();
+    post_order_each(root, |node| {
+        let mut child_replaced = false;
+        if !replaced.is_empty() {
+            for_each_child(node, |c| child_replaced |= replaced.contains_key(&c.addr()));
+        }
+        let rebuilt = if child_replaced {
+            new_children.clear();
+            for_each_child(node, |c| {
+                new_children.push(replaced.get(&c.addr()).unwrap_or(c).clone());
+            });
+            with_children(node, &new_children)
+        } else {
+            node.clone()
+        };
+        let replacement = f(node, rebuilt);
+        if !replacement.ptr_eq(node) {
+            replaced.insert(node.addr(), replacement);
+        }
+    });
+    replaced
+        .remove(&root.addr())
+        .unwrap_or_else(|| root.clone())
 }
 
 /// Rewrites the body of a function (parameters included) bottom-up.
@@ -409,6 +431,49 @@ mod tests {
         };
         assert!(fields[0].ptr_eq(&fields[1]));
         assert!(!fields[0].ptr_eq(&a));
+    }
+
+    #[test]
+    fn nodes_with_one_user_and_nodes_held_elsewhere_are_visited_once() {
+        // x is used twice (shared), `a` once by the tuple and once more
+        // through a handle outside the graph, `b` only by its parent.
+        let x = Var::new("x", None, None);
+        let relu = crate::op::lookup("nn.relu").unwrap();
+        let a = Expr::call(Expr::op(relu, None), vec![x.expr().clone()], None, None);
+        let b = Expr::call(Expr::op(relu, None), vec![x.expr().clone()], None, None);
+        let root = Expr::tuple(vec![a.clone(), b, a.clone()], None);
+        let outside = a.clone();
+        let mut visits: Vec<usize> = Vec::new();
+        post_order_each(&root, |e| visits.push(e.addr()));
+        // x, two op nodes, a, b, the tuple.
+        assert_eq!(visits.len(), 6);
+        let mut unique = visits.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), visits.len());
+        drop(outside);
+
+        // Replacing x rebuilds a (once, still shared) and b; the callback
+        // sees every original node once.
+        let y = Var::new("y", None, None);
+        let mut seen = 0;
+        let new = rewrite_post_order(&root, |old, e| {
+            seen += 1;
+            if old.ptr_eq(x.expr()) {
+                y.expr().clone()
+            } else {
+                e
+            }
+        });
+        assert_eq!(seen, 6);
+        let ExprKind::Tuple(fields) = new.kind() else {
+            panic!("a tuple")
+        };
+        assert!(fields[0].ptr_eq(&fields[2]));
+        for field in fields {
+            let call = field.as_call().unwrap();
+            assert!(call.args[0].ptr_eq(y.expr()));
+        }
     }
 
     #[test]

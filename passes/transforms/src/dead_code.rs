@@ -31,7 +31,8 @@ use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern, TypeKind, VarId};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{pass_error, PassContext};
-use std::collections::{HashMap, HashSet};
+// Every table is consulted once or more per node: the fast hasher.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// TVM's `kMaxCallDepth`: calls nested deeper are assumed impure.
 const MAX_CALL_DEPTH: usize = 25;
@@ -71,7 +72,7 @@ pub fn dead_code_elimination(
     ignore_impurity: bool,
 ) -> Result<IRModule, Diagnostic> {
     let purity: HashMap<VarId, bool> = if ignore_impurity {
-        HashMap::new()
+        HashMap::default()
     } else {
         let mut visitor = PurityVisitor::new(module);
         visitor.visit_module()?;
@@ -86,7 +87,7 @@ pub fn dead_code_elimination(
             usage: &usage,
             purity: &purity,
             default_purity: ignore_impurity,
-            memo: HashMap::new(),
+            memo: HashMap::default(),
         };
         let rewritten = eliminator.run(function.expr());
         let rewritten = rewritten
@@ -252,10 +253,10 @@ impl<'m> PurityVisitor<'m> {
     fn new(module: &'m IRModule) -> Self {
         PurityVisitor {
             module,
-            memo: HashMap::new(),
-            global_var_memo: HashMap::new(),
-            var_purity: HashMap::new(),
-            global_purity: HashMap::new(),
+            memo: HashMap::default(),
+            global_var_memo: HashMap::default(),
+            var_purity: HashMap::default(),
+            global_purity: HashMap::default(),
             depth: 0,
         }
     }
@@ -758,10 +759,10 @@ struct UsageVisitor<'p> {
 impl<'p> UsageVisitor<'p> {
     fn new(purity: &'p HashMap<VarId, bool>, default_purity: bool) -> Self {
         UsageVisitor {
-            let_bound_values: HashMap::new(),
-            use_map: HashMap::new(),
-            scope_level_map: HashMap::new(),
-            visit_counter: HashMap::new(),
+            let_bound_values: HashMap::default(),
+            use_map: HashMap::default(),
+            scope_level_map: HashMap::default(),
+            visit_counter: HashMap::default(),
             scope: 0,
             purity,
             default_purity,
@@ -929,7 +930,7 @@ impl Eliminator<'_> {
     }
 
     fn run(&mut self, root: &Expr) -> Expr {
-        let mut seen: HashSet<Key> = HashSet::new();
+        let mut seen: HashSet<Key> = HashSet::default();
         let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
         while let Some((e, expanded)) = stack.pop() {
             if expanded {

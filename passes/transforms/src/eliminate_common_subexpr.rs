@@ -24,7 +24,8 @@ use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Expr, ExprKind, Function, IRModule, VarId};
 use relay_pass_manager::registry::PassSpec;
 use relay_pass_manager::PassContext;
-use std::collections::{HashMap, HashSet};
+// Every table is consulted once or more per node: the fast hasher.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// The registry entry. `fskip` is a Python callback in TVM and cannot be
 /// given in a pipeline; Rust callers use [`eliminate_common_subexpr_with`].
@@ -54,9 +55,9 @@ pub fn eliminate_common_subexpr(function: &Function) -> Function {
 pub fn eliminate_common_subexpr_with(expr: &Expr, fskip: Option<&dyn Fn(&Expr) -> bool>) -> Expr {
     Eliminator {
         fskip,
-        memo: HashMap::new(),
-        calls: HashMap::new(),
-        projections: HashMap::new(),
+        memo: HashMap::default(),
+        calls: HashMap::default(),
+        projections: HashMap::default(),
     }
     .run(expr)
 }
@@ -138,7 +139,7 @@ impl Eliminator<'_> {
     }
 
     fn run(&mut self, root: &Expr) -> Expr {
-        let mut seen: HashSet<Key> = HashSet::new();
+        let mut seen: HashSet<Key> = HashSet::default();
         let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
         while let Some((e, expanded)) = stack.pop() {
             if expanded {

@@ -54,7 +54,9 @@ use relay_ir::op::OpDef;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Attrs, Dim, Expr, ExprKind, Function, IRModule, Type};
 use relay_pass_manager::{ParamSpec, PassContext, PassSpec};
-use std::collections::{BTreeMap, HashMap};
+// The memo is consulted once or more per node: the fast hasher.
+use relay_ir::fxhash::FxMap as HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The configuration key of the optional size limit.
@@ -173,7 +175,7 @@ pub fn fold_constant_function(function: &Function, options: &FoldOptions) -> (Fu
 pub fn fold_constant_expr(expr: &Expr, options: &FoldOptions) -> (Expr, FoldStats) {
     let mut folder = Folder {
         options: *options,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
         stats: FoldStats::default(),
     };
     let result = folder.run(expr);

@@ -34,7 +34,8 @@ use relay_ir::rewrite::{children, post_order, rewrite_post_order};
 use relay_ir::{AttrValue, Attrs, Call, Expr, ExprKind, Function, IRModule};
 use relay_pass_manager::registry::PassSpec;
 use relay_pass_manager::PassContext;
-use std::collections::{HashMap, HashSet};
+// Every table is consulted once or more per node: the fast hasher.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// TVM gives up (with a fatal error) after this many rewrite rounds; a
 /// round folds at least one pad, so real graphs never get near it.
@@ -108,8 +109,8 @@ fn fold_round(function: &Function) -> (Function, bool) {
     let nodes = post_order(function.expr());
     let consumers = consumer_map(&nodes);
     let partitioned = nodes_in_partitioned_functions(&nodes);
-    let mut claimed_pads: HashSet<usize> = HashSet::new();
-    let mut fold_roots: HashSet<usize> = HashSet::new();
+    let mut claimed_pads: HashSet<usize> = HashSet::default();
+    let mut fold_roots: HashSet<usize> = HashSet::default();
     // From the output towards the inputs, as TVM groups pattern matches.
     for node in nodes.iter().rev() {
         if partitioned.contains(&node.addr()) {
@@ -148,7 +149,7 @@ fn fold_round(function: &Function) -> (Function, bool) {
 
 /// For every node, the nodes that use it (once per use).
 fn consumer_map(nodes: &[Expr]) -> HashMap<usize, Vec<Expr>> {
-    let mut consumers: HashMap<usize, Vec<Expr>> = HashMap::new();
+    let mut consumers: HashMap<usize, Vec<Expr>> = HashMap::default();
     for node in nodes {
         for child in children(node) {
             consumers
@@ -163,7 +164,7 @@ fn consumer_map(nodes: &[Expr]) -> HashMap<usize, Vec<Expr>> {
 /// Nodes inside functions a pattern partitioning made: TVM's rewriter does
 /// not match there.
 fn nodes_in_partitioned_functions(nodes: &[Expr]) -> HashSet<usize> {
-    let mut inside = HashSet::new();
+    let mut inside = HashSet::default();
     for node in nodes {
         if let ExprKind::Function(function) = node.kind() {
             if function.attrs.get("PartitionedFromPattern").is_some() {
@@ -196,7 +197,7 @@ fn other_users_flow_into(pad: &Expr, root: &Expr, consumers: &HashMap<usize, Vec
     let Some(users) = consumers.get(&pad.addr()) else {
         return true;
     };
-    let mut visited: HashSet<usize> = HashSet::new();
+    let mut visited: HashSet<usize> = HashSet::default();
     let mut pending: Vec<&Expr> = users.iter().filter(|u| !u.ptr_eq(root)).collect();
     while let Some(node) = pending.pop() {
         if !visited.insert(node.addr()) {
