@@ -61,25 +61,48 @@ fn report(what: &str, samples: &mut [Duration]) {
 /// Times the stages of one analysis of `text`, as the server runs them.
 fn bench_phases(label: &str, text: &str) {
     let mut phases: Vec<(&str, Duration)> = Vec::new();
-    let mut timed = |name: &'static str, start: Instant| phases.push((name, start.elapsed()));
+    let mut timed = |name: &'static str, took: Duration| phases.push((name, took));
     let start = Instant::now();
     let document = Document::new(text, 1);
-    timed("rope from text (didOpen)", start);
+    timed("rope from text (didOpen)", start.elapsed());
     let start = Instant::now();
     let snapshot = document.text();
-    timed("snapshot of the rope", start);
+    timed("snapshot of the rope", start.elapsed());
     let start = Instant::now();
     let mut sources = SourceMap::new();
     let file = sources.add(label, snapshot.clone());
-    timed("source map (line starts)", start);
+    timed("source map (line starts)", start.elapsed());
     let start = Instant::now();
     let parse = relay_syntax::parse_module(&snapshot);
-    timed("parse", start);
+    timed("parse", start.elapsed());
+    // One keystroke in the middle of the file, parsed again incrementally
+    // (what the server does on an edit inside a definition).
+    if let Some(at) = snapshot[snapshot.len() / 2..]
+        .find("\n  %")
+        .map(|i| i + snapshot.len() / 2 + 3)
+    {
+        let edited = format!("{} {}", &snapshot[..at], &snapshot[at..]);
+        // The best of 10 (one run is at the mercy of a busy machine), the
+        // edit found by comparing the texts as the server does.
+        let mut best = Duration::MAX;
+        for _ in 0..10 {
+            let start = Instant::now();
+            let edit = relay_syntax::TextEdit::between(&snapshot, &edited).expect("an edit");
+            let (reparsed, how) = relay_syntax::reparse_module(&parse, edit, &edited);
+            best = best.min(start.elapsed());
+            assert!(
+                matches!(how, relay_syntax::Reparsed::Item { .. }),
+                "{how:?}"
+            );
+            drop(reparsed);
+        }
+        timed("re-parse after a keystroke (best of 10, not summed)", best);
+    }
     let start = Instant::now();
     let lowered = parse
         .source_file()
         .map(|root| relay_passes::lower::lower_module(file, &root));
-    timed("lowering (with the name index)", start);
+    timed("lowering (with the name index)", start.elapsed());
     let Some(lowered) = lowered else {
         println!("{label}: no source file");
         return;
@@ -88,14 +111,18 @@ fn bench_phases(label: &str, text: &str) {
     module.sources = sources;
     let start = Instant::now();
     let (typed, _) = relay_passes::infer::infer_module(&module);
-    timed("InferType", start);
+    timed("InferType", start.elapsed());
     let start = Instant::now();
     let lines = LineIndex::new(snapshot.clone(), Encoding::Utf16);
-    timed("line index", start);
+    timed("line index", start.elapsed());
     let start = Instant::now();
     let index = SpanIndex::build(&typed);
-    timed("span index (first hover)", start);
-    let total: Duration = phases.iter().map(|(_, d)| *d).sum();
+    timed("span index (first hover)", start.elapsed());
+    let total: Duration = phases
+        .iter()
+        .filter(|(name, _)| !name.contains("not summed"))
+        .map(|(_, d)| *d)
+        .sum();
     println!(
         "{label}: phases of one analysis ({} names, {} nodes, {} lines), total {:.1} ms",
         lowered.names.len(),
@@ -145,11 +172,8 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
     // RELAY_BENCH_BINARY: another build to measure (a baseline).
     let binary = std::env::var("RELAY_BENCH_BINARY")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_relay").to_string());
-    let mut client = LspClient::start_with(
-        Path::new(&binary),
-        false,
-        json!({ "debounceMs": debounce }),
-    );
+    let mut client =
+        LspClient::start_with(Path::new(&binary), false, json!({ "debounceMs": debounce }));
     let pid = client.pid();
     let uri = format!("file:///tmp/relay-bench/{label}.relay");
     let start = Instant::now();

@@ -135,16 +135,18 @@ fn reparse_item(old: &Parse, edit: TextEdit, new_text: &str) -> Option<(Parse, R
     let def = enclosing_def(&root, edit.delete)?;
     let old_range = def.text_range();
     let new_end = u32::from(old_range.end()) as i64 + edit.delta();
-    let new_range = TextRange::new(old_range.start(), TextSize::from(u32::try_from(new_end).ok()?));
+    let new_range = TextRange::new(
+        old_range.start(),
+        TextSize::from(u32::try_from(new_end).ok()?),
+    );
     let fragment = new_text.get(std::ops::Range::<usize>::from(new_range))?;
     let (green, errors) = parse_lone_def(fragment)?;
     // Where the next token after the definition starts: a definition whose
     // body the parser gave up on complains there, outside its own range.
-    let next_token = std::iter::successors(def.next_sibling_or_token(), |e| {
-        e.next_sibling_or_token()
-    })
-    .find(|e| !e.kind().is_trivia())
-    .map_or(root.text_range().end(), |e| e.text_range().start());
+    let next_token =
+        std::iter::successors(def.next_sibling_or_token(), |e| e.next_sibling_or_token())
+            .find(|e| !e.kind().is_trivia())
+            .map_or(root.text_range().end(), |e| e.text_range().start());
     let new_root = def.replace_with(green);
 
     // The old errors before the definition, the fragment's in its place,
@@ -172,7 +174,11 @@ fn reparse_item(old: &Parse, edit: TextEdit, new_text: &str) -> Option<(Parse, R
         }
     }
     let offset = i64::from(u32::from(old_start));
-    merged.extend(errors.into_iter().map(|e| e.map_ranges(|r| move_by(r, offset))));
+    merged.extend(
+        errors
+            .into_iter()
+            .map(|e| e.map_ranges(|r| move_by(r, offset))),
+    );
     for error in old.errors() {
         let start = error.range().start();
         if start >= old_end && start <= next_token {
@@ -241,7 +247,12 @@ fn parse_lone_def(fragment: &str) -> Option<(rowan::GreenNode, Vec<SyntaxError>)
     }
     let end = TextSize::of(fragment);
     // Ends with a `}` token: no trivia after it, nothing that could run on.
-    if lexed.last_token() != Some((SyntaxKind::R_CURLY, TextRange::at(end - TextSize::from(1), 1.into()))) {
+    if lexed.last_token()
+        != Some((
+            SyntaxKind::R_CURLY,
+            TextRange::at(end - TextSize::from(1), 1.into()),
+        ))
+    {
         return None;
     }
     let mut p = parser::Parser::new(fragment, lexed);
@@ -265,4 +276,3 @@ fn parse_lone_def(fragment: &str) -> Option<(rowan::GreenNode, Vec<SyntaxError>)
     errors.dedup_by_key(|e| e.range().start());
     Some((def.green().to_owned(), errors))
 }
-

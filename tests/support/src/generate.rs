@@ -99,7 +99,10 @@ impl Net {
         kernel: usize,
         stride: usize,
     ) -> (String, Vec<usize>) {
-        let w = self.param(&format!("{name}_weight"), &[channels, shape[1], kernel, kernel]);
+        let w = self.param(
+            &format!("{name}_weight"),
+            &[channels, shape[1], kernel, kernel],
+        );
         let pad = kernel / 2;
         let h = (shape[2] + 2 * pad - kernel) / stride + 1;
         let out = vec![shape[0], channels, h, h];
@@ -167,9 +170,20 @@ fn build_network(f: usize, units: [usize; 4], next: &mut usize) -> Net {
     let x = net.bind(format!("nn.batch_flatten({x})"), tensor(&flat));
     let w = net.param("fc1_weight", &[1000, shape[1]]);
     let b = net.param("fc1_bias", &[1000]);
-    let x = net.bind(format!("nn.dense({x}, {w}, units=1000)"), tensor(&[1, 1000]));
-    let x = net.bind(format!("nn.bias_add({x}, {b}, axis=-1)"), tensor(&[1, 1000]));
-    writeln!(net.body, "  nn.softmax({x}) /* ty={} */", tensor(&[1, 1000])).unwrap();
+    let x = net.bind(
+        format!("nn.dense({x}, {w}, units=1000)"),
+        tensor(&[1, 1000]),
+    );
+    let x = net.bind(
+        format!("nn.bias_add({x}, {b}, axis=-1)"),
+        tensor(&[1, 1000]),
+    );
+    writeln!(
+        net.body,
+        "  nn.softmax({x}) /* ty={} */",
+        tensor(&[1, 1000])
+    )
+    .unwrap();
     *next = net.next;
     net
 }
