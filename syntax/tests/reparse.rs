@@ -312,7 +312,7 @@ fn an_edit_inside_one_definition_reparses_only_it() {
     let old_defs: Vec<_> = parse.syntax_node().children().collect();
     let new_defs: Vec<_> = reparsed.syntax_node().children().collect();
     assert_eq!(old_defs[1].green(), new_defs[1].green());
-    assert!(std::ptr::eq(&*old_defs[3].green(), &*new_defs[3].green()));
+    assert!(std::ptr::eq(old_defs[3].green(), new_defs[3].green()));
 }
 
 #[test]
