@@ -1,11 +1,18 @@
-//! Latency of `relay lsp`, end to end over stdio (the real binary): edit →
-//! diagnostics and hover, p50 and p99, on resnet152 (from the shared models,
-//! skipped loudly when absent) and on a generated 10 MB module.
+//! Latency and memory of `relay lsp`, end to end over stdio (the real
+//! binary, the path an editor takes): open time, edit → diagnostics, hover,
+//! definition and completion (p50, p99), resident memory after open and
+//! after the edits, on resnet152 (from the shared models, skipped loudly
+//! when absent) and on a generated 10 MB module of ResNet-152 networks
+//! (`relay_test_support::generate`).
 //!
 //!     cargo bench -p relay-server --bench lsp_latency
 //!
 //! RELAY_BENCH_EDITS sets the number of edits replayed on resnet152 (default
 //! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10);
+//! RELAY_BENCH_BINARY runs another `relay` build (e.g. a copy of an older
+//! one, for before/after figures) instead of this one;
+//! RELAY_BENCH_QUERIES the number of hover/definition/completion requests
+//! (default 200);
 //! RELAY_BENCH_DEBOUNCE_MS the server's debounce (default 0, so the figures
 //! are the server's own latency; the editor default adds 150 ms).
 //!
@@ -51,50 +58,51 @@ fn report(what: &str, samples: &mut [Duration]) {
     );
 }
 
-/// A module of about `bytes` bytes: many functions of elementwise chains.
-/// Graph binding numbers are unique in the file (TVM's table of `%N`
-/// belongs to the whole parse).
-pub fn generate_module(bytes: usize) -> String {
-    let mut text = String::from("#[version = \"0.0.5\"]\n");
-    let mut f = 0;
-    let mut n = 0;
-    while text.len() < bytes {
-        text.push_str(&format!(
-            "def @f{f}(%x: Tensor[(1, 16), float32], %w: Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32] {{\n  %{n} = add(%x, %w);\n"
-        ));
-        for i in 1..48 {
-            let op = ["add", "multiply", "subtract", "maximum"][i % 4];
-            text.push_str(&format!("  %{} = {op}(%{}, %w);\n", n + i, n + i - 1));
-        }
-        text.push_str(&format!("  nn.relu(%{})\n}}\n\n", n + 47));
-        n += 48;
-        f += 1;
-    }
-    text
-}
-
 /// Times the stages of one analysis of `text`, as the server runs them.
 fn bench_phases(label: &str, text: &str) {
     let mut phases: Vec<(&str, Duration)> = Vec::new();
-    let mut timed = |name: &'static str, start: Instant| phases.push((name, start.elapsed()));
+    let mut timed = |name: &'static str, took: Duration| phases.push((name, took));
     let start = Instant::now();
     let document = Document::new(text, 1);
-    timed("rope from text (didOpen)", start);
+    timed("rope from text (didOpen)", start.elapsed());
     let start = Instant::now();
     let snapshot = document.text();
-    timed("snapshot of the rope", start);
+    timed("snapshot of the rope", start.elapsed());
     let start = Instant::now();
     let mut sources = SourceMap::new();
     let file = sources.add(label, snapshot.clone());
-    timed("source map (line starts)", start);
+    timed("source map (line starts)", start.elapsed());
     let start = Instant::now();
     let parse = relay_syntax::parse_module(&snapshot);
-    timed("parse", start);
+    timed("parse", start.elapsed());
+    // One keystroke in the middle of the file, parsed again incrementally
+    // (what the server does on an edit inside a definition).
+    if let Some(at) = snapshot[snapshot.len() / 2..]
+        .find("\n  %")
+        .map(|i| i + snapshot.len() / 2 + 3)
+    {
+        let edited = format!("{} {}", &snapshot[..at], &snapshot[at..]);
+        // The best of 10 (one run is at the mercy of a busy machine), the
+        // edit found by comparing the texts as the server does.
+        let mut best = Duration::MAX;
+        for _ in 0..10 {
+            let start = Instant::now();
+            let edit = relay_syntax::TextEdit::between(&snapshot, &edited).expect("an edit");
+            let (reparsed, how) = relay_syntax::reparse_module(&parse, edit, &edited);
+            best = best.min(start.elapsed());
+            assert!(
+                matches!(how, relay_syntax::Reparsed::Item { .. }),
+                "{how:?}"
+            );
+            drop(reparsed);
+        }
+        timed("re-parse after a keystroke (best of 10, not summed)", best);
+    }
     let start = Instant::now();
     let lowered = parse
         .source_file()
         .map(|root| relay_passes::lower::lower_module(file, &root));
-    timed("lowering (with the name index)", start);
+    timed("lowering (with the name index)", start.elapsed());
     let Some(lowered) = lowered else {
         println!("{label}: no source file");
         return;
@@ -103,14 +111,18 @@ fn bench_phases(label: &str, text: &str) {
     module.sources = sources;
     let start = Instant::now();
     let (typed, _) = relay_passes::infer::infer_module(&module);
-    timed("InferType", start);
+    timed("InferType", start.elapsed());
     let start = Instant::now();
     let lines = LineIndex::new(snapshot.clone(), Encoding::Utf16);
-    timed("line index", start);
+    timed("line index", start.elapsed());
     let start = Instant::now();
     let index = SpanIndex::build(&typed);
-    timed("span index (first hover)", start);
-    let total: Duration = phases.iter().map(|(_, d)| *d).sum();
+    timed("span index (first hover)", start.elapsed());
+    let total: Duration = phases
+        .iter()
+        .filter(|(name, _)| !name.contains("not summed"))
+        .map(|(_, d)| *d)
+        .sum();
     println!(
         "{label}: phases of one analysis ({} names, {} nodes, {} lines), total {:.1} ms",
         lowered.names.len(),
@@ -134,29 +146,77 @@ fn bench_phases(label: &str, text: &str) {
     );
 }
 
-fn bench_file(label: &str, text: &str, edits: usize, hovers: usize) {
+/// The server's resident memory, in MB (Linux; `None` elsewhere).
+fn resident_mb(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn print_memory(label: &str, when: &str, pid: u32) {
+    match resident_mb(pid) {
+        Some(mb) => println!("{label}: resident memory {when}: {mb:.1} MB"),
+        None => println!("{label}: resident memory {when}: unknown (no /proc)"),
+    }
+}
+
+/// `count` offsets spread evenly over `offsets`.
+fn spread(offsets: Vec<usize>, count: usize) -> Vec<usize> {
+    let step = (offsets.len() / count.max(1)).max(1);
+    offsets.into_iter().step_by(step).take(count).collect()
+}
+
+fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
     let debounce = env_usize("RELAY_BENCH_DEBOUNCE_MS", 0);
-    let mut client = LspClient::start_with(
-        Path::new(env!("CARGO_BIN_EXE_relay")),
-        false,
-        json!({ "debounceMs": debounce }),
-    );
+    // RELAY_BENCH_BINARY: another build to measure (a baseline).
+    let binary = std::env::var("RELAY_BENCH_BINARY")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_relay").to_string());
+    let mut client =
+        LspClient::start_with(Path::new(&binary), false, json!({ "debounceMs": debounce }));
+    let pid = client.pid();
     let uri = format!("file:///tmp/relay-bench/{label}.relay");
     let start = Instant::now();
     client.open(&uri, text);
     let diagnostics = client.diagnostics(&uri, 1);
     println!(
-        "{label}: {} bytes, {} diagnostics, first analysis {:.1} ms",
+        "{label}: {} bytes, {} diagnostics, open -> diagnostics {:.1} ms",
         text.len(),
         diagnostics.len(),
         start.elapsed().as_secs_f64() * 1e3
     );
-    // Edits: insert and delete a space after the first `{` of a definition body.
-    let at = text.find(") {").or_else(|| text.find('{')).unwrap() + 3;
-    let pos = position(text, at, false);
+    // Uses of graph bindings as call arguments, spread over the file: the
+    // places edits, hovers, definitions and completions go to.
+    let uses = spread(
+        text.match_indices("(%").map(|(i, _)| i + 1).collect(),
+        queries,
+    );
+    let query = |client: &mut LspClient, method: &str, at: usize| {
+        let sent = Instant::now();
+        client.request(
+            method,
+            json!({ "textDocument": { "uri": uri }, "position": position(text, at + 1, false) }),
+        );
+        sent.elapsed()
+    };
+    // The first hover waits for the span index the server builds after
+    // publishing; memory is measured once that is there.
+    let first_hover = query(&mut client, "textDocument/hover", uses[0]);
+    println!(
+        "{label}: first hover {:.1} ms",
+        first_hover.as_secs_f64() * 1e3
+    );
+    print_memory(label, "after open", pid);
+    // Edits: insert a space before a binding's argument and delete it again,
+    // at sites spread over the file (each pair leaves the text as it was).
+    let sites = spread(
+        text.match_indices("\n  %").map(|(i, _)| i + 3).collect(),
+        50,
+    );
     let mut samples = Vec::new();
     for i in 0..edits {
         let version = i as i64 + 2;
+        let pos = position(text, sites[(i / 2) % sites.len()], false);
         let change = if i % 2 == 0 {
             json!([{ "range": { "start": pos, "end": pos }, "text": " " }])
         } else {
@@ -174,33 +234,34 @@ fn bench_file(label: &str, text: &str, edits: usize, hovers: usize) {
         samples.push(sent.elapsed());
     }
     if edits % 2 == 1 {
-        // Undo the last insertion so hover positions hold.
+        let version = edits as i64 + 2;
+        // Undo the last insertion so the query positions hold.
+        let pos = position(text, sites[((edits - 1) / 2) % sites.len()], false);
         let end =
             json!({ "line": pos["line"], "character": pos["character"].as_u64().unwrap() + 1 });
         client.change(
             &uri,
-            edits as i64 + 2,
+            version,
             json!([{ "range": { "start": pos, "end": end }, "text": "" }]),
         );
+        let _ = client.diagnostics(&uri, version);
     }
-    report(&format!("{label}: edit -> diagnostics"), &mut samples);
-    // Hover on variables and calls spread over the file.
-    let targets: Vec<usize> = text
-        .match_indices("%")
-        .map(|(i, _)| i + 1)
-        .step_by((text.matches('%').count() / hovers.max(1)).max(1))
-        .take(hovers)
-        .collect();
-    let mut samples = Vec::new();
-    for &at in &targets {
-        let sent = Instant::now();
-        client.request(
-            "textDocument/hover",
-            json!({ "textDocument": { "uri": uri }, "position": position(text, at, false) }),
-        );
-        samples.push(sent.elapsed());
+    if edits > 0 {
+        report(&format!("{label}: edit -> diagnostics"), &mut samples);
     }
-    report(&format!("{label}: hover"), &mut samples);
+    let _ = query(&mut client, "textDocument/hover", uses[0]);
+    print_memory(label, &format!("after {edits} edits"), pid);
+    for method in [
+        "textDocument/hover",
+        "textDocument/definition",
+        "textDocument/completion",
+    ] {
+        let mut samples: Vec<Duration> = uses
+            .iter()
+            .map(|&at| query(&mut client, method, at))
+            .collect();
+        report(&format!("{label}: {method}"), &mut samples);
+    }
     client.shutdown();
 }
 
@@ -210,7 +271,7 @@ fn main() {
         return;
     }
     let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
-    let large = generate_module(10 << 20);
+    let large = relay_test_support::generate::resnet_module_of_size(10 << 20);
     if let Ok(text) = std::fs::read_to_string(&resnet) {
         bench_phases("resnet152", &text);
     }
@@ -220,7 +281,12 @@ fn main() {
     }
     match std::fs::read_to_string(&resnet) {
         _ if std::env::var_os("RELAY_BENCH_SKIP_RESNET").is_some() => {}
-        Ok(text) => bench_file("resnet152", &text, env_usize("RELAY_BENCH_EDITS", 200), 200),
+        Ok(text) => bench_file(
+            "resnet152",
+            &text,
+            env_usize("RELAY_BENCH_EDITS", 200),
+            env_usize("RELAY_BENCH_QUERIES", 200),
+        ),
         Err(e) => {
             println!(
                 "!!!!!! SKIPPED resnet152: {} is not readable ({e})",
@@ -236,6 +302,6 @@ fn main() {
         "generated-10MB",
         &large,
         env_usize("RELAY_BENCH_LARGE_EDITS", 10),
-        50,
+        env_usize("RELAY_BENCH_QUERIES", 200),
     );
 }

@@ -74,6 +74,11 @@ impl Lexed {
         }
     }
 
+    /// The kind and range of the last non-trivia token.
+    pub(crate) fn last_token(&self) -> Option<(SyntaxKind, TextRange)> {
+        Some((*self.kinds.last()?, *self.ranges.last()?))
+    }
+
     /// The kinds and ranges of the non-trivia tokens, for the parser, and
     /// the builder of the tree over all the tokens.
     pub(crate) fn into_parts(self) -> (Vec<SyntaxKind>, Vec<TextRange>, Builder) {

@@ -40,6 +40,7 @@ pub mod green_view;
 mod lexer;
 pub mod literal;
 mod parser;
+mod reparse;
 mod syntax_error;
 mod syntax_kind;
 mod token_set;
@@ -47,6 +48,7 @@ mod validation;
 
 pub use crate::lexer::{tokenize, LexError, Token};
 pub use crate::parser::grammar::is_dtype_name;
+pub use crate::reparse::{reparse_module, Reparsed, TextEdit};
 pub use crate::syntax_error::{SyntaxError, SyntaxErrorKind, SyntaxLabel};
 pub use crate::syntax_kind::{RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken};
 pub use rowan::{GreenNode, TextRange, TextSize};

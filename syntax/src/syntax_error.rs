@@ -82,6 +82,24 @@ impl SyntaxError {
     pub fn labels(&self) -> &[SyntaxLabel] {
         &self.labels
     }
+
+    /// The same error with its range and its labels' ranges mapped by `f`
+    /// (moved by an edit before them).
+    pub fn map_ranges(&self, f: impl Fn(TextRange) -> TextRange) -> SyntaxError {
+        SyntaxError {
+            kind: self.kind,
+            message: self.message.clone(),
+            range: f(self.range),
+            labels: self
+                .labels
+                .iter()
+                .map(|l| SyntaxLabel {
+                    range: f(l.range),
+                    message: l.message.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl fmt::Display for SyntaxError {

@@ -8,12 +8,14 @@
 //! [`CheckScope`]; `--expr` reads one expression, which `parse_expr` does
 //! not type-check). Diagnostics are printed sorted by position, at most
 //! `--max-errors` per file, as text (`--color`) or JSON Lines
-//! (`--format json`).
+//! (`--format json`). Several files are checked in parallel (on every core;
+//! `RAYON_NUM_THREADS` limits it) and reported in the order given.
 
 use super::files::expand;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::json::render_json;
 use crate::render::{more_errors_line, render_styled, ColorChoice};
+use rayon::prelude::*;
 use relay_passes::checkable::CheckScope;
 use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic};
 use relay_passes::infer::infer_module;
@@ -69,7 +71,6 @@ pub fn run(args: &CheckArgs) -> i32 {
         Entry::Module
     };
     let style = args.color.for_stderr();
-    let mut sources = SourceMap::new();
     let mut has_errors = false;
     let mut unreadable = false;
     let inputs = match expand(&args.files) {
@@ -79,27 +80,41 @@ pub fn run(args: &CheckArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    for input in &inputs {
-        let text = match input.read() {
-            Ok(text) => text,
+    // Files are checked in parallel (each with its own source map), and
+    // reported in the order they were named, so the output does not depend
+    // on which finishes first.
+    let pipeline = args.pipeline.as_deref().map(|p| (p, args.no_external));
+    let check_input =
+        |input: &super::files::Input| -> Result<(SourceMap, Vec<Diagnostic>), String> {
+            let text = input.read()?;
+            let mut sources = SourceMap::new();
+            let file = sources.add(input.name(), text.as_str());
+            let mut found = check_text(
+                &sources,
+                file,
+                &text,
+                entry,
+                &input.project_start(),
+                pipeline,
+            );
+            sort_by_position(&mut found);
+            Ok((sources, found))
+        };
+    let checked: Vec<_> = if inputs.len() > 1 {
+        inputs.par_iter().map(check_input).collect()
+    } else {
+        inputs.iter().map(check_input).collect()
+    };
+    for (input, result) in inputs.iter().zip(checked) {
+        let (sources, found) = match result {
+            Ok(checked) => checked,
             Err(message) => {
                 eprintln!("error: {message}");
                 unreadable = true;
                 continue;
             }
         };
-        let file = sources.add(input.name(), text.as_str());
-        let pipeline = args.pipeline.as_deref().map(|p| (p, args.no_external));
-        let mut found = check_text(
-            &sources,
-            file,
-            &text,
-            entry,
-            &input.project_start(),
-            pipeline,
-        );
         has_errors |= found.iter().any(Diagnostic::is_error);
-        sort_by_position(&mut found);
         let (shown, left_out) = limit(found, args.max_errors);
         match args.format {
             Format::Text => eprint!("{}", render_styled(&shown, &sources, style)),

@@ -2,9 +2,11 @@
 //! module, the typed module (InferType), every diagnostic, the names as
 //! lowering resolved them, and an index from source ranges to IR nodes.
 //! Built off the main loop, never changed after, shared by every request
-//! that asks about that version. Type inference is incremental: each
-//! document keeps an [`IncrementalChecker`] between edits, so an edit
-//! re-infers only the functions it can affect.
+//! that asks about that version. Parsing and type inference are
+//! incremental: each document keeps its last parse and an
+//! [`IncrementalChecker`] between edits ([`Incremental`]), so an edit inside
+//! one definition re-parses only that definition and re-infers only the
+//! functions it can affect.
 //!
 //! Everything here calls the library (`relay_syntax`, `relay_passes::lower`,
 //! `relay_passes::infer`), exactly as the CLI does; each stage runs under
@@ -19,7 +21,7 @@ use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
 use relay_passes::lower::NameIndex;
 use relay_passes::source::SourceMap;
-use relay_syntax::{Parse, SyntaxNode, TextRange};
+use relay_syntax::{reparse_module, Parse, SyntaxNode, TextEdit, TextRange};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -113,6 +115,50 @@ fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
     diagnostic
 }
 
+/// What a document keeps between its analyses so the next one redoes only
+/// what an edit changed.
+#[derive(Default)]
+pub struct Incremental {
+    /// Type inference results, per function.
+    pub checker: Mutex<IncrementalChecker>,
+    /// The text and parse of the last analysis.
+    parses: Mutex<Option<(Arc<str>, Parse)>>,
+}
+
+impl Incremental {
+    /// The parse of `text`: the last parse with the edit since then
+    /// re-parsed (only the definition it is in, when its boundaries cannot
+    /// move; see `relay_syntax::reparse_module`), or a full parse. The edit
+    /// is found by comparing the texts, so it does not matter which
+    /// version was analysed last.
+    pub fn parse(&self, text: &Arc<str>) -> Parse {
+        let last = self
+            .parses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let parse = match last {
+            Some((old_text, old_parse)) => match TextEdit::between(&old_text, text) {
+                None => old_parse,
+                Some(edit) => reparse_module(&old_parse, edit, text).0,
+            },
+            None => relay_syntax::parse_module(text),
+        };
+        *self.parses.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((text.clone(), parse.clone()));
+        parse
+    }
+
+    /// Forgets everything kept (after a stage panicked).
+    pub fn clear(&self) {
+        self.checker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        *self.parses.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
 /// Analyses `text` from scratch. `obsolete` is polled between stages: when
 /// it says the snapshot has been superseded, the analysis stops and returns
 /// `None`.
@@ -123,11 +169,17 @@ pub fn analyze(
     encoding: Encoding,
     obsolete: &dyn Fn() -> bool,
 ) -> Option<Analysis> {
-    let checker = Mutex::new(IncrementalChecker::new());
-    analyze_incrementally(name, text, version, encoding, obsolete, &checker)
+    analyze_incrementally(
+        name,
+        text,
+        version,
+        encoding,
+        obsolete,
+        &Incremental::default(),
+    )
 }
 
-/// [`analyze`], reusing the type inference results `checker` kept from the
+/// [`analyze`], reusing the parse and type inference results `kept` from the
 /// document's previous analyses (and updating them).
 pub fn analyze_incrementally(
     name: &str,
@@ -135,14 +187,15 @@ pub fn analyze_incrementally(
     version: i32,
     encoding: Encoding,
     obsolete: &dyn Fn() -> bool,
-    checker: &Mutex<IncrementalChecker>,
+    kept: &Incremental,
 ) -> Option<Analysis> {
     let mut diagnostics = Vec::new();
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
-    let parse = match guarded(|| relay_syntax::parse_module(&text)) {
+    let parse = match guarded(|| kept.parse(&text)) {
         Ok(parse) => parse,
         Err(message) => {
+            kept.clear();
             diagnostics.push(internal_error(Layer::Syntax, "the parser", &message));
             relay_syntax::parse_module("")
         }
@@ -180,7 +233,7 @@ pub fn analyze_incrementally(
         .source_file()
         .map(|root| CheckScope::new(file, &root, &diagnostics));
     let typed = match guarded(|| {
-        checker
+        kept.checker
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .check(&lowered)
@@ -197,10 +250,7 @@ pub fn analyze_incrementally(
         Err(message) => {
             // The checker stays correct after a panic, but drop what it
             // kept so the next edit starts afresh.
-            checker
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clear();
+            kept.clear();
             diagnostics.push(internal_error(Layer::Type, "type inference", &message));
             None
         }

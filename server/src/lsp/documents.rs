@@ -3,12 +3,11 @@
 //! replaces the cell, so work on an older version can never be published
 //! as the current one; the replaced analysis is dropped off the main loop.
 
-use super::analysis::{guarded, Analysis};
+use super::analysis::{guarded, Analysis, Incremental};
 use super::text::{Document, Encoding};
 use relay_passes::diagnostic::Diagnostic;
-use relay_passes::infer::IncrementalChecker;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::OnceCell;
 use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
 
@@ -23,8 +22,9 @@ pub struct DocState {
     pub generation: u64,
     /// Diagnostics of the on-save pipelines, for the version they ran on.
     pub save_diagnostics: Option<(i32, Vec<Diagnostic>)>,
-    /// Type inference results kept between the document's analyses.
-    pub checker: Arc<Mutex<IncrementalChecker>>,
+    /// The parse and type inference results kept between the document's
+    /// analyses.
+    pub kept: Arc<Incremental>,
 }
 
 impl DocState {
@@ -35,7 +35,7 @@ impl DocState {
             cell: Arc::new(OnceCell::new()),
             generation: 0,
             save_diagnostics: None,
-            checker: Arc::default(),
+            kept: Arc::default(),
         }
     }
 

@@ -50,13 +50,13 @@ impl Backend {
         version: i32,
         latest: Arc<AtomicI32>,
     ) -> std::result::Result<Arc<Analysis>, Option<Error>> {
-        let (text, checker) = {
+        let (text, kept) = {
             let docs = self.docs();
             let state = docs.get(uri).ok_or(None)?;
             if state.doc.version != version {
                 return Err(None);
             }
-            (state.doc.text(), state.checker.clone())
+            (state.doc.text(), state.kept.clone())
         };
         let name = doc_name(uri);
         let encoding = self.encoding();
@@ -68,7 +68,7 @@ impl Backend {
                     version,
                     encoding,
                     &|| latest.load(Ordering::Relaxed) != version,
-                    &checker,
+                    &kept,
                 )
             })
         });

@@ -110,6 +110,11 @@ impl LspClient {
         }
     }
 
+    /// The server process's id (the bench reads its resident memory).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends `initialize` (announcing UTF-8 positions if `utf8`) and
     /// `initialized`.
     pub fn initialize(&mut self, utf8: bool, init_options: Value) {

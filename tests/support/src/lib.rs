@@ -9,7 +9,9 @@
 //! * [`files`]: reading and listing test files;
 //! * [`run`]: running a built binary (the `relay` CLI) and capturing what
 //!   it printed;
-//! * [`compare`]: tallying our outputs against TVM's records.
+//! * [`compare`]: tallying our outputs against TVM's records;
+//! * [`generate`]: large generated modules (ResNet networks) for scale
+//!   benchmarks and tests.
 //!
 //! It depends on no crate of this workspace (only text and files), so any
 //! crate can dev-depend on it; helpers that need the IR stay with the tests
@@ -17,6 +19,7 @@
 
 pub mod compare;
 pub mod files;
+pub mod generate;
 pub mod run;
 pub mod text;
 pub mod tvm;

@@ -87,6 +87,22 @@ pub(crate) fn expr_file(p: &mut Parser<'_>) {
     m.complete(p, EXPR_FILE);
 }
 
+/// One `def` and nothing else, for re-parsing a definition alone
+/// (`reparse.rs`): false if the text is not exactly that.
+pub(crate) fn lone_def(p: &mut Parser<'_>) -> bool {
+    let m = p.start();
+    let is_def = p.at(DEF_KW);
+    if is_def {
+        def(p);
+    }
+    let exactly_one = is_def && p.at(EOF);
+    while !p.at(EOF) {
+        p.bump_any();
+    }
+    m.complete(p, SOURCE_FILE);
+    exactly_one
+}
+
 fn version(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(VERSION_ATTR);

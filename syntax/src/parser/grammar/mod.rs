@@ -13,6 +13,7 @@ mod items;
 mod patterns;
 pub(crate) mod types;
 
+pub(crate) use self::items::lone_def;
 use crate::parser::Parser;
 use crate::token_set::TokenSet;
 use crate::SyntaxKind::{self, *};

@@ -1,0 +1,328 @@
+//! Incremental re-parsing gives exactly what a full parse gives (tree and
+//! errors), on random edits of realistic modules (11,000 in all): insertions of tokens and
+//! of text that breaks tokens (quotes, comment openers, brackets),
+//! deletions, pastes of other parts of the text, edits across definition
+//! boundaries. Each edit is applied to the result of the previous one, so
+//! errors carried over from earlier edits are checked too.
+
+use relay_syntax::{parse_module, reparse_module, Parse, Reparsed, TextEdit, TextRange, TextSize};
+
+/// SplitMix64: deterministic, so a failure names its seed and step.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+
+/* a comment { with braces } */
+def @id[T](%x: T) -> T {
+  %x
+}
+
+def @length[A](%l: List[A]) -> int32 {
+  match (%l) {
+    Cons(_, %rest) => add(1, @length(%rest)),
+    Nil => 0,
+  }
+}
+
+def @conv(%data: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
+  %0 = nn.conv2d(%data, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.relu(%0); // trailing comment }
+  let %f = fn (%y) { multiply(%y, 2f) };
+  if (True) { %f(%1) } else { %1 }
+}
+
+def @main(%a: float32, %b: float32) {
+  let %t = (%a, %b);
+  %2 = cast(%t.0, dtype="float16");
+  @id(%2)
+}
+"#;
+
+/// Text inserted by the edits: whole tokens, pieces that change how the
+/// text around them lexes, and constructs that open or close definitions.
+const SNIPPETS: &[&str] = &[
+    " ",
+    "\n",
+    "x",
+    "%",
+    "%x",
+    "@main",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    "=",
+    "\"",
+    "/*",
+    "*/",
+    "//",
+    "#[",
+    "meta[",
+    "1",
+    "2.5f",
+    "add(%x, %y)",
+    "def",
+    "def @g() { 1 }",
+    "}\ndef @h(%q) {",
+    "fn (%z) { %z }",
+    "let %v = 1;",
+    "match",
+    "=>",
+    "-> float32",
+    "type",
+    "extern type E",
+    "#[metadata]\n{}",
+    "\u{e9}",
+    "free_var",
+];
+
+fn check(old_parse: &Parse, new_text: &str, edit: TextEdit, context: &str) -> Reparsed {
+    let (incremental, how) = reparse_module(old_parse, edit, new_text);
+    let full = parse_module(new_text);
+    assert_eq!(
+        incremental.syntax_node().to_string(),
+        new_text,
+        "{context}: the incremental tree is not the text"
+    );
+    if incremental != full {
+        let (a, b) = (incremental.debug_dump(), full.debug_dump());
+        let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+        let first = (0..a.len().max(b.len()))
+            .find(|&i| a.get(i) != b.get(i))
+            .unwrap_or(0);
+        let around = |lines: &[&str]| {
+            lines[first.saturating_sub(3)..(first + 3).min(lines.len())].join("\n")
+        };
+        panic!(
+            "{context} ({how:?}): incremental parse differs at dump line {first}\n--- incremental\n{}\n--- full\n{}",
+            around(&a),
+            around(&b)
+        );
+    }
+    how
+}
+
+/// A random edit of `text` at character boundaries: what [`typing`] or
+/// [`mangling`] picks.
+type EditPicker = fn(&mut Rng, &str) -> (TextRange, String);
+
+/// A keystroke: one character typed or deleted (spaces, names, digits,
+/// punctuation of argument lists).
+fn typing(rng: &mut Rng, text: &str) -> (TextRange, String) {
+    let mut at = rng.below(text.len() + 1);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if rng.below(3) == 0 && at < text.len() {
+        let mut end = at + 1;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        return (
+            TextRange::new((at as u32).into(), (end as u32).into()),
+            String::new(),
+        );
+    }
+    const KEYS: &[u8] = b"abcxyz019 ,.%()_";
+    let key = KEYS[rng.below(KEYS.len())] as char;
+    (TextRange::empty((at as u32).into()), key.to_string())
+}
+
+/// Anything: snippets, deletions, pastes, across boundaries.
+fn mangling(rng: &mut Rng, text: &str) -> (TextRange, String) {
+    let boundary = |rng: &mut Rng| {
+        let mut at = rng.below(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let start = boundary(rng);
+    let (delete_end, insert) = match rng.below(10) {
+        // Insert a snippet.
+        0..=4 => (start, SNIPPETS[rng.below(SNIPPETS.len())].to_string()),
+        // Delete a few bytes (or a long stretch, across definitions).
+        5..=6 => {
+            let len = if rng.below(4) == 0 {
+                rng.below(400)
+            } else {
+                rng.below(8) + 1
+            };
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            (end, String::new())
+        }
+        // Paste another part of the text.
+        7..=8 => {
+            let from = boundary(rng);
+            let mut to = (from + rng.below(200)).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            (start, text[from..to].to_string())
+        }
+        // Replace a character.
+        _ => {
+            let mut end = (start + 1).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            (end, SNIPPETS[rng.below(SNIPPETS.len())].to_string())
+        }
+    };
+    let range = TextRange::new(
+        TextSize::from(start as u32),
+        TextSize::from(delete_end as u32),
+    );
+    (range, insert)
+}
+
+/// Applies `steps` random edits to `base`, checking each; restarts from
+/// `base` every `restart` steps so the text stays near a real module.
+/// Returns how many edits were re-parsed incrementally.
+fn run(base: &str, pick: EditPicker, seed: u64, steps: usize, restart: usize) -> usize {
+    let mut rng = Rng(seed);
+    let mut text = base.to_string();
+    let mut parse = parse_module(&text);
+    let mut incremental = 0;
+    for step in 0..steps {
+        if step % restart == 0 {
+            text = base.to_string();
+            parse = parse_module(&text);
+        }
+        let (range, insert) = pick(&mut rng, &text);
+        let mut new_text = text.clone();
+        new_text.replace_range(std::ops::Range::<usize>::from(range), &insert);
+        let edit = TextEdit {
+            delete: range,
+            insert_len: TextSize::of(insert.as_str()),
+        };
+        let context = format!("seed {seed} step {step}: replace {range:?} with {insert:?}");
+        let how = check(&parse, &new_text, edit, &context);
+        if matches!(how, Reparsed::Item { .. }) {
+            incremental += 1;
+        }
+        // The server finds the edit by comparing texts: check that too.
+        if let Some(found) = TextEdit::between(&text, &new_text) {
+            check(
+                &parse,
+                &new_text,
+                found,
+                &format!("{context} (edit found by diff)"),
+            );
+        }
+        parse = reparse_module(&parse, edit, &new_text).0;
+        text = new_text;
+    }
+    incremental
+}
+
+/// 6,000 random edits of a hand-written module with every kind of item.
+#[test]
+fn incremental_equals_full_parse_on_a_handwritten_module() {
+    let mut incremental = 0;
+    for seed in 0..6 {
+        incremental += run(HANDWRITTEN, mangling, seed, 1000, 25);
+    }
+    // Random snippets break most definitions (and the breakage piles up
+    // until the restart), so a good part of the edits are parsed in full;
+    // the rest must still take the incremental path.
+    assert!(
+        incremental > 500,
+        "only {incremental} of 6000 edits were incremental"
+    );
+}
+
+/// 2,000 random edits of generated ResNet networks (graph bindings, type
+/// comments, attributes).
+#[test]
+fn incremental_equals_full_parse_on_generated_networks() {
+    let base = relay_test_support::generate::resnet_module(2, [1, 1, 1, 1]);
+    let mut incremental = 0;
+    for seed in 100..102 {
+        incremental += run(&base, mangling, seed, 1000, 50);
+    }
+    assert!(
+        incremental > 100,
+        "only {incremental} of 2000 edits were incremental"
+    );
+}
+
+/// 3,000 keystrokes (typed or deleted characters) in both modules: most
+/// land inside a definition and keep its boundaries.
+#[test]
+fn incremental_equals_full_parse_on_keystrokes() {
+    let generated = relay_test_support::generate::resnet_module(2, [1, 1, 1, 1]);
+    let mut incremental = 0;
+    for (seed, base) in [
+        (200, HANDWRITTEN),
+        (201, generated.as_str()),
+        (202, HANDWRITTEN),
+    ] {
+        incremental += run(base, typing, seed, 1000, 40);
+    }
+    assert!(
+        incremental > 1000,
+        "only {incremental} of 3000 keystrokes were incremental"
+    );
+}
+
+#[test]
+fn an_edit_inside_one_definition_reparses_only_it() {
+    let text = "#[version = \"0.0.5\"]\ndef @a() { 1 }\ndef @b() { add(1, 2) }\ndef @c() { 3 }\n";
+    let parse = parse_module(text);
+    let at = text.find("add(1").unwrap() + 4;
+    let new_text = format!("{}, 5{}", &text[..at + 1], &text[at + 1..]);
+    let edit = TextEdit::between(text, &new_text).unwrap();
+    let (reparsed, how) = reparse_module(&parse, edit, &new_text);
+    let b = text.find("def @b").unwrap() as u32;
+    assert_eq!(
+        how,
+        Reparsed::Item {
+            old: TextRange::new(b.into(), (b + 22).into()),
+            new: TextRange::new(b.into(), (b + 25).into()),
+        }
+    );
+    assert_eq!(reparsed, parse_module(&new_text));
+    // The other definitions are the very same green nodes.
+    let old_defs: Vec<_> = parse.syntax_node().children().collect();
+    let new_defs: Vec<_> = reparsed.syntax_node().children().collect();
+    assert_eq!(old_defs[1].green(), new_defs[1].green());
+    assert!(std::ptr::eq(old_defs[3].green(), new_defs[3].green()));
+}
+
+#[test]
+fn an_edit_that_unbalances_a_body_is_parsed_in_full() {
+    let text = "#[version = \"0.0.5\"]\ndef @a() { 1 }\ndef @b() { 2 }\n";
+    let parse = parse_module(text);
+    let at = text.find("{ 1").unwrap() + 1;
+    let new_text = format!("{}{{{}", &text[..at], &text[at..]);
+    let edit = TextEdit::between(text, &new_text).unwrap();
+    let (reparsed, how) = reparse_module(&parse, edit, &new_text);
+    assert_eq!(how, Reparsed::Full);
+    assert_eq!(reparsed, parse_module(&new_text));
+}
