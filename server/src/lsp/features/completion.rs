@@ -3,6 +3,13 @@
 //! not given yet, first), then locals and globals, then operators,
 //! constructors and keywords. Each item replaces the word (with its sigil)
 //! before the cursor.
+//!
+//! In a large module the names in scope run to tens of thousands (graph
+//! bindings `%N` stay visible to the end of the file, as TVM reads them), and
+//! each item's detail is a printed type. So names are filtered by the word
+//! typed so far and capped at [`MAX_NAME_ITEMS`] *before* any detail is
+//! computed; a capped answer is marked incomplete, and the client asks again
+//! as the user types.
 
 use super::ops::enclosing_op_call;
 use super::types::{global_signature, graph_value, type_of, var_at, var_type};
@@ -24,6 +31,35 @@ const KEYWORDS: &[&str] = &[
     "ref_read",
     "ref_write",
 ];
+
+/// At most this many locals, and as many globals, in one answer.
+pub const MAX_NAME_ITEMS: usize = 200;
+
+/// One completion answer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completions {
+    pub items: Vec<CompletionItem>,
+    /// Names were left out (over [`MAX_NAME_ITEMS`] matched): the client
+    /// must ask again when the word grows.
+    pub incomplete: bool,
+}
+
+/// Keeps the names that contain `typed`, in their order, at most
+/// [`MAX_NAME_ITEMS`] of them; says whether any matching one was left out.
+fn matching_names<T>(
+    names: impl Iterator<Item = T>,
+    name_of: impl Fn(&T) -> &str,
+    typed: &str,
+) -> (Vec<T>, bool) {
+    let mut kept = Vec::new();
+    for candidate in names.filter(|c| name_of(c).contains(typed)) {
+        if kept.len() == MAX_NAME_ITEMS {
+            return (kept, true);
+        }
+        kept.push(candidate);
+    }
+    (kept, false)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompletionKind {
@@ -50,7 +86,7 @@ fn ident_char(c: u8) -> bool {
     c == b'_' || c == b'/' || c == b'.' || c.is_ascii_alphanumeric()
 }
 
-pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> {
+pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     let text = analysis.text().as_bytes();
     let end = usize::from(offset).min(text.len());
     let mut start = end;
@@ -64,6 +100,8 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> 
         start
     };
     let replace = TextRange::new((replace_start as u32).into(), (end as u32).into());
+    let typed = std::str::from_utf8(&text[start..end]).unwrap_or("");
+    let mut incomplete = false;
     let item = |label: String, kind: CompletionKind, detail: Option<String>| CompletionItem {
         insert: label.clone(),
         label,
@@ -74,8 +112,14 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> 
     };
     let names = &analysis.names;
     let mut out = Vec::new();
-    let locals = |out: &mut Vec<CompletionItem>| {
-        for id in names.visible_at(offset) {
+    let mut locals = |out: &mut Vec<CompletionItem>| {
+        let (visible, capped) = matching_names(
+            names.visible_at(offset).into_iter(),
+            |id| names.definition(*id).name.as_str(),
+            typed,
+        );
+        incomplete |= capped;
+        for id in visible {
             let def = names.definition(id);
             let detail = match (def.kind, def.range) {
                 (NameKind::Graph, Some(range)) => graph_value(analysis, range).and_then(type_of),
@@ -89,8 +133,14 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> 
             ));
         }
     };
-    let globals = |out: &mut Vec<CompletionItem>| {
-        for (name, _) in analysis.module().functions() {
+    let mut globals = |out: &mut Vec<CompletionItem>| {
+        let (functions, capped) = matching_names(
+            analysis.module().functions(),
+            |(name, _)| name.as_ref(),
+            typed,
+        );
+        incomplete |= capped;
+        for (name, _) in functions {
             out.push(item(
                 format!("@{name}"),
                 CompletionKind::Function,
@@ -155,7 +205,10 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> 
             }
         }
     }
-    out
+    Completions {
+        items: out,
+        incomplete,
+    }
 }
 
 #[cfg(test)]
@@ -168,7 +221,7 @@ mod tests {
     fn labels(marked: &str) -> Vec<String> {
         let fixture = fixture::parse(marked);
         let analysis = fixture::analysis(&fixture.text);
-        let items = completion(&analysis, fixture.cursor());
+        let items = completion(&analysis, fixture.cursor()).items;
         for item in &items {
             assert_eq!(item.replace, fixture.range("word"), "{item:?}");
         }
@@ -182,7 +235,7 @@ mod tests {
              def @f(%x: float32) { let %y = %x; add(<word>%$0</word>, %y) }",
         );
         let analysis = fixture::analysis(&fixture.text);
-        let items = completion(&analysis, fixture.cursor());
+        let items = completion(&analysis, fixture.cursor()).items;
         let found: Vec<(&str, Option<&str>)> = items
             .iter()
             .map(|i| (i.label.as_str(), i.detail.as_deref()))
@@ -209,7 +262,7 @@ mod tests {
              def @f(%x: Tensor[(1, 3, 4, 4), float32]) { nn.conv2d(%x, %x, strides=[1, 1], <word>pa$0</word>) }",
         );
         let analysis = fixture::analysis(&fixture.text);
-        let mut items = completion(&analysis, fixture.cursor());
+        let mut items = completion(&analysis, fixture.cursor()).items;
         // As clients order them: by sort text, else by label.
         items.sort_by(|a, b| {
             let key = |i: &CompletionItem| i.sort_text.clone().unwrap_or(i.label.clone());
@@ -228,5 +281,35 @@ mod tests {
         assert_eq!(items[first_other].label, "%x");
         assert!(items.iter().any(|i| i.label == "nn.conv2d"));
         assert!(items.iter().any(|i| i.label == "free_var"));
+    }
+
+    #[test]
+    fn thousands_of_names_in_scope_are_filtered_by_the_word_and_capped() {
+        let mut text = String::from("#[version = \"0.0.5\"]\ndef @f(%x: float32) {\n");
+        for i in 0..1000 {
+            let previous = if i == 0 { "%x".to_string() } else { format!("%{}", i - 1) };
+            text.push_str(&format!("  %{i} = add({previous}, 1f);\n"));
+        }
+        text.push_str("  add(%999, %77");
+        let cursor_at = text.len();
+        text.push_str(")\n}\n");
+        let analysis = fixture::analysis(&text);
+        let offset = TextSize::from(cursor_at as u32);
+        let answer = completion(&analysis, offset);
+        // `%77`, `%770`…`%779`: everything that contains the word.
+        let labels: Vec<&str> = answer.items.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels.len(), 11, "{labels:?}");
+        assert!(labels.contains(&"%77") && labels.contains(&"%779"));
+        assert!(!answer.incomplete);
+        assert!(answer.items.iter().all(|i| i.detail.as_deref() == Some("float32")));
+
+        // After a bare `%`, every one of the 1,001 names matches: capped.
+        let bare = text.replacen("%77)", "%)", 1);
+        let analysis = fixture::analysis(&bare);
+        let answer = completion(&analysis, TextSize::from(bare.find("%)").unwrap() as u32 + 1));
+        assert_eq!(answer.items.len(), MAX_NAME_ITEMS);
+        assert!(answer.incomplete);
+        // Innermost first: the last binding before the cursor leads.
+        assert_eq!(answer.items[0].label, "%999");
     }
 }

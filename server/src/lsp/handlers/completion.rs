@@ -5,7 +5,7 @@ use crate::lsp::features::{completion, signature_help};
 use crate::lsp::{from_proto, to_proto};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
-    CompletionParams, CompletionResponse, SignatureHelp, SignatureHelpParams,
+    CompletionList, CompletionParams, CompletionResponse, SignatureHelp, SignatureHelpParams,
 };
 
 pub async fn completion(
@@ -16,11 +16,16 @@ pub async fn completion(
     backend
         .with_analysis(&p.text_document.uri, "completion", move |a| {
             let offset = from_proto::offset(&a.lines, p.position);
-            let items = completion::completion(a, offset)
+            let answer = completion::completion(a, offset);
+            let items = answer
+                .items
                 .into_iter()
                 .map(|item| to_proto::completion_item(&a.lines, item))
                 .collect();
-            Some(CompletionResponse::Array(items))
+            Some(CompletionResponse::List(CompletionList {
+                is_incomplete: answer.incomplete,
+                items,
+            }))
         })
         .await
 }
