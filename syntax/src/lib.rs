@@ -37,6 +37,7 @@ pub mod ast;
 mod build_tree;
 pub mod format;
 pub mod green_view;
+mod leniency;
 mod lexer;
 pub mod literal;
 mod parser;
@@ -45,6 +46,7 @@ mod syntax_kind;
 mod token_set;
 mod validation;
 
+pub use crate::leniency::{Leniency, LeniencyKind, ParseOptions};
 pub use crate::lexer::{tokenize, LexError, Token};
 pub use crate::parser::grammar::is_dtype_name;
 pub use crate::syntax_error::{SyntaxError, SyntaxErrorKind, SyntaxLabel};
@@ -56,6 +58,8 @@ pub use rowan::{GreenNode, TextRange, TextSize};
 pub struct Parse {
     green: GreenNode,
     errors: Vec<SyntaxError>,
+    /// What a lenient reading accepted (always empty in strict mode).
+    leniencies: Vec<Leniency>,
 }
 
 impl Parse {
@@ -72,6 +76,12 @@ impl Parse {
     /// Syntax errors, sorted by position.
     pub fn errors(&self) -> &[SyntaxError] {
         &self.errors
+    }
+
+    /// What a lenient reading accepted that TVM's parser rejects, sorted
+    /// by position (empty for a strict parse).
+    pub fn leniencies(&self) -> &[Leniency] {
+        &self.leniencies
     }
 
     /// The typed root of a module parse.
@@ -116,24 +126,68 @@ pub fn parse_expr(text: &str) -> Parse {
 
 /// Parses `text` with the given entry point.
 pub fn parse(text: &str, entry: Entry) -> Parse {
-    let (lexed, lex_errors) = lexer::lex(text, build_tree::Lexed::new(text.len()));
+    parse_with(text, entry, ParseOptions::STRICT)
+}
+
+/// Parses `text` with the given entry point and options. A lenient module
+/// parse of a text that is one `fn` expression gives an `EXPR_FILE` root
+/// (see [`LeniencyKind::ExpressionFile`]).
+pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
+    let (lexed, lex_errors, frontend_names) =
+        lexer::lex_with(text, build_tree::Lexed::new(text.len()), options.lenient);
     let mut p = parser::Parser::new(text, lexed);
+    p.lenient = options.lenient;
     match entry {
+        Entry::Module if options.lenient && parser::grammar::is_expression_file(&p) => {
+            parser::grammar::expr_file(&mut p);
+            let range = p.first_token_range();
+            p.leniencies.push(Leniency::new(
+                LeniencyKind::ExpressionFile,
+                "this file is one `fn` expression, not a module; read as the module's `@main` \
+                 (TVM reads it with `relay.parse_expr`, `relay check --expr`)",
+                range,
+            ));
+        }
         Entry::Module => parser::grammar::source_file(&mut p),
         Entry::Expr => parser::grammar::expr_file(&mut p),
     }
-    let (green, parse_errors) = p.finish();
+    let (green, parse_errors, mut leniencies) = p.finish();
+    // One warning per name, at its first occurrence.
+    let mut warned = std::collections::HashSet::new();
+    for range in frontend_names {
+        let name = &text[range];
+        if !warned.insert(name) {
+            continue;
+        }
+        leniencies.push(Leniency::new(
+            LeniencyKind::FrontendName,
+            format!(
+                "`{name}` is a name as frontends write it; TVM's parser stops it at the first \
+                 character that cannot continue a name. Read as one name"
+            ),
+            range,
+        ));
+    }
     let mut errors: Vec<SyntaxError> = lex_errors
         .into_iter()
         .map(|e| SyntaxError::new(e.kind, e.message, e.range))
         .chain(parse_errors)
         .collect();
-    validation::validate(&SyntaxNode::new_root(green.clone()), &mut errors);
+    validation::validate(
+        &SyntaxNode::new_root(green.clone()),
+        &mut errors,
+        options.lenient.then_some(&mut leniencies),
+    );
     // One message per spot: the first is the most specific (the lexer's,
     // or the parser's first expectation); the rest repeat it.
     errors.sort_by_key(|e| e.range().start());
     errors.dedup_by_key(|e| e.range().start());
-    Parse { green, errors }
+    leniencies.sort_by_key(|l| l.range.start());
+    Parse {
+        green,
+        errors,
+        leniencies,
+    }
 }
 
 fn debug_tree(root: &SyntaxNode) -> String {

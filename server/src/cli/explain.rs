@@ -59,6 +59,7 @@ pub fn explanation(code: Code) -> String {
             format!("relay opt example.relay {}", args.join(" "))
         }
         Run::DiffWith(_) => "relay diff example.relay other.relay".to_string(),
+        Run::Lenient => "relay check --lenient example.relay".to_string(),
         Run::NotReproducible => return out,
     };
     out.push_str(&format!("\nExample (`{command}` reports {}):\n\n", info.id));

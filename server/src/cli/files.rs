@@ -131,3 +131,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+/// Where the project of the input `path` (`-`: standard input, from the
+/// current directory) is looked up from.
+pub fn start_of(path: &Path) -> PathBuf {
+    if super::input::is_stdin(path) {
+        Input::Stdin.project_start()
+    } else {
+        Input::File(path.to_path_buf()).project_start()
+    }
+}

@@ -17,7 +17,7 @@ use relay_passes::checkable::CheckScope;
 use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
-use relay_passes::lower::NameIndex;
+use relay_passes::lower::{LowerOptions, NameIndex};
 use relay_passes::source::SourceMap;
 use relay_syntax::{Parse, SyntaxNode, TextRange};
 use std::collections::HashSet;
@@ -137,30 +137,44 @@ pub fn analyze_incrementally(
     obsolete: &dyn Fn() -> bool,
     checker: &Mutex<IncrementalChecker>,
 ) -> Option<Analysis> {
+    analyze_incrementally_with(
+        name,
+        text,
+        (version, encoding),
+        obsolete,
+        checker,
+        LowerOptions::LENIENT,
+    )
+}
+
+/// [`analyze_incrementally`], reading the text with `options` (the editor
+/// reads leniently unless the project says `lenient = false`: what the
+/// reading accepted are warnings, with quick fixes).
+pub fn analyze_incrementally_with(
+    name: &str,
+    text: Arc<str>,
+    (version, encoding): (i32, Encoding),
+    obsolete: &dyn Fn() -> bool,
+    checker: &Mutex<IncrementalChecker>,
+    options: LowerOptions,
+) -> Option<Analysis> {
     let mut diagnostics = Vec::new();
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
-    let parse = match guarded(|| relay_syntax::parse_module(&text)) {
+    let parse = match guarded(|| {
+        relay_syntax::parse_with(&text, relay_syntax::Entry::Module, options.parse_options())
+    }) {
         Ok(parse) => parse,
         Err(message) => {
             diagnostics.push(internal_error(Layer::Syntax, "the parser", &message));
             relay_syntax::parse_module("")
         }
     };
-    diagnostics.extend(
-        parse
-            .errors()
-            .iter()
-            .map(|e| Diagnostic::from_syntax_error(file, e)),
-    );
+    diagnostics.extend(Diagnostic::of_parse(file, &parse));
     if obsolete() {
         return None;
     }
-    let lowered = guarded(|| {
-        parse
-            .source_file()
-            .map(|root| relay_passes::lower::lower_module(file, &root))
-    });
+    let lowered = guarded(|| relay_passes::lower::lower_parse(file, &parse, options));
     let (mut lowered, names) = match lowered {
         Ok(Some(lowered)) => {
             diagnostics.extend(lowered.diagnostics);
