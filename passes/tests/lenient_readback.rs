@@ -76,10 +76,17 @@ fn old_fashioned(typed: &IRModule, variant: usize) -> String {
     let mut text = print_module(typed, &exact(false));
     // Frontend names: `a_b` → `a.b`, `x` → `x:0`, and one leading digit.
     for (i, name) in parameter_names(&text).iter().enumerate() {
-        let new = if name.contains('_') {
-            name.replacen('_', ".", 1)
-        } else {
-            format!("{name}:0")
+        // `_` before a letter becomes `.` (`_0` would read as a tuple
+        // projection), else a `:0` suffix as TensorFlow writes.
+        let dot = name
+            .char_indices()
+            .find(|&(i, c)| {
+                c == '_' && name[i + 1..].starts_with(|n: char| n.is_ascii_alphabetic())
+            })
+            .map(|(i, _)| i);
+        let new = match dot {
+            Some(i) => format!("{}.{}", &name[..i], &name[i + 1..]),
+            None => format!("{name}:0"),
         };
         let new = if i == 1 { format!("1_{new}") } else { new };
         text = rename(&text, name, &format!("%{new}"));
@@ -129,10 +136,7 @@ fn constants_as_opaque(module: &IRModule, text: &str) -> (IRModule, usize) {
             made.entry(reference.to_string())
                 .or_insert_with(|| {
                     let shape: Vec<String> = data.shape.iter().map(i64::to_string).collect();
-                    let shape = match shape.len() {
-                        1 => format!("({},)", shape[0]),
-                        _ => format!("({})", shape.join(", ")),
-                    };
+                    let shape = format!("({})", shape.join(", "));
                     let ty = if data.shape.is_empty() {
                         type_of_text(&data.dtype.to_string())
                     } else {

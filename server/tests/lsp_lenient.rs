@@ -100,3 +100,65 @@ fn the_editor_reads_leniently_with_warnings_and_an_upgrade() {
     });
     client.shutdown();
 }
+
+fn hover_text(hover: &Value) -> String {
+    hover["contents"]["value"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| hover["contents"].to_string())
+}
+
+/// An operator declared in the project's relay.toml: hover shows its
+/// declaration, completion offers it, and its calls are type-checked.
+#[test]
+fn declared_operators_in_hover_completion_and_diagnostics() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lenient/declared");
+    let mut client = LspClient::start(false);
+    let path = dir.join("model.relay");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let uri = file_uri(&path);
+    client.open(&uri, &text);
+    let diagnostics = client.diagnostics(&uri, 1);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let at = text.find("vendor.gemm(").unwrap() + 3;
+    let hover = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": position(&text, at, false) }),
+    );
+    let shown = hover_text(&hover);
+    assert!(shown.contains("vendor.gemm"), "{shown}");
+    assert!(shown.contains("GEMM on the vendor"), "{shown}");
+    assert!(shown.contains("units"), "{shown}");
+    let at = text.find("vendor.scale(").unwrap();
+    let completion = client.request(
+        "textDocument/completion",
+        json!({ "textDocument": { "uri": uri }, "position": position(&text, at, false) }),
+    );
+    let items = completion["items"]
+        .as_array()
+        .or_else(|| completion.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let labels: Vec<&str> = items.iter().filter_map(|i| i["label"].as_str()).collect();
+    for op in [
+        "vendor.gemm",
+        "vendor.scale",
+        "vendor.quantize",
+        "vendor.checksum",
+    ] {
+        assert!(labels.contains(&op), "{op} not offered");
+    }
+    // Type errors by the declared rules.
+    let wrong_path = dir.join("wrong.relay");
+    let wrong = std::fs::read_to_string(&wrong_path).unwrap();
+    let wrong_uri = file_uri(&wrong_path);
+    client.open(&wrong_uri, &wrong);
+    let diagnostics = client.diagnostics(&wrong_uri, 1);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir.join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        insta::assert_snapshot!("lsp_declared_wrong", render(&diagnostics));
+    });
+    client.shutdown();
+}

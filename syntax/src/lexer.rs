@@ -819,6 +819,68 @@ mod tests {
         assert_eq!(kinds("%let"), vec![(PERCENT, "%"), (LET_KW, "let")]);
     }
 
+    fn lenient_kinds(text: &str) -> (Vec<(SyntaxKind, &str)>, Vec<&str>) {
+        let (tokens, _, names) = lex_with(text, Vec::new(), true);
+        let mut pos = 0usize;
+        let mut out = Vec::new();
+        for token in tokens {
+            let end = pos + usize::from(token.len);
+            if token.kind != WHITESPACE {
+                out.push((token.kind, &text[pos..end]));
+            }
+            pos = end;
+        }
+        (out, names.into_iter().map(|r| &text[r]).collect())
+    }
+
+    #[test]
+    fn frontend_names_are_one_token_only_when_lenient() {
+        let text = "%conv1.weight %input_tensor:0 %1_bn.gamma @foo.bar %features.0.weight";
+        let (tokens, names) = lenient_kinds(text);
+        assert_eq!(
+            tokens,
+            vec![
+                (LOCAL, "%conv1.weight"),
+                (LOCAL, "%input_tensor:0"),
+                (LOCAL, "%1_bn.gamma"),
+                (GLOBAL, "@foo.bar"),
+                (LOCAL, "%features.0.weight"),
+            ]
+        );
+        assert_eq!(names.len(), 5);
+        // Strict: TVM's tokens.
+        assert_eq!(
+            kinds("%conv1.weight %1_bn"),
+            vec![
+                (LOCAL, "%conv1"),
+                (DOT, "."),
+                (IDENT, "weight"),
+                (GRAPH, "%1"),
+                (IDENT, "_bn")
+            ]
+        );
+        // What stays as it is: projections, graph variables, type annotations.
+        let (tokens, names) = lenient_kinds("%t.0 %0.1 %x: %a.b.0 %2");
+        assert_eq!(
+            tokens,
+            vec![
+                (LOCAL, "%t"),
+                (DOT, "."),
+                (INT, "0"),
+                (GRAPH, "%0"),
+                (DOT, "."),
+                (INT, "1"),
+                (LOCAL, "%x"),
+                (COLON, ":"),
+                (LOCAL, "%a.b"),
+                (DOT, "."),
+                (INT, "0"),
+                (GRAPH, "%2"),
+            ]
+        );
+        assert_eq!(names, ["%a.b"]);
+    }
+
     #[test]
     fn numbers() {
         assert_eq!(

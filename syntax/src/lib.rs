@@ -190,6 +190,61 @@ pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
     }
 }
 
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    fn kinds_of(parse: &Parse) -> Vec<LeniencyKind> {
+        parse.leniencies().iter().map(|l| l.kind).collect()
+    }
+
+    #[test]
+    fn strict_parsing_reports_what_lenient_parsing_accepts() {
+        let cases: &[(&str, &[LeniencyKind])] = &[
+            ("def @main() { 1 }\n", &[LeniencyKind::MissingVersion]),
+            (
+                "#[version = \"0.0.4\"]\ndef @main() { 1 }\n",
+                &[LeniencyKind::OtherVersion],
+            ),
+            ("fn (%x: float32) { %x }\n", &[LeniencyKind::ExpressionFile]),
+            (
+                "#[version = \"0.0.5\"]\ndef @main(%a.b: float32) { %a.b }\n",
+                &[LeniencyKind::FrontendName],
+            ),
+        ];
+        for (text, expected) in cases {
+            let strict = parse_module(text);
+            assert!(!strict.errors().is_empty(), "{text}");
+            assert!(strict.leniencies().is_empty(), "{text}");
+            let lenient = parse_with(text, Entry::Module, ParseOptions::LENIENT);
+            assert!(
+                lenient.errors().is_empty(),
+                "{text}: {:?}",
+                lenient.errors()
+            );
+            assert_eq!(kinds_of(&lenient), *expected, "{text}");
+            // Lossless either way.
+            assert_eq!(lenient.syntax_node().to_string(), *text);
+        }
+        let expr = parse_with(
+            "fn (%x: float32) { %x }",
+            Entry::Module,
+            ParseOptions::LENIENT,
+        );
+        assert!(expr.expr_file().is_some());
+    }
+
+    #[test]
+    fn a_bare_fn_in_strict_mode_points_at_expr() {
+        let strict = parse_module("fn (%x: float32) { %x }\n");
+        assert!(
+            strict.errors()[0].message().contains("--expr"),
+            "{:?}",
+            strict.errors()
+        );
+    }
+}
+
 fn debug_tree(root: &SyntaxNode) -> String {
     use rowan::WalkEvent;
     let mut out = String::new();

@@ -66,7 +66,8 @@ pub(crate) struct Inferencer<'a> {
     /// Operator types (`None`: the operator has no usable relation).
     op_types: IdMap<usize, Option<OpType>>,
     /// Whether a call of an opaque operator (an unknown one, read
-    /// leniently) was met: its unknown type is expected, not an error.
+    /// leniently) or an untyped opaque constant was met: the unknown types
+    /// that follow are expected, not an error.
     pub opaque_calls: bool,
     /// The types of global functions, from their annotations.
     global_types: HashMap<String, Type>,
@@ -293,6 +294,12 @@ impl<'a> Inferencer<'a> {
         }
         match e.kind() {
             ExprKind::Var(v) => {
+                // A constant whose value and type the text did not have
+                // (read leniently): unknown by design, like an opaque call.
+                if v.type_annotation.is_none() && relay_ir::opaque::is_opaque_constant_name(&v.name)
+                {
+                    self.opaque_calls = true;
+                }
                 let ty = v.type_annotation.clone().unwrap_or_else(Type::incomplete);
                 self.record(e, ty)
             }

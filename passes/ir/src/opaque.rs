@@ -27,7 +27,12 @@ pub fn opaque_constant(reference: &str, ty: Option<Type>, span: Option<Span>) ->
 /// The reference an opaque constant stands for, if `var` is one.
 pub fn opaque_reference(var: &Var) -> Option<&str> {
     let name = var.name();
-    name.starts_with(PREFIX).then_some(name)
+    is_opaque_constant_name(name).then_some(name)
+}
+
+/// Whether a variable named `name` is an opaque constant.
+pub fn is_opaque_constant_name(name: &str) -> bool {
+    name.starts_with(PREFIX)
 }
 
 /// Whether `expr` is an opaque constant.

@@ -424,7 +424,9 @@ impl Lowerer {
                 continue;
             }
             let help = op::suggest_attr(schema, &g.key).map(|s| format!("did you mean `{s}`?"));
-            let mut diagnostic = if self.lenient {
+            // Leniently, a field close to one v0.13 has stays an error (a
+            // typo, with its suggestion); another version's field is dropped.
+            let mut diagnostic = if self.lenient && help.is_none() {
                 Diagnostic::warning(
                     Code::DroppedAttribute,
                     format!(

@@ -323,8 +323,9 @@ codes! {
 
     DroppedAttribute = "W0107", Name, "unknown attribute dropped",
     "A call gives an attribute its attributes type does not have in TVM \
-     v0.13 (another version's field, or a misspelling). TVM rejects it \
-     (E0109); a lenient reading drops it. Remove it, or fix its name.",
+     v0.13 (another version's field). TVM rejects it (E0109); a lenient \
+     reading drops it. A name close to a field v0.13 has is taken for a \
+     typo and stays an error (E0109, with the suggestion). Remove it.",
     lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) { nn.softmax(%x, axis=1, foo=2) }\n");
 
     AttrsTypeFromOperator = "W0108", Name, "attributes type taken from the operator",
