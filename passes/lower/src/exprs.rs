@@ -449,9 +449,11 @@ impl Lowerer {
             return Expr::op(def, span);
         }
         // An operator this build does not know (a vendor's), opaque in a
-        // lenient reading; a name close to a known operator stays an error
-        // (a typo, with its suggestion).
-        if self.lenient && op::suggest_op(name).is_none() {
+        // lenient reading; a name close to a known operator or constructor
+        // stays an error (a typo, with its suggestion).
+        let close_to_known = op::suggest_op(name).is_some()
+            || suggestion(name, self.ctors.keys().map(String::as_str), str::to_string).is_some();
+        if self.lenient && !close_to_known {
             let def = op::opaque_op(name);
             if self.opaque_ops_warned.insert(name.to_string()) {
                 let diagnostic = relay_ir::diagnostic::Diagnostic::warning(
