@@ -190,6 +190,36 @@ pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
     }
 }
 
+fn debug_tree(root: &SyntaxNode) -> String {
+    use rowan::WalkEvent;
+    let mut out = String::new();
+    let mut indent = 0usize;
+    for event in root.preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(element) => {
+                out.push_str(&"  ".repeat(indent));
+                match element {
+                    SyntaxElement::Node(node) => {
+                        out.push_str(&format!("{:?}@{:?}\n", node.kind(), node.text_range()));
+                        indent += 1;
+                    }
+                    SyntaxElement::Token(token) => {
+                        out.push_str(&format!(
+                            "{:?}@{:?} {:?}\n",
+                            token.kind(),
+                            token.text_range(),
+                            token.text()
+                        ));
+                    }
+                }
+            }
+            WalkEvent::Leave(SyntaxElement::Node(_)) => indent -= 1,
+            WalkEvent::Leave(SyntaxElement::Token(_)) => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod lenient_tests {
     use super::*;
@@ -243,34 +273,4 @@ mod lenient_tests {
             strict.errors()
         );
     }
-}
-
-fn debug_tree(root: &SyntaxNode) -> String {
-    use rowan::WalkEvent;
-    let mut out = String::new();
-    let mut indent = 0usize;
-    for event in root.preorder_with_tokens() {
-        match event {
-            WalkEvent::Enter(element) => {
-                out.push_str(&"  ".repeat(indent));
-                match element {
-                    SyntaxElement::Node(node) => {
-                        out.push_str(&format!("{:?}@{:?}\n", node.kind(), node.text_range()));
-                        indent += 1;
-                    }
-                    SyntaxElement::Token(token) => {
-                        out.push_str(&format!(
-                            "{:?}@{:?} {:?}\n",
-                            token.kind(),
-                            token.text_range(),
-                            token.text()
-                        ));
-                    }
-                }
-            }
-            WalkEvent::Leave(SyntaxElement::Node(_)) => indent -= 1,
-            WalkEvent::Leave(SyntaxElement::Token(_)) => {}
-        }
-    }
-    out
 }
