@@ -97,7 +97,7 @@ fn old_fashioned(typed: &IRModule, variant: usize) -> String {
     }
     let header = "#[version = \"0.0.5\"]\n";
     assert!(text.starts_with(header));
-    if variant % 2 == 0 {
+    if variant.is_multiple_of(2) {
         text[header.len()..].to_string()
     } else {
         format!("#[version = \"0.0.4\"]\n{}", &text[header.len()..])
