@@ -60,8 +60,12 @@ pub fn coverage(op: &'static OpDef) -> OpCoverage {
     let name = op.name.as_str();
     OpCoverage {
         relation,
-        relation_implemented: relation
-            .is_some_and(|r| crate::infer::relations::by_name(r).is_some()),
+        // A declared operator's rule (relay.toml) is applied by inference
+        // itself.
+        relation_implemented: relation.is_some_and(|r| {
+            r == crate::op::custom::DECLARED_RELATION
+                || crate::infer::relations::by_name(r).is_some()
+        }),
         evaluator: crate::eval::kernel(name).is_some(),
         never_folded: crate::eval::never_folded(name),
         layout_inference: crate::transforms::convert_layout::has_layout_inference(name),

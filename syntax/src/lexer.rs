@@ -69,6 +69,18 @@ impl TokenSink for Vec<Token> {
 
 /// Tokenizes `text` into `sink`; returns it with the lexical errors.
 pub(crate) fn lex<S: TokenSink>(text: &str, sink: S) -> (S, Vec<LexError>) {
+    let (sink, errors, _) = lex_with(text, sink, false);
+    (sink, errors)
+}
+
+/// [`lex`], optionally lenient: then names as frontends write them
+/// (`%conv1.weight`, `%input_tensor:0`, `%1_bn.gamma`, `@foo.bar`) are one
+/// token each, and the third result lists their ranges.
+pub(crate) fn lex_with<S: TokenSink>(
+    text: &str,
+    sink: S,
+    lenient: bool,
+) -> (S, Vec<LexError>, Vec<TextRange>) {
     let mut lexer = Lexer {
         text,
         bytes: text.as_bytes(),
@@ -77,12 +89,14 @@ pub(crate) fn lex<S: TokenSink>(text: &str, sink: S) -> (S, Vec<LexError>) {
         errors: Vec::new(),
         no_bracket_from: usize::MAX,
         no_quote_from: usize::MAX,
+        lenient,
+        frontend_names: Vec::new(),
     };
     while lexer.pos < lexer.bytes.len() {
         lexer.lex_one();
         lexer.trailing_space();
     }
-    (lexer.sink, lexer.errors)
+    (lexer.sink, lexer.errors, lexer.frontend_names)
 }
 
 struct Lexer<'a, S> {
@@ -96,6 +110,10 @@ struct Lexer<'a, S> {
     no_bracket_from: usize,
     /// No `"` and no `\\` at or after this offset (the same for strings).
     no_quote_from: usize,
+    /// Whether names as frontends write them are read as one token.
+    lenient: bool,
+    /// The ranges of such names (lenient mode only).
+    frontend_names: Vec<TextRange>,
 }
 
 fn is_ident_start(c: u8) -> bool {
@@ -274,7 +292,14 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
             b'!' => self.push(BANG, 1),
             b'?' => self.push(QUESTION, 1),
             b'@' => match self.plain_identifier_len(self.pos + 1) {
-                Some(len) => self.push(GLOBAL, 1 + len),
+                Some(len) => {
+                    let plain = 1 + len;
+                    let len = self.frontend_name_len(self.pos, plain);
+                    if len > plain {
+                        self.note_frontend_name(self.pos, len);
+                    }
+                    self.push(GLOBAL, len)
+                }
                 None => self.push(AT, 1),
             },
             b'#' => self.attribute(),
@@ -469,12 +494,81 @@ impl<'a, S: TokenSink> Lexer<'a, S> {
                     ),
                 );
             }
+            if self.lenient {
+                // `%1_bn.gamma`, `%1.weight`: a name that starts with a digit.
+                let after = start + 1 + digits;
+                let letter_follows = self
+                    .bytes
+                    .get(after)
+                    .is_some_and(|&c| c == b'_' || c.is_ascii_alphabetic());
+                let base = if letter_follows {
+                    1 + ident_len(&self.bytes[start + 1..])
+                } else {
+                    1 + digits
+                };
+                let len = self.frontend_name_len(start, base);
+                if letter_follows || len > base {
+                    self.note_frontend_name(start, len);
+                    self.push(LOCAL, len);
+                    return;
+                }
+            }
             self.push(GRAPH, 1 + digits);
         } else if let Some(len) = self.plain_identifier_len(start + 1) {
-            self.push(LOCAL, 1 + len);
+            let plain = 1 + len;
+            let len = self.frontend_name_len(start, plain);
+            if len > plain {
+                self.note_frontend_name(start, len);
+            }
+            self.push(LOCAL, len);
         } else {
             self.push(PERCENT, 1);
         }
+    }
+
+    /// In lenient mode, the length of the name starting at `start` whose
+    /// plain part is `len` bytes long, extended over what frontends put in
+    /// names: `.word` (`%conv1.weight`), `.N` when a `.word` follows
+    /// (`%features.0.weight`; a lone `%t.0` stays a tuple projection) and
+    /// `:N` (`%input_tensor:0`). Strict mode, and a name with nothing to
+    /// extend, keep `len`.
+    fn frontend_name_len(&self, start: usize, len: usize) -> usize {
+        if !self.lenient {
+            return len;
+        }
+        let b = self.bytes;
+        let mut end = start + len;
+        loop {
+            match b.get(end) {
+                Some(b'.') => {
+                    let run = ident_len(&b[end + 1..]);
+                    if run == 0 {
+                        break;
+                    }
+                    let word = &b[end + 1..end + 1 + run];
+                    let all_digits = word.iter().all(u8::is_ascii_digit);
+                    let word_follows = b.get(end + 1 + run) == Some(&b'.')
+                        && b.get(end + 2 + run).is_some_and(|&c| is_ident_start(c));
+                    if all_digits && !word_follows {
+                        break;
+                    }
+                    end += 1 + run;
+                }
+                Some(b':') if b.get(end + 1).is_some_and(u8::is_ascii_digit) => {
+                    end += 1 + ident_len(&b[end + 1..]);
+                }
+                _ => break,
+            }
+        }
+        end - start
+    }
+
+    /// Remembers the name at `text[start..start + len]` for its warning.
+    fn note_frontend_name(&mut self, start: usize, len: usize) {
+        self.frontend_names.push(TextRange::at(
+            TextSize::from(start as u32),
+            TextSize::from(len as u32),
+        ));
     }
 
     fn slash(&mut self) {
@@ -723,6 +817,68 @@ mod tests {
         assert_eq!(kinds("%a/%b"), vec![(LOCAL, "%a/"), (LOCAL, "%b")]);
         // Keywords after `%` are not merged.
         assert_eq!(kinds("%let"), vec![(PERCENT, "%"), (LET_KW, "let")]);
+    }
+
+    fn lenient_kinds(text: &str) -> (Vec<(SyntaxKind, &str)>, Vec<&str>) {
+        let (tokens, _, names) = lex_with(text, Vec::new(), true);
+        let mut pos = 0usize;
+        let mut out = Vec::new();
+        for token in tokens {
+            let end = pos + usize::from(token.len);
+            if token.kind != WHITESPACE {
+                out.push((token.kind, &text[pos..end]));
+            }
+            pos = end;
+        }
+        (out, names.into_iter().map(|r| &text[r]).collect())
+    }
+
+    #[test]
+    fn frontend_names_are_one_token_only_when_lenient() {
+        let text = "%conv1.weight %input_tensor:0 %1_bn.gamma @foo.bar %features.0.weight";
+        let (tokens, names) = lenient_kinds(text);
+        assert_eq!(
+            tokens,
+            vec![
+                (LOCAL, "%conv1.weight"),
+                (LOCAL, "%input_tensor:0"),
+                (LOCAL, "%1_bn.gamma"),
+                (GLOBAL, "@foo.bar"),
+                (LOCAL, "%features.0.weight"),
+            ]
+        );
+        assert_eq!(names.len(), 5);
+        // Strict: TVM's tokens.
+        assert_eq!(
+            kinds("%conv1.weight %1_bn"),
+            vec![
+                (LOCAL, "%conv1"),
+                (DOT, "."),
+                (IDENT, "weight"),
+                (GRAPH, "%1"),
+                (IDENT, "_bn")
+            ]
+        );
+        // What stays as it is: projections, graph variables, type annotations.
+        let (tokens, names) = lenient_kinds("%t.0 %0.1 %x: %a.b.0 %2");
+        assert_eq!(
+            tokens,
+            vec![
+                (LOCAL, "%t"),
+                (DOT, "."),
+                (INT, "0"),
+                (GRAPH, "%0"),
+                (DOT, "."),
+                (INT, "1"),
+                (LOCAL, "%x"),
+                (COLON, ":"),
+                (LOCAL, "%a.b"),
+                (DOT, "."),
+                (INT, "0"),
+                (GRAPH, "%2"),
+            ]
+        );
+        assert_eq!(names, ["%a.b"]);
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub mod ast;
 mod build_tree;
 pub mod format;
 pub mod green_view;
+mod leniency;
 mod lexer;
 pub mod literal;
 mod parser;
@@ -46,9 +47,10 @@ mod syntax_kind;
 mod token_set;
 mod validation;
 
+pub use crate::leniency::{Leniency, LeniencyKind, ParseOptions};
 pub use crate::lexer::{tokenize, LexError, Token};
 pub use crate::parser::grammar::is_dtype_name;
-pub use crate::reparse::{reparse_module, Reparsed, TextEdit};
+pub use crate::reparse::{reparse_module, reparse_module_with, Reparsed, TextEdit};
 pub use crate::syntax_error::{SyntaxError, SyntaxErrorKind, SyntaxLabel};
 pub use crate::syntax_kind::{RelayLanguage, SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken};
 pub use rowan::{GreenNode, TextRange, TextSize};
@@ -58,6 +60,8 @@ pub use rowan::{GreenNode, TextRange, TextSize};
 pub struct Parse {
     green: GreenNode,
     errors: Vec<SyntaxError>,
+    /// What a lenient reading accepted (always empty in strict mode).
+    leniencies: Vec<Leniency>,
 }
 
 impl Parse {
@@ -74,6 +78,12 @@ impl Parse {
     /// Syntax errors, sorted by position.
     pub fn errors(&self) -> &[SyntaxError] {
         &self.errors
+    }
+
+    /// What a lenient reading accepted that TVM's parser rejects, sorted
+    /// by position (empty for a strict parse).
+    pub fn leniencies(&self) -> &[Leniency] {
+        &self.leniencies
     }
 
     /// The typed root of a module parse.
@@ -118,24 +128,68 @@ pub fn parse_expr(text: &str) -> Parse {
 
 /// Parses `text` with the given entry point.
 pub fn parse(text: &str, entry: Entry) -> Parse {
-    let (lexed, lex_errors) = lexer::lex(text, build_tree::Lexed::new(text.len()));
+    parse_with(text, entry, ParseOptions::STRICT)
+}
+
+/// Parses `text` with the given entry point and options. A lenient module
+/// parse of a text that is one `fn` expression gives an `EXPR_FILE` root
+/// (see [`LeniencyKind::ExpressionFile`]).
+pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
+    let (lexed, lex_errors, frontend_names) =
+        lexer::lex_with(text, build_tree::Lexed::new(text.len()), options.lenient);
     let mut p = parser::Parser::new(text, lexed);
+    p.lenient = options.lenient;
     match entry {
+        Entry::Module if options.lenient && parser::grammar::is_expression_file(&p) => {
+            parser::grammar::expr_file(&mut p);
+            let range = p.first_token_range();
+            p.leniencies.push(Leniency::new(
+                LeniencyKind::ExpressionFile,
+                "this file is one `fn` expression, not a module; read as the module's `@main` \
+                 (TVM reads it with `relay.parse_expr`, `relay check --expr`)",
+                range,
+            ));
+        }
         Entry::Module => parser::grammar::source_file(&mut p),
         Entry::Expr => parser::grammar::expr_file(&mut p),
     }
-    let (green, parse_errors) = p.finish();
+    let (green, parse_errors, mut leniencies) = p.finish();
+    // One warning per name, at its first occurrence.
+    let mut warned = std::collections::HashSet::new();
+    for range in frontend_names {
+        let name = &text[range];
+        if !warned.insert(name) {
+            continue;
+        }
+        leniencies.push(Leniency::new(
+            LeniencyKind::FrontendName,
+            format!(
+                "`{name}` is a name as frontends write it; TVM's parser stops it at the first \
+                 character that cannot continue a name. Read as one name"
+            ),
+            range,
+        ));
+    }
     let mut errors: Vec<SyntaxError> = lex_errors
         .into_iter()
         .map(|e| SyntaxError::new(e.kind, e.message, e.range))
         .chain(parse_errors)
         .collect();
-    validation::validate(&SyntaxNode::new_root(green.clone()), &mut errors);
+    validation::validate(
+        &SyntaxNode::new_root(green.clone()),
+        &mut errors,
+        options.lenient.then_some(&mut leniencies),
+    );
     // One message per spot: the first is the most specific (the lexer's,
     // or the parser's first expectation); the rest repeat it.
     errors.sort_by_key(|e| e.range().start());
     errors.dedup_by_key(|e| e.range().start());
-    Parse { green, errors }
+    leniencies.sort_by_key(|l| l.range.start());
+    Parse {
+        green,
+        errors,
+        leniencies,
+    }
 }
 
 fn debug_tree(root: &SyntaxNode) -> String {
@@ -166,4 +220,59 @@ fn debug_tree(root: &SyntaxNode) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    fn kinds_of(parse: &Parse) -> Vec<LeniencyKind> {
+        parse.leniencies().iter().map(|l| l.kind).collect()
+    }
+
+    #[test]
+    fn strict_parsing_reports_what_lenient_parsing_accepts() {
+        let cases: &[(&str, &[LeniencyKind])] = &[
+            ("def @main() { 1 }\n", &[LeniencyKind::MissingVersion]),
+            (
+                "#[version = \"0.0.4\"]\ndef @main() { 1 }\n",
+                &[LeniencyKind::OtherVersion],
+            ),
+            ("fn (%x: float32) { %x }\n", &[LeniencyKind::ExpressionFile]),
+            (
+                "#[version = \"0.0.5\"]\ndef @main(%a.b: float32) { %a.b }\n",
+                &[LeniencyKind::FrontendName],
+            ),
+        ];
+        for (text, expected) in cases {
+            let strict = parse_module(text);
+            assert!(!strict.errors().is_empty(), "{text}");
+            assert!(strict.leniencies().is_empty(), "{text}");
+            let lenient = parse_with(text, Entry::Module, ParseOptions::LENIENT);
+            assert!(
+                lenient.errors().is_empty(),
+                "{text}: {:?}",
+                lenient.errors()
+            );
+            assert_eq!(kinds_of(&lenient), *expected, "{text}");
+            // Lossless either way.
+            assert_eq!(lenient.syntax_node().to_string(), *text);
+        }
+        let expr = parse_with(
+            "fn (%x: float32) { %x }",
+            Entry::Module,
+            ParseOptions::LENIENT,
+        );
+        assert!(expr.expr_file().is_some());
+    }
+
+    #[test]
+    fn a_bare_fn_in_strict_mode_points_at_expr() {
+        let strict = parse_module("fn (%x: float32) { %x }\n");
+        assert!(
+            strict.errors()[0].message().contains("--expr"),
+            "{:?}",
+            strict.errors()
+        );
+    }
 }

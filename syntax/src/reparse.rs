@@ -23,7 +23,7 @@
 
 use crate::parser::{self, grammar};
 use crate::syntax_error::SyntaxErrorKind;
-use crate::{build_tree, lexer, Parse, SyntaxError, SyntaxKind, SyntaxNode};
+use crate::{build_tree, lexer, Parse, ParseOptions, SyntaxError, SyntaxKind, SyntaxNode};
 use rowan::{TextRange, TextSize};
 
 /// One replacement in a text: the bytes `delete` of the old text are
@@ -110,13 +110,42 @@ pub enum Reparsed {
 /// can (see the module docs), else the whole text. Equal to
 /// [`parse_module`](crate::parse_module)`(new_text)` either way.
 pub fn reparse_module(old: &Parse, edit: TextEdit, new_text: &str) -> (Parse, Reparsed) {
-    match reparse_item(old, edit, new_text) {
+    reparse_module_with(old, edit, new_text, ParseOptions::STRICT)
+}
+
+/// [`reparse_module`] for a parse made with `options`: equal to
+/// [`parse_with`](crate::parse_with)`(new_text, Entry::Module, options)`.
+/// A lenient parse is re-parsed by definition only while the reading needs
+/// no leniency (a clean 0.0.5 file, what the editor mostly holds); a file
+/// or a definition that does is parsed in full, which keeps the
+/// leniencies, sorted and one warning per name, exactly as a full parse
+/// reports them.
+pub fn reparse_module_with(
+    old: &Parse,
+    edit: TextEdit,
+    new_text: &str,
+    options: ParseOptions,
+) -> (Parse, Reparsed) {
+    let item = if old.leniencies().is_empty() {
+        reparse_item(old, edit, new_text, options)
+    } else {
+        None
+    };
+    match item {
         Some(result) => result,
-        None => (crate::parse_module(new_text), Reparsed::Full),
+        None => (
+            crate::parse_with(new_text, crate::Entry::Module, options),
+            Reparsed::Full,
+        ),
     }
 }
 
-fn reparse_item(old: &Parse, edit: TextEdit, new_text: &str) -> Option<(Parse, Reparsed)> {
+fn reparse_item(
+    old: &Parse,
+    edit: TextEdit,
+    new_text: &str,
+    options: ParseOptions,
+) -> Option<(Parse, Reparsed)> {
     let root = old.syntax_node();
     if root.kind() != SyntaxKind::SOURCE_FILE {
         return None;
@@ -140,7 +169,7 @@ fn reparse_item(old: &Parse, edit: TextEdit, new_text: &str) -> Option<(Parse, R
         TextSize::from(u32::try_from(new_end).ok()?),
     );
     let fragment = new_text.get(std::ops::Range::<usize>::from(new_range))?;
-    let (green, errors) = parse_lone_def(fragment)?;
+    let (green, errors) = parse_lone_def(fragment, options)?;
     // Where the next token after the definition starts: a definition whose
     // body the parser gave up on complains there, outside its own range.
     let next_token =
@@ -203,6 +232,7 @@ fn reparse_item(old: &Parse, edit: TextEdit, new_text: &str) -> Option<(Parse, R
         Parse {
             green: new_root,
             errors: merged,
+            leniencies: Vec::new(),
         },
         Reparsed::Item {
             old: old_range,
@@ -240,9 +270,16 @@ fn enclosing_def(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
 /// Parses `fragment` as one `def`, if it is exactly one whose boundaries
 /// cannot depend on what is around it: the green node of the `def` and the
 /// errors (relative to the fragment).
-fn parse_lone_def(fragment: &str) -> Option<(rowan::GreenNode, Vec<SyntaxError>)> {
-    let (lexed, lex_errors) = lexer::lex(fragment, build_tree::Lexed::new(fragment.len()));
-    if !lex_errors.is_empty() {
+fn parse_lone_def(
+    fragment: &str,
+    options: ParseOptions,
+) -> Option<(rowan::GreenNode, Vec<SyntaxError>)> {
+    let (lexed, lex_errors, frontend_names) = lexer::lex_with(
+        fragment,
+        build_tree::Lexed::new(fragment.len()),
+        options.lenient,
+    );
+    if !lex_errors.is_empty() || !frontend_names.is_empty() {
         return None;
     }
     let end = TextSize::of(fragment);
@@ -256,10 +293,16 @@ fn parse_lone_def(fragment: &str) -> Option<(rowan::GreenNode, Vec<SyntaxError>)
         return None;
     }
     let mut p = parser::Parser::new(fragment, lexed);
+    p.lenient = options.lenient;
     if !grammar::lone_def(&mut p) {
         return None;
     }
-    let (green, mut errors) = p.finish();
+    let (green, mut errors, leniencies) = p.finish();
+    if !leniencies.is_empty() {
+        // A leniency inside the definition: a full parse reports it with the
+        // others (sorted, one warning per name).
+        return None;
+    }
     if errors.iter().any(|e| e.range().start() >= end) {
         return None;
     }

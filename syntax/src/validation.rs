@@ -1,12 +1,18 @@
 //! Checks on the finished tree that the grammar does not express: the value
 //! of the version header.
 
-use crate::{SyntaxError, SyntaxErrorKind, SyntaxKind, SyntaxNode};
+use crate::{Leniency, LeniencyKind, SyntaxError, SyntaxErrorKind, SyntaxKind, SyntaxNode};
 
 /// The only version of the format TVM v0.13 reads.
 pub const SUPPORTED_VERSION: &str = "\"0.0.5\"";
 
-pub(crate) fn validate(root: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
+/// Checks the tree; with `lenient` (a lenient reading), a header naming
+/// another version is a leniency instead of an error.
+pub(crate) fn validate(
+    root: &SyntaxNode,
+    errors: &mut Vec<SyntaxError>,
+    lenient: Option<&mut Vec<Leniency>>,
+) {
     let Some(version) = root.children().find(|n| n.kind() == SyntaxKind::VERSION) else {
         return;
     };
@@ -15,6 +21,17 @@ pub(crate) fn validate(root: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
     };
     let value = version_value(token.text());
     if value != SUPPORTED_VERSION {
+        if let Some(leniencies) = lenient {
+            leniencies.push(Leniency::new(
+                LeniencyKind::OtherVersion,
+                format!(
+                    "version {value} is not the version TVM v0.13 reads ({SUPPORTED_VERSION}); \
+                     read as {SUPPORTED_VERSION}"
+                ),
+                token.text_range(),
+            ));
+            return;
+        }
         errors.push(SyntaxError::new(
             SyntaxErrorKind::Version,
             format!("invalid semantic version `{value}`"),

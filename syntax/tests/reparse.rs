@@ -5,7 +5,10 @@
 //! boundaries. Each edit is applied to the result of the previous one, so
 //! errors carried over from earlier edits are checked too.
 
-use relay_syntax::{parse_module, reparse_module, Parse, Reparsed, TextEdit, TextRange, TextSize};
+use relay_syntax::{
+    parse_module, parse_with, reparse_module, reparse_module_with, Entry, Parse, ParseOptions,
+    Reparsed, TextEdit, TextRange, TextSize,
+};
 
 /// SplitMix64: deterministic, so a failure names its seed and step.
 struct Rng(u64);
@@ -98,9 +101,19 @@ const SNIPPETS: &[&str] = &[
     "free_var",
 ];
 
-fn check(old_parse: &Parse, new_text: &str, edit: TextEdit, context: &str) -> Reparsed {
-    let (incremental, how) = reparse_module(old_parse, edit, new_text);
-    let full = parse_module(new_text);
+fn check(
+    old_parse: &Parse,
+    new_text: &str,
+    edit: TextEdit,
+    (options, context): (ParseOptions, &str),
+) -> Reparsed {
+    let (incremental, how) = reparse_module_with(old_parse, edit, new_text, options);
+    let full = parse_with(new_text, Entry::Module, options);
+    assert_eq!(
+        incremental.leniencies(),
+        full.leniencies(),
+        "{context}: the leniencies differ"
+    );
     assert_eq!(
         incremental.syntax_node().to_string(),
         new_text,
@@ -205,14 +218,25 @@ fn mangling(rng: &mut Rng, text: &str) -> (TextRange, String) {
 /// `base` every `restart` steps so the text stays near a real module.
 /// Returns how many edits were re-parsed incrementally.
 fn run(base: &str, pick: EditPicker, seed: u64, steps: usize, restart: usize) -> usize {
+    run_with(ParseOptions::STRICT, base, pick, seed, (steps, restart))
+}
+
+/// [`run`], parsing with `options`.
+fn run_with(
+    options: ParseOptions,
+    base: &str,
+    pick: EditPicker,
+    seed: u64,
+    (steps, restart): (usize, usize),
+) -> usize {
     let mut rng = Rng(seed);
     let mut text = base.to_string();
-    let mut parse = parse_module(&text);
+    let mut parse = parse_with(&text, Entry::Module, options);
     let mut incremental = 0;
     for step in 0..steps {
         if step % restart == 0 {
             text = base.to_string();
-            parse = parse_module(&text);
+            parse = parse_with(&text, Entry::Module, options);
         }
         let (range, insert) = pick(&mut rng, &text);
         let mut new_text = text.clone();
@@ -222,7 +246,7 @@ fn run(base: &str, pick: EditPicker, seed: u64, steps: usize, restart: usize) ->
             insert_len: TextSize::of(insert.as_str()),
         };
         let context = format!("seed {seed} step {step}: replace {range:?} with {insert:?}");
-        let how = check(&parse, &new_text, edit, &context);
+        let how = check(&parse, &new_text, edit, (options, &context));
         if matches!(how, Reparsed::Item { .. }) {
             incremental += 1;
         }
@@ -232,10 +256,10 @@ fn run(base: &str, pick: EditPicker, seed: u64, steps: usize, restart: usize) ->
                 &parse,
                 &new_text,
                 found,
-                &format!("{context} (edit found by diff)"),
+                (options, &format!("{context} (edit found by diff)")),
             );
         }
-        parse = reparse_module(&parse, edit, &new_text).0;
+        parse = reparse_module_with(&parse, edit, &new_text, options).0;
         text = new_text;
     }
     incremental
@@ -289,6 +313,47 @@ fn incremental_equals_full_parse_on_keystrokes() {
         incremental > 1000,
         "only {incremental} of 3000 keystrokes were incremental"
     );
+}
+
+/// 2,000 edits read leniently (the editor's default): a clean module still
+/// re-parses by definition; frontend-style names typed into it (`%conv1.w`),
+/// a header removed, an old header — every leniency — come out as a full
+/// lenient parse reports them.
+#[test]
+fn incremental_equals_full_parse_when_read_leniently() {
+    let mut incremental = 0;
+    for seed in 300..302 {
+        incremental += run_with(
+            ParseOptions::LENIENT,
+            HANDWRITTEN,
+            lenient_typing,
+            seed,
+            (1000, 40),
+        );
+    }
+    assert!(
+        incremental > 300,
+        "only {incremental} of 2000 lenient edits were incremental"
+    );
+}
+
+/// Keystrokes, and now and then text only a lenient reading accepts.
+fn lenient_typing(rng: &mut Rng, text: &str) -> (TextRange, String) {
+    const LENIENT_SNIPPETS: &[&str] = &[
+        ".weight",
+        ":0",
+        "%1_bn.gamma",
+        "#[version = \"0.0.4\"]",
+    ];
+    if rng.below(5) == 0 {
+        let mut at = rng.below(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let snippet = LENIENT_SNIPPETS[rng.below(LENIENT_SNIPPETS.len())];
+        return (TextRange::empty(TextSize::from(at as u32)), snippet.to_string());
+    }
+    typing(rng, text)
 }
 
 #[test]

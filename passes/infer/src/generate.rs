@@ -15,7 +15,7 @@ use super::relation_contract::RelationFn;
 use super::solver::{subst, Constraint, IdMap, NewRelation, Occurs, RelFunc, Site, Solver};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
-use relay_ir::op::OpDef;
+use relay_ir::op::{custom, OpDef};
 use relay_ir::source::Span;
 use relay_ir::{Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, TypeKind, Var};
 use std::collections::HashMap;
@@ -65,6 +65,10 @@ pub(crate) struct Inferencer<'a> {
     type_args: IdMap<usize, Vec<Type>>,
     /// Operator types (`None`: the operator has no usable relation).
     op_types: IdMap<usize, Option<OpType>>,
+    /// Whether a call of an opaque operator (an unknown one, read
+    /// leniently) or an untyped opaque constant was met: the unknown types
+    /// that follow are expected, not an error.
+    pub opaque_calls: bool,
     /// The types of global functions, from their annotations.
     global_types: HashMap<String, Type>,
     /// The nodes given a type, in the order they were: for the node kinds
@@ -98,6 +102,7 @@ impl<'a> Inferencer<'a> {
             var_types: IdMap::default(),
             type_args: IdMap::default(),
             op_types: IdMap::default(),
+            opaque_calls: false,
             global_types: HashMap::new(),
             order: Some(Vec::new()),
         }
@@ -289,6 +294,12 @@ impl<'a> Inferencer<'a> {
         }
         match e.kind() {
             ExprKind::Var(v) => {
+                // A constant whose value and type the text did not have
+                // (read leniently): unknown by design, like an opaque call.
+                if v.type_annotation.is_none() && relay_ir::opaque::is_opaque_constant_name(&v.name)
+                {
+                    self.opaque_calls = true;
+                }
                 let ty = v.type_annotation.clone().unwrap_or_else(Type::incomplete);
                 self.record(e, ty)
             }
@@ -718,6 +729,15 @@ impl<'a> Inferencer<'a> {
         let arg_types: Vec<Type> = call.args.iter().map(|a| self.get(a)).collect();
         if let ExprKind::Op(op) = call.callee.kind() {
             let op: &'static OpDef = op;
+            if relay_ir::op::is_opaque_op(op) {
+                self.opaque_calls = true;
+                return Ok(Type::incomplete());
+            }
+            if op.type_rel.as_deref() == Some(custom::DECLARED_RELATION) {
+                if let Some(rule) = custom::declared_rule(&op.name) {
+                    return Ok(self.declared_call(e, call, op, rule, &arg_types));
+                }
+            }
             match self.op_relation(op) {
                 None => {
                     let message = match &op.type_rel {
@@ -740,6 +760,96 @@ impl<'a> Inferencer<'a> {
         }
         self.solver.solve();
         self.general_call(e, call, arg_types)
+    }
+
+    /// A call of an operator a project declared (`relay.toml`), typed by
+    /// its rule: an input's type, a fixed type, or a shape computed from
+    /// the inputs' dimensions and the call's attributes (once they are
+    /// known; before, the type stays unknown without an error).
+    fn declared_call(
+        &mut self,
+        e: &Expr,
+        call: &Call,
+        op: &OpDef,
+        rule: &custom::OutputRule,
+        arg_types: &[Type],
+    ) -> Type {
+        use custom::{DimRule, OutputRule};
+        if op.num_inputs >= 0 && arg_types.len() != op.num_inputs as usize {
+            self.emit(
+                Code::ArgumentCount,
+                e.span(),
+                format!(
+                    "`{}` takes {} arguments, but {} were given",
+                    op.name,
+                    op.num_inputs,
+                    arg_types.len()
+                ),
+            );
+            return Type::incomplete();
+        }
+        match rule {
+            OutputRule::SameAs(i) => arg_types.get(*i).cloned().unwrap_or_else(Type::incomplete),
+            OutputRule::Fixed(ty) => ty.clone(),
+            // Declared with TVM's `Broadcast` relation, which runs instead.
+            OutputRule::Broadcast => Type::incomplete(),
+            OutputRule::Shape { dims, dtype_of } => {
+                self.solver.solve();
+                let inputs: Vec<Type> = arg_types.iter().map(|t| self.solver.resolve(t)).collect();
+                let tensor = |i: usize| inputs.get(i).and_then(|t| t.as_tensor().cloned());
+                let Some(dtype) = tensor(*dtype_of).map(|t| t.dtype) else {
+                    self.opaque_calls = true;
+                    return Type::incomplete();
+                };
+                let mut shape = Vec::with_capacity(dims.len());
+                for dim in dims {
+                    let value = match dim {
+                        DimRule::Const(n) => Some(*n),
+                        DimRule::Input { input, axis } => {
+                            let Some(t) = tensor(*input) else {
+                                self.opaque_calls = true;
+                                return Type::incomplete();
+                            };
+                            let rank = t.shape.len() as i64;
+                            let axis = if *axis < 0 { axis + rank } else { *axis };
+                            if axis < 0 || axis >= rank {
+                                self.emit(
+                                    Code::OperatorTypeError,
+                                    e.span(),
+                                    format!(
+                                        "the type rule of `{}` reads axis {axis} of input {input}, \
+                                         which has rank {rank}",
+                                        op.name
+                                    ),
+                                );
+                                return Type::incomplete();
+                            }
+                            t.shape[axis as usize].as_int()
+                        }
+                        DimRule::Attr(name) => call
+                            .attrs
+                            .as_ref()
+                            .and_then(|a| a.get(name))
+                            .and_then(|v| v.as_int()),
+                    };
+                    match value {
+                        Some(n) => shape.push(relay_ir::Dim::int32(n)),
+                        None => {
+                            self.emit(
+                                Code::OperatorTypeError,
+                                e.span(),
+                                format!(
+                                    "the type rule of `{}` needs a known integer for {dim:?}",
+                                    op.name
+                                ),
+                            );
+                            return Type::incomplete();
+                        }
+                    }
+                }
+                Type::tensor(shape, dtype)
+            }
+        }
     }
 
     /// TVM's `PrimitiveCall`: the fast path for an operator called with as

@@ -160,7 +160,8 @@ fn unresolved_diagnostics(
     let mut diags = std::mem::take(&mut inferencer.solver.diagnostics);
     // An unknown type is almost always the consequence of an error already
     // reported; alone, it is reported once, at the innermost expression.
-    if diags.is_empty() && !failed {
+    // Below a call of an opaque operator, types are unknown by design.
+    if diags.is_empty() && !failed && !inferencer.opaque_calls {
         diags.extend(unresolved.diagnostic());
     }
     diags

@@ -21,6 +21,7 @@ pub mod fxhash;
 pub mod limits;
 pub mod metadata;
 pub mod op;
+pub mod opaque;
 pub mod printer;
 pub mod source;
 

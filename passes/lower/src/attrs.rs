@@ -291,6 +291,24 @@ impl Lowerer {
         if given.is_empty() {
             return None;
         }
+        let untyped = op.filter(|_| self.lenient).and_then(|op| {
+            let key = op::untyped_op_attrs_type(&op.name)?;
+            Some((op, key, self.op_schema(key)?))
+        });
+        if let Some((op, key, schema)) = untyped {
+            if !given.iter().any(|g| g.key == ATTRS_TYPE_KEY) {
+                self.warning(
+                    Code::AttrsTypeFromOperator,
+                    callee_range,
+                    format!(
+                        "`{}` registers no attributes type, so TVM's parser cannot read these \
+                         attributes; read as `{key}`, the type TVM builds them with",
+                        op.name
+                    ),
+                );
+                return Some(self.schema_attrs(schema, given, callee_range));
+            }
+        }
         let Some(position) = given.iter().rposition(|g| g.key == ATTRS_TYPE_KEY) else {
             let help = match op {
                 Some(op) => format!("`{}` takes no attributes", op.name),
@@ -374,6 +392,24 @@ impl Lowerer {
             }
             let value = match chosen {
                 Some(i) => self.field_value(type_key, field, &mut given[i]),
+                None if field.is_required() && self.lenient => {
+                    match op::older_default(type_key, &field.name) {
+                        Some((value, versions)) => {
+                            self.older_value_warning(
+                                type_key,
+                                &field.name,
+                                &value,
+                                versions,
+                                anchor,
+                            );
+                            value
+                        }
+                        None => {
+                            missing.push(field.name.as_str());
+                            default_value(&field.default, &field.ty)
+                        }
+                    }
+                }
                 None => {
                     if field.is_required() {
                         missing.push(field.name.as_str());
@@ -388,10 +424,22 @@ impl Lowerer {
                 continue;
             }
             let help = op::suggest_attr(schema, &g.key).map(|s| format!("did you mean `{s}`?"));
-            let mut diagnostic = Diagnostic::error(
-                Code::UnknownAttribute,
-                format!("`{type_key}` does not have field `{}`", g.key),
-            )
+            // Leniently, a field close to one v0.13 has stays an error (a
+            // typo, with its suggestion); another version's field is dropped.
+            let mut diagnostic = if self.lenient && help.is_none() {
+                Diagnostic::warning(
+                    Code::DroppedAttribute,
+                    format!(
+                        "`{type_key}` does not have field `{}` in TVM v0.13; dropped",
+                        g.key
+                    ),
+                )
+            } else {
+                Diagnostic::error(
+                    Code::UnknownAttribute,
+                    format!("`{type_key}` does not have field `{}`", g.key),
+                )
+            }
             .with_span(self.span(g.key_range));
             if let Some(help) = help {
                 diagnostic = diagnostic.with_help(help);
@@ -426,6 +474,32 @@ impl Lowerer {
             self.error_with_help(Code::MissingAttribute, anchor, message, Some(help));
         }
         Attrs::new(type_key, fields)
+    }
+
+    /// Warns that `field` of `type_key`, which v0.13 requires and the text
+    /// lacks, takes the value `value` other versions meant.
+    pub(super) fn older_value_warning(
+        &mut self,
+        type_key: &str,
+        field: &str,
+        value: &AttrValue,
+        versions: &str,
+        anchor: TextRange,
+    ) {
+        let shown = match value {
+            AttrValue::Null => "None".to_string(),
+            AttrValue::Bool(true) => "True".to_string(),
+            AttrValue::Bool(false) => "False".to_string(),
+            other => describe(other),
+        };
+        self.warning(
+            Code::OldAttributes,
+            anchor,
+            format!(
+                "{type_key}: no `{field}`, which TVM v0.13 requires; read as `{field}={shown}`, \
+                 what TVM {versions} meant"
+            ),
+        );
     }
 
     /// The given value of `field`, converted; on a mismatch, reported, and

@@ -448,6 +448,27 @@ impl Lowerer {
         if let Some(def) = self.lookup_op(name) {
             return Expr::op(def, span);
         }
+        // An operator this build does not know (a vendor's), opaque in a
+        // lenient reading; a name close to a known operator or constructor
+        // stays an error (a typo, with its suggestion).
+        let close_to_known = op::suggest_op(name).is_some()
+            || suggestion(name, self.ctors.keys().map(String::as_str), str::to_string).is_some();
+        if self.lenient && !close_to_known {
+            let def = op::opaque_op(name);
+            if self.opaque_ops_warned.insert(name.to_string()) {
+                let diagnostic = relay_ir::diagnostic::Diagnostic::warning(
+                    Code::OpaqueOperator,
+                    format!(
+                        "operator `{name}` is not registered; read as an opaque operator whose \
+                         calls have an unknown type (declare it under `[ops.\"{name}\"]` in \
+                         relay.toml to check it)"
+                    ),
+                )
+                .with_span(self.span(range));
+                self.push(diagnostic);
+            }
+            return Expr::op(def, span);
+        }
         let help = op::suggest_op(name)
             .map(|s| format!("did you mean `{s}`?"))
             .or_else(|| suggestion(name, self.ctors.keys().map(String::as_str), str::to_string));

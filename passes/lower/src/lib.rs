@@ -53,8 +53,10 @@ mod metadata_refs;
 mod names;
 mod scope;
 mod types;
+mod upgrade;
 
 pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
+pub use self::upgrade::upgrade;
 
 use relay_ir::diagnostic::{Code, Diagnostic, Diagnostics};
 use relay_ir::dtype::DataType;
@@ -81,6 +83,28 @@ pub struct Lowered {
     pub names: NameIndex,
 }
 
+/// How to lower a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LowerOptions {
+    /// Read what other TVM versions and dumps write (see
+    /// [`relay_syntax::ParseOptions::lenient`]): `meta[…]` references with no
+    /// metadata section, attributes of other versions, attributes of
+    /// operators that register no attributes type. Each is a warning.
+    pub lenient: bool,
+}
+
+impl LowerOptions {
+    pub const STRICT: LowerOptions = LowerOptions { lenient: false };
+    pub const LENIENT: LowerOptions = LowerOptions { lenient: true };
+
+    /// The parse options that go with these.
+    pub fn parse_options(self) -> relay_syntax::ParseOptions {
+        relay_syntax::ParseOptions {
+            lenient: self.lenient,
+        }
+    }
+}
+
 /// Lowers a parsed module (`tvm.relay.parse`). The spans of the result point
 /// into `file`; the caller owns the [`SourceMap`] (the module's `sources` are
 /// left empty).
@@ -88,11 +112,64 @@ pub fn lower_module(file: FileId, root: &ast::SourceFile) -> Lowered {
     lower_module_into(file, root, IRModule::new())
 }
 
+/// [`lower_module`] with options.
+pub fn lower_module_with(file: FileId, root: &ast::SourceFile, options: LowerOptions) -> Lowered {
+    lower_module_into_with(file, root, IRModule::new(), options)
+}
+
+/// Lowers what a module parse gave: a module, or (for a lenient parse of a
+/// text that is one expression, [`relay_syntax::LeniencyKind::ExpressionFile`])
+/// a module whose `@main` is that expression, as TVM's
+/// `IRModule.from_expr` makes it. `None` when the parse has no root.
+pub fn lower_parse(
+    file: FileId,
+    parse: &relay_syntax::Parse,
+    options: LowerOptions,
+) -> Option<Lowered> {
+    if let Some(root) = parse.source_file() {
+        return Some(lower_module_with(file, &root, options));
+    }
+    let root = parse.expr_file()?;
+    let (expr, diagnostics) = lower_expr_with(file, &root, options);
+    let mut module = IRModule::new();
+    let function = match expr.as_function() {
+        Some(function) => function,
+        None => relay_ir::Function::new(
+            relay_ir::FunctionData {
+                params: Vec::new(),
+                body: expr.clone(),
+                ret_type: None,
+                type_params: Vec::new(),
+                attrs: Default::default(),
+                virtual_device: None,
+            },
+            expr.span(),
+        ),
+    };
+    module.add_function("main", function);
+    Some(Lowered {
+        module,
+        diagnostics,
+        names: NameIndex::default(),
+    })
+}
+
 /// Lowers a parsed module into `init`, as TVM's `init_module`: its global
 /// functions and type definitions (with their constructors) are known to the
 /// text, and the text's definitions are added to it.
 pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -> Lowered {
+    lower_module_into_with(file, root, init, LowerOptions::STRICT)
+}
+
+/// [`lower_module_into`] with options.
+pub fn lower_module_into_with(
+    file: FileId,
+    root: &ast::SourceFile,
+    init: IRModule,
+    options: LowerOptions,
+) -> Lowered {
     let mut lw = Lowerer::new(file, true);
+    lw.set_options(options, root.syntax());
     lw.text_end = root.syntax().text_range().end();
     // The typed AST over the green tree: the same accessors, no cursors.
     let root = root.to_green();
@@ -206,7 +283,17 @@ pub fn lower_module_into(file: FileId, root: &ast::SourceFile, init: IRModule) -
 /// free variables, globals and ADT names are not checked (there is no
 /// module), a `#[metadata]` section may follow.
 pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
+    lower_expr_with(file, root, LowerOptions::STRICT)
+}
+
+/// [`lower_expr`] with options.
+pub fn lower_expr_with(
+    file: FileId,
+    root: &ast::ExprFile,
+    options: LowerOptions,
+) -> (Expr, Diagnostics) {
     let mut lw = Lowerer::new(file, false);
+    lw.set_options(options, root.syntax());
     lw.text_end = root.syntax().text_range().end();
     let range = root.syntax().text_range();
     let root = root.to_green();
@@ -225,19 +312,24 @@ pub fn lower_expr(file: FileId, root: &ast::ExprFile) -> (Expr, Diagnostics) {
 /// `sources` under `name`; syntax errors come first in the diagnostics (layer
 /// `Syntax`), then lowering's, each group in text order.
 pub fn parse_and_lower(name: &str, text: &str) -> (IRModule, Diagnostics) {
+    parse_and_lower_with(name, text, LowerOptions::STRICT)
+}
+
+/// [`parse_and_lower`] with options: a lenient reading also reads a text
+/// that is one `fn` expression (as the module's `@main`), and reports what
+/// it accepted as warnings.
+pub fn parse_and_lower_with(
+    name: &str,
+    text: &str,
+    options: LowerOptions,
+) -> (IRModule, Diagnostics) {
     let mut sources = SourceMap::new();
     let file = sources.add(name, text);
-    let parse = relay_syntax::parse_module(text);
-    let mut diagnostics: Vec<Diagnostic> = parse
-        .errors()
-        .iter()
-        .map(|e| Diagnostic::from_syntax_error(file, e))
-        .collect();
-    let (mut module, lowered) = match parse.source_file() {
-        Some(root) => {
-            let lowered = lower_module(file, &root);
-            (lowered.module, lowered.diagnostics)
-        }
+    let parse =
+        relay_syntax::parse_with(text, relay_syntax::Entry::Module, options.parse_options());
+    let mut diagnostics: Vec<Diagnostic> = Diagnostic::of_parse(file, &parse);
+    let (mut module, lowered) = match lower_parse(file, &parse, options) {
+        Some(lowered) => (lowered.module, lowered.diagnostics),
         None => (IRModule::new(), Diagnostics::new()),
     };
     diagnostics.extend(lowered);
@@ -284,15 +376,21 @@ pub fn parse_and_lower_expr_in(
     name: &str,
     text: &str,
 ) -> (Expr, Diagnostics) {
+    parse_and_lower_expr_in_with(sources, name, text, LowerOptions::STRICT)
+}
+
+/// [`parse_and_lower_expr_in`] with options.
+pub fn parse_and_lower_expr_in_with(
+    sources: &mut SourceMap,
+    name: &str,
+    text: &str,
+    options: LowerOptions,
+) -> (Expr, Diagnostics) {
     let file = sources.add(name, text);
-    let parse = relay_syntax::parse_expr(text);
-    let mut diagnostics: Vec<Diagnostic> = parse
-        .errors()
-        .iter()
-        .map(|e| Diagnostic::from_syntax_error(file, e))
-        .collect();
+    let parse = relay_syntax::parse_with(text, relay_syntax::Entry::Expr, options.parse_options());
+    let mut diagnostics: Vec<Diagnostic> = Diagnostic::of_parse(file, &parse);
     let (expr, lowered) = match parse.expr_file() {
-        Some(root) => lower_expr(file, &root),
+        Some(root) => lower_expr_with(file, &root, options),
         None => {
             let span = Span::new(file, TextRange::empty(TextSize::from(0)));
             (
@@ -374,6 +472,16 @@ pub(crate) struct Lowerer {
     dtypes: FastHashMap<Box<str>, DataType>,
     /// Attrs schemas by the address of their operator's attrs type key.
     schemas: FastHashMap<usize, Option<&'static AttrsSchema>>,
+    /// Whether to read leniently (see [`LowerOptions::lenient`]).
+    lenient: bool,
+    /// The text, in a lenient reading (the `/* ty=… */` comments of
+    /// `meta[…]` references without a section are read from it).
+    source_text: Option<String>,
+    /// Constants with no value in the text, by reference: one node per
+    /// reference, as one metadata entry is one object.
+    opaque_constants: FastHashMap<String, Var>,
+    /// Unknown operators read as opaque ones, warned about once each.
+    opaque_ops_warned: HashSet<String>,
 }
 
 impl Lowerer {
@@ -397,7 +505,25 @@ impl Lowerer {
             ops: FastHashMap::default(),
             dtypes: FastHashMap::default(),
             schemas: FastHashMap::default(),
+            lenient: false,
+            source_text: None,
+            opaque_constants: FastHashMap::default(),
+            opaque_ops_warned: HashSet::new(),
         }
+    }
+
+    /// Applies `options` to a lowering of the tree `root`.
+    fn set_options(&mut self, options: LowerOptions, root: &relay_syntax::SyntaxNode) {
+        self.lenient = options.lenient;
+        if options.lenient {
+            self.source_text = Some(root.to_string());
+        }
+    }
+
+    /// Reports a warning at `range`.
+    fn warning(&mut self, code: Code, range: TextRange, message: impl Into<String>) {
+        let diagnostic = Diagnostic::warning(code, message).with_span(self.span(range));
+        self.push(diagnostic);
     }
 
     /// Makes the definitions of an initial module known.

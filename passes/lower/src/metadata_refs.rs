@@ -55,7 +55,7 @@ impl Lowerer {
         let body = token.body();
         let body_range = token.body_range();
         let header = TextRange::new(token.syntax().text_range().start(), body_range.start());
-        let graph = match ObjectGraph::parse(body) {
+        let graph = match ObjectGraph::parse_with(body, self.lenient) {
             Ok(graph) => graph,
             Err(MetaError::Parse { offset, message }) => {
                 let offset = TextSize::from(offset.min(body.len()) as u32);
@@ -182,11 +182,63 @@ impl Lowerer {
         let Some(token) = expr.meta_ref() else {
             return self.missing(range);
         };
+        if self.lenient && matches!(self.meta, MetaState::Absent) {
+            return self.opaque_meta_expr(range);
+        }
         let Some((graph, index)) = self.resolve_meta(&token) else {
             return self.missing(range);
         };
         self.meta_node_expr(&graph, index, range)
             .unwrap_or_else(|| self.missing(range))
+    }
+
+    /// A lenient reading of `meta[K][i]` in a text without a metadata
+    /// section (`show_meta_data=False`): a constant of unknown value, typed
+    /// by the `/* ty=… */` comment after the reference when there is one
+    /// (see `relay_ir::opaque`). Warned once per reference.
+    fn opaque_meta_expr(&mut self, range: TextRange) -> Expr {
+        let Some(text) = self.source_text.as_deref() else {
+            return self.missing(range);
+        };
+        let reference = text[range].to_string();
+        if let Some(var) = self.opaque_constants.get(&reference) {
+            return var.expr().clone();
+        }
+        let annotation = type_comment_after(text, usize::from(range.end())).map(str::to_string);
+        let ty = annotation.as_deref().and_then(|t| self.type_from_text(t));
+        let message = match (&annotation, &ty) {
+            (Some(t), Some(_)) => format!(
+                "`{reference}` refers to a metadata section the text does not have; read as a \
+                 constant of type `{t}` whose value is unknown"
+            ),
+            _ => format!(
+                "`{reference}` refers to a metadata section the text does not have, and no \
+                 `/* ty=… */` comment gives its type; read as a tensor of unknown type and value"
+            ),
+        };
+        self.warning(Code::MetaWithoutSection, range, message);
+        let var = relay_ir::opaque::opaque_constant(&reference, ty, Some(self.span(range)));
+        self.opaque_constants.insert(reference, var.clone());
+        var.expr().clone()
+    }
+
+    /// The type written `text` (from a `/* ty=… */` comment), if it reads
+    /// as one.
+    fn type_from_text(&self, text: &str) -> Option<relay_ir::Type> {
+        let wrapped = format!("fn (%x: {text}) {{ %x }}");
+        let parse = relay_syntax::parse_expr(&wrapped);
+        if !parse.errors().is_empty() {
+            return None;
+        }
+        let (expr, diagnostics) = super::lower_expr(self.file, &parse.expr_file()?);
+        if diagnostics.iter().any(|d| d.is_error()) {
+            return None;
+        }
+        expr.as_function()?
+            .params()
+            .first()?
+            .type_annotation()
+            .cloned()
     }
 
     /// The expression for node `index`, reporting what is not one.
@@ -399,6 +451,17 @@ impl Lowerer {
         let Some(token) = expr.meta_ref() else {
             return Err(());
         };
+        if self.lenient && matches!(self.meta, MetaState::Absent) {
+            // No section: an attrs object cannot be made up, anything else
+            // is a value (see `opaque_meta_expr`).
+            return match token.key() {
+                Some(key) if is_attrs_type(key) => {
+                    self.resolve_meta(&token);
+                    Err(())
+                }
+                _ => Ok(None),
+            };
+        }
         let Some((graph, index)) = self.resolve_meta(&token) else {
             return Err(());
         };
@@ -441,6 +504,21 @@ impl Lowerer {
         let mut fields = Vec::with_capacity(schema.fields.len());
         for field in &schema.fields {
             let name = field.name.as_str();
+            if self.lenient && node.attr(name).is_none() {
+                // An attrs object another TVM version saved, without a
+                // field v0.13 has: the value that version meant, else the
+                // field's default.
+                let (value, versions) = relay_ir::op::older_default(&type_key, name)
+                    .unwrap_or_else(|| {
+                        (
+                            relay_ir::op::default_value(&field.default, &field.ty),
+                            "versions without it",
+                        )
+                    });
+                self.older_value_warning(&type_key, name, &value, versions, range);
+                fields.push((field.name.clone(), value));
+                continue;
+            }
             let value: Result<AttrValue, MetaError> = match &field.ty {
                 AttrType::Int | AttrType::UInt64 => node.int_field(name).map(AttrValue::Int),
                 AttrType::Double => node.float_field(name).map(AttrValue::Double),
@@ -471,4 +549,19 @@ impl Lowerer {
         }
         Ok(Some(Attrs::new(type_key, fields)))
     }
+}
+
+/// The type of a `/* ty=… */` comment right after `end` in `text` (white
+/// space between is skipped): the text after `ty=` up to the end of the
+/// comment or a following ` span=`.
+fn type_comment_after(text: &str, end: usize) -> Option<&str> {
+    let rest = text.get(end..)?.trim_start();
+    let body = rest.strip_prefix("/*")?;
+    let body = &body[..body.find("*/")?];
+    let ty = body.trim_start().strip_prefix("ty=")?;
+    let ty = match ty.find(" span=") {
+        Some(i) => &ty[..i],
+        None => ty,
+    };
+    Some(ty.trim()).filter(|t| !t.is_empty())
 }

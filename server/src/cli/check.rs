@@ -12,6 +12,7 @@
 //! `RAYON_NUM_THREADS` limits it) and reported in the order given.
 
 use super::files::expand;
+use super::lenient::LenientArg;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::json::render_json;
 use crate::render::{more_errors_line, render_styled, ColorChoice};
@@ -19,9 +20,9 @@ use rayon::prelude::*;
 use relay_passes::checkable::CheckScope;
 use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic};
 use relay_passes::infer::infer_module;
-use relay_passes::lower::{lower_expr, lower_module};
+use relay_passes::lower::{lower_expr_with, lower_parse, LowerOptions};
 use relay_passes::source::SourceMap;
-use relay_syntax::{parse, Entry};
+use relay_syntax::{parse_with, Entry};
 use std::path::PathBuf;
 
 /// How diagnostics are printed.
@@ -59,6 +60,8 @@ pub struct CheckArgs {
     /// skipped with a warning).
     #[arg(long)]
     no_external: bool,
+    #[command(flatten)]
+    lenient: LenientArg,
     /// Files, directories (every `*.relay` below them) or `-` for standard input.
     #[arg(required = true, value_name = "FILE|DIR|-")]
     files: Vec<PathBuf>,
@@ -89,12 +92,13 @@ pub fn run(args: &CheckArgs) -> i32 {
             let text = input.read()?;
             let mut sources = SourceMap::new();
             let file = sources.add(input.name(), text.as_str());
+            let project_start = input.project_start();
             let mut found = check_text(
                 &sources,
                 file,
                 &text,
-                entry,
-                &input.project_start(),
+                (entry, args.lenient.options(&project_start)),
+                &project_start,
                 pipeline,
             );
             sort_by_position(&mut found);
@@ -139,43 +143,48 @@ pub fn run(args: &CheckArgs) -> i32 {
 }
 
 /// The diagnostics of one file's text (registered in the source map as
-/// `file`): syntax, names, the types of the definitions that can be
-/// checked, and `pipeline`'s when everything else is clean.
+/// `file`), read with `entry` and `options`: syntax, names, the types of
+/// the definitions that can be checked, and `pipeline`'s when everything
+/// else is clean.
 fn check_text(
     sources: &SourceMap,
     file: relay_passes::source::FileId,
     text: &str,
-    entry: Entry,
+    (entry, options): (Entry, LowerOptions),
     project_start: &std::path::Path,
     pipeline: Option<(&str, bool)>,
 ) -> Vec<Diagnostic> {
-    let parse = parse(text, entry);
-    let mut found: Vec<Diagnostic> = parse
-        .errors()
-        .iter()
-        .map(|e| Diagnostic::from_syntax_error(file, e))
-        .collect();
+    let parse = parse_with(text, entry, options.parse_options());
+    let mut found: Vec<Diagnostic> = Diagnostic::of_parse(file, &parse);
     if entry == Entry::Expr {
         if let Some(root) = parse.expr_file() {
-            let (_, lowered) = lower_expr(file, &root);
+            let (_, lowered) = lower_expr_with(file, &root, options);
             found.extend(lowered);
         }
         return found;
     }
-    let Some(root) = parse.source_file() else {
+    let Some(mut lowered) = lower_parse(file, &parse, options) else {
         return found;
     };
-    let mut lowered = lower_module(file, &root);
     found.extend(lowered.diagnostics);
-    let scope = CheckScope::new(file, &root, &found);
-    if !scope.checks_anything() {
-        return found;
+    // A module file: the definitions that parse and lower cleanly. A file
+    // read (leniently) as one expression: all of it, if it is clean.
+    let scope = parse
+        .source_file()
+        .map(|root| CheckScope::new(file, &root, &found));
+    match &scope {
+        Some(scope) if !scope.checks_anything() => return found,
+        None if found.iter().any(Diagnostic::is_error) => return found,
+        _ => {}
     }
     // The module's spans point into `sources`; type errors about an
     // attribute look its value up there.
     lowered.module.sources = sources.clone();
     let (module, typed) = infer_module(&lowered.module);
-    found.extend(scope.filter(typed));
+    match &scope {
+        Some(scope) => found.extend(scope.filter(typed)),
+        None => found.extend(typed),
+    }
     if let (Some((pipeline, no_external)), false) =
         (pipeline, found.iter().any(Diagnostic::is_error))
     {

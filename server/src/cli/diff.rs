@@ -15,7 +15,7 @@ use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Code, Diagnostic, Severity};
 use relay_passes::ir::equal::{first_difference, module_first_difference, Difference};
-use relay_passes::lower::{parse_and_lower, parse_and_lower_expr_in};
+use relay_passes::lower::{parse_and_lower_expr_in_with, parse_and_lower_with};
 use relay_passes::source::{SourceMap, Span};
 use std::path::PathBuf;
 
@@ -28,6 +28,8 @@ pub struct DiffArgs {
     /// it a free variable equals only itself, so two reads never match.
     #[arg(long)]
     free_vars_by_name: bool,
+    #[command(flatten)]
+    lenient: super::lenient::LenientArg,
     /// The first file (A; `-` reads standard input).
     a: PathBuf,
     /// The second file (B; `-` reads standard input).
@@ -85,11 +87,15 @@ fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
     let text_a = read_text(&args.a).map_err(InputError::Unreadable)?;
     let text_b = read_text(&args.b).map_err(InputError::Unreadable)?;
     let (name_a, name_b) = (display_name(&args.a), display_name(&args.b));
+    let lower_a = args.lenient.options(&super::files::start_of(&args.a));
+    let lower_b = args.lenient.options(&super::files::start_of(&args.b));
     if args.expr {
         // One source map for both: the spans of each read point into it.
         let mut sources = SourceMap::new();
-        let (a, diagnostics_a) = parse_and_lower_expr_in(&mut sources, &name_a, &text_a);
-        let (b, diagnostics_b) = parse_and_lower_expr_in(&mut sources, &name_b, &text_b);
+        let (a, diagnostics_a) =
+            parse_and_lower_expr_in_with(&mut sources, &name_a, &text_a, lower_a);
+        let (b, diagnostics_b) =
+            parse_and_lower_expr_in_with(&mut sources, &name_b, &text_b, lower_b);
         let mut errors: Vec<Diagnostic> = diagnostics_a.iter().cloned().collect();
         errors.extend(diagnostics_b.iter().cloned());
         errors.retain(Diagnostic::is_error);
@@ -101,8 +107,8 @@ fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
             sources,
         });
     }
-    let (a, diagnostics_a) = parse_and_lower(&name_a, &text_a);
-    let (b, diagnostics_b) = parse_and_lower(&name_b, &text_b);
+    let (a, diagnostics_a) = parse_and_lower_with(&name_a, &text_a, lower_a);
+    let (b, diagnostics_b) = parse_and_lower_with(&name_b, &text_b, lower_b);
     let errors_a: Vec<Diagnostic> = diagnostics_a
         .iter()
         .filter(|d| d.is_error())

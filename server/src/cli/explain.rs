@@ -62,6 +62,7 @@ pub fn explanation(code: Code) -> String {
         Run::Run(args) => format!("relay run example.relay {}", args.join(" "))
             .trim_end()
             .to_string(),
+        Run::Lenient => "relay check --lenient example.relay".to_string(),
         Run::NotReproducible => return out,
     };
     out.push_str(&format!("\nExample (`{command}` reports {}):\n\n", info.id));

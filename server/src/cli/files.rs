@@ -89,6 +89,16 @@ fn relay_files_in(dir: &Path, inputs: &mut Vec<Input>) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the project of the input `path` (`-`: standard input, from the
+/// current directory) is looked up from.
+pub fn start_of(path: &Path) -> PathBuf {
+    if super::input::is_stdin(path) {
+        Input::Stdin.project_start()
+    } else {
+        Input::File(path.to_path_buf()).project_start()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

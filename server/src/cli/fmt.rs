@@ -17,12 +17,13 @@
 //! `-` nothing is written to standard output then.
 
 use super::files::{expand, Input};
+use super::lenient::LenientArg;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::project::Project;
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::source::SourceMap;
-use relay_syntax::format::{format, FormatOptions, DEFAULT_WIDTH};
+use relay_syntax::format::{format_with, FormatOptions, DEFAULT_WIDTH};
 use relay_syntax::Entry;
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,7 +37,9 @@ Examples:
   relay fmt - < in.relay > out.relay   format standard input to standard output
 
 Comments are kept where they are written. The width is --width, else `width` under
-[format] in relay.toml (looked for upward from the file), else 100.")]
+[format] in relay.toml (looked for upward from the file), else 100.
+--upgrade reads each file leniently and writes it as TVM v0.13 prints the module it
+means (clean 0.0.5 text; comments are not kept).")]
 pub struct FmtArgs {
     /// Read each input as one expression (`tvm.relay.parse_expr`), not a module.
     #[arg(long)]
@@ -52,6 +55,13 @@ pub struct FmtArgs {
     /// `[format] width`, else 100).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     width: Option<u16>,
+    #[command(flatten)]
+    lenient: LenientArg,
+    /// Rewrite each file as clean Relay 0.0.5 text: read it leniently
+    /// (old or missing header, dotted names, old attributes, a bare `fn`)
+    /// and write the module as TVM v0.13 prints it.
+    #[arg(long, conflicts_with = "expr")]
+    upgrade: bool,
     /// Files, directories (every `*.relay` below them) or `-` for standard
     /// input (the result goes to standard output).
     #[arg(required = true, value_name = "FILE|DIR|-")]
@@ -135,19 +145,42 @@ fn format_one(args: &FmtArgs, input: &Input) -> Result<Outcome, String> {
     } else {
         Entry::Module
     };
-    let formatted = match format(&text, entry, &FormatOptions { width }) {
-        Ok(formatted) => formatted,
-        Err(error) => {
-            let mut sources = SourceMap::new();
-            let file = sources.add(name.clone(), text.as_str());
-            let diagnostics: Vec<Diagnostic> = error
-                .errors()
-                .iter()
-                .map(|e| Diagnostic::from_syntax_error(file, e))
-                .collect();
-            eprint!("{}", render(&diagnostics, &sources));
-            eprintln!("{name}: not formatted; the text was left unchanged");
-            return Ok(Outcome::Failed);
+    let formatted = if args.upgrade {
+        match relay_passes::lower::upgrade(&name, &text) {
+            Ok((upgraded, warnings)) => {
+                let warnings: Vec<Diagnostic> = warnings.into_iter().collect();
+                if !warnings.is_empty() {
+                    let mut sources = SourceMap::new();
+                    sources.add(name.clone(), text.as_str());
+                    eprint!("{}", render(&warnings, &sources));
+                }
+                upgraded
+            }
+            Err(errors) => {
+                let errors: Vec<Diagnostic> = errors.into_iter().collect();
+                let mut sources = SourceMap::new();
+                sources.add(name.clone(), text.as_str());
+                eprint!("{}", render(&errors, &sources));
+                eprintln!("{name}: not upgraded; the text was left unchanged");
+                return Ok(Outcome::Failed);
+            }
+        }
+    } else {
+        let parse_options = args.lenient.options(&input.project_start()).parse_options();
+        match format_with(&text, entry, &FormatOptions { width }, parse_options) {
+            Ok(formatted) => formatted,
+            Err(error) => {
+                let mut sources = SourceMap::new();
+                let file = sources.add(name.clone(), text.as_str());
+                let diagnostics: Vec<Diagnostic> = error
+                    .errors()
+                    .iter()
+                    .map(|e| Diagnostic::from_syntax_error(file, e))
+                    .collect();
+                eprint!("{}", render(&diagnostics, &sources));
+                eprintln!("{name}: not formatted; the text was left unchanged");
+                return Ok(Outcome::Failed);
+            }
         }
     };
     let outcome = if formatted == text {

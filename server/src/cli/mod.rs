@@ -6,6 +6,7 @@ mod explain;
 mod files;
 mod fmt;
 mod input;
+mod lenient;
 mod ops;
 mod opt;
 mod passes;

@@ -19,6 +19,10 @@ pub struct OpsArgs {
 }
 
 pub fn run(args: &OpsArgs) -> i32 {
+    // The operators the project (found from here) declares are listed too.
+    if let Ok(here) = std::env::current_dir() {
+        super::lenient::declare_project_ops(&here);
+    }
     let ops = match selected(&args.names) {
         Ok(ops) => ops,
         Err(message) => {
@@ -46,6 +50,8 @@ pub fn run(args: &OpsArgs) -> i32 {
 fn selected(names: &[String]) -> Result<Vec<&'static OpDef>, String> {
     if names.is_empty() {
         let mut all: Vec<&'static OpDef> = op::all_ops().iter().collect();
+        // The operators the project's relay.toml declares.
+        all.extend(op::custom::declared_ops());
         all.sort_by(|a, b| a.name.cmp(&b.name));
         return Ok(all);
     }

@@ -3,13 +3,14 @@
 //! and prints the result as `relay print` does.
 
 use super::input::{display_name, read_text};
+use super::lenient::LenientArg;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
 use relay_passes::ir::IRModule;
-use relay_passes::lower::parse_and_lower;
+use relay_passes::lower::parse_and_lower_with;
 use relay_passes::pass_manager::config::{config_type, ConfigValue};
 use relay_passes::pass_manager::instruments::{
     ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
@@ -29,6 +30,8 @@ use std::sync::Arc;
 pub struct OptArgs {
     /// The module to optimise (`-` reads standard input).
     file: PathBuf,
+    #[command(flatten)]
+    lenient: LenientArg,
     /// The passes: `InferType, FoldConstant, FuseOps(fuse_opt_level=2)`; a
     /// comma list is a Sequential. Names of relay.toml's pipelines may stand
     /// anywhere a pass may.
@@ -270,11 +273,17 @@ pub fn run(args: &OptArgs) -> i32 {
 
     // Parse, lower and type-check, as TVM's parser does.
     let name = display_name(&args.file);
-    let (module, diagnostics) = parse_and_lower(&name, &text);
+    let lower = args.lenient.options(&super::files::start_of(&args.file));
+    let (module, diagnostics) = parse_and_lower_with(&name, &text, lower);
     if diagnostics.has_errors() {
         let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
         eprint!("{}", render(&all, &module.sources));
         return EXIT_ERRORS;
+    }
+    if !diagnostics.is_empty() {
+        // What a lenient reading accepted.
+        let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
+        eprint!("{}", render(&all, &module.sources));
     }
     let sources = module.sources.clone();
     let parse_ctx =

@@ -19,9 +19,11 @@ use relay_passes::checkable::CheckScope;
 use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
-use relay_passes::lower::NameIndex;
+use relay_passes::lower::{LowerOptions, NameIndex};
 use relay_passes::source::SourceMap;
-use relay_syntax::{reparse_module, Parse, SyntaxNode, TextEdit, TextRange};
+use relay_syntax::{
+    reparse_module_with, Entry, Parse, ParseOptions, SyntaxNode, TextEdit, TextRange,
+};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -122,7 +124,7 @@ pub struct Incremental {
     /// Type inference results, per function.
     pub checker: Mutex<IncrementalChecker>,
     /// The text and parse of the last analysis.
-    parses: Mutex<Option<(Arc<str>, Parse)>>,
+    parses: Mutex<Option<(Arc<str>, ParseOptions, Parse)>>,
 }
 
 impl Incremental {
@@ -131,21 +133,25 @@ impl Incremental {
     /// move; see `relay_syntax::reparse_module`), or a full parse. The edit
     /// is found by comparing the texts, so it does not matter which
     /// version was analysed last.
-    pub fn parse(&self, text: &Arc<str>) -> Parse {
+    pub fn parse(&self, text: &Arc<str>, options: ParseOptions) -> Parse {
         let last = self
             .parses
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         let parse = match last {
-            Some((old_text, old_parse)) => match TextEdit::between(&old_text, text) {
-                None => old_parse,
-                Some(edit) => reparse_module(&old_parse, edit, text).0,
-            },
-            None => relay_syntax::parse_module(text),
+            // A parse made with other options (the project's `lenient`
+            // changed) is no base for this one.
+            Some((old_text, old_options, old_parse)) if old_options == options => {
+                match TextEdit::between(&old_text, text) {
+                    None => old_parse,
+                    Some(edit) => reparse_module_with(&old_parse, edit, text, options).0,
+                }
+            }
+            _ => relay_syntax::parse_with(text, Entry::Module, options),
         };
         *self.parses.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((text.clone(), parse.clone()));
+            Some((text.clone(), options, parse.clone()));
         parse
     }
 
@@ -189,10 +195,31 @@ pub fn analyze_incrementally(
     obsolete: &dyn Fn() -> bool,
     kept: &Incremental,
 ) -> Option<Analysis> {
+    analyze_incrementally_with(
+        name,
+        text,
+        (version, encoding),
+        obsolete,
+        kept,
+        LowerOptions::LENIENT,
+    )
+}
+
+/// [`analyze_incrementally`], reading the text with `options` (the editor
+/// reads leniently unless the project says `lenient = false`: what the
+/// reading accepted are warnings, with quick fixes).
+pub fn analyze_incrementally_with(
+    name: &str,
+    text: Arc<str>,
+    (version, encoding): (i32, Encoding),
+    obsolete: &dyn Fn() -> bool,
+    kept: &Incremental,
+    options: LowerOptions,
+) -> Option<Analysis> {
     let mut diagnostics = Vec::new();
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
-    let parse = match guarded(|| kept.parse(&text)) {
+    let parse = match guarded(|| kept.parse(&text, options.parse_options())) {
         Ok(parse) => parse,
         Err(message) => {
             kept.clear();
@@ -200,20 +227,11 @@ pub fn analyze_incrementally(
             relay_syntax::parse_module("")
         }
     };
-    diagnostics.extend(
-        parse
-            .errors()
-            .iter()
-            .map(|e| Diagnostic::from_syntax_error(file, e)),
-    );
+    diagnostics.extend(Diagnostic::of_parse(file, &parse));
     if obsolete() {
         return None;
     }
-    let lowered = guarded(|| {
-        parse
-            .source_file()
-            .map(|root| relay_passes::lower::lower_module(file, &root))
-    });
+    let lowered = guarded(|| relay_passes::lower::lower_parse(file, &parse, options));
     let (mut lowered, names) = match lowered {
         Ok(Some(lowered)) => {
             diagnostics.extend(lowered.diagnostics);

@@ -29,3 +29,23 @@ pub fn format_width(path: Option<&Path>) -> Result<usize, String> {
     let project = Project::load(&file)?;
     Ok(project.format_width.unwrap_or(default))
 }
+
+/// How the editor reads the file at `path`: leniently, unless its
+/// `relay.toml` says `lenient = false` (an unreadable project file is
+/// reported elsewhere and does not change the reading).
+pub fn read_options(path: Option<&Path>) -> relay_passes::lower::LowerOptions {
+    let project = path
+        .and_then(Project::find)
+        .and_then(|file| Project::load(&file).ok());
+    // Its declared operators are known to every feature (a declaration
+    // relay.toml rejects is reported when the project is loaded).
+    if let Some(project) = &project {
+        let _ = project.declare_ops();
+    }
+    let strict = project.is_some_and(|project| project.lenient == Some(false));
+    if strict {
+        relay_passes::lower::LowerOptions::STRICT
+    } else {
+        relay_passes::lower::LowerOptions::LENIENT
+    }
+}

@@ -6,7 +6,7 @@
 //! stages and its results are never published. After an edit, the analysis
 //! waits for the debounce delay and is skipped if another edit came in.
 
-use super::analysis::{analyze_incrementally, guarded, Analysis};
+use super::analysis::{analyze_incrementally_with, guarded, Analysis};
 use super::backend::Backend;
 use super::errors::{content_modified, internal, invalid};
 use super::features::diagnostics::published;
@@ -60,15 +60,17 @@ impl Backend {
         };
         let name = doc_name(uri);
         let encoding = self.encoding();
+        let path = super::from_proto::uri_path(uri);
         let job = tokio::task::spawn_blocking(move || {
+            let options = super::project::read_options(path.as_deref());
             guarded(|| {
-                analyze_incrementally(
+                analyze_incrementally_with(
                     &name,
                     text,
-                    version,
-                    encoding,
+                    (version, encoding),
                     &|| latest.load(Ordering::Relaxed) != version,
                     &kept,
+                    options,
                 )
             })
         });

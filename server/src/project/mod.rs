@@ -14,6 +14,12 @@
 //! [pipelines]
 //! cleanup = "InferType, FoldConstant, DeadCodeElimination"
 //!
+//! lenient = true                 # read every command's input as `--lenient` does
+//!
+//! [ops."vendor.gemm"]            # a declared operator (see `ops`)
+//! args = ["data", "weight"]
+//! output = "shape(in0[0], in1[0])"
+//!
 //! [format]
 //! width = 100                    # `relay fmt` and editor formatting
 //!
@@ -27,8 +33,10 @@
 //! python = "mypasses:ReplaceRelu"  # run by `$RELAY_PYTHON -m relay_tools.host`
 //! ```
 
+mod ops;
 mod pipelines;
 
+pub use ops::OpConfig;
 pub use pipelines::read_pipeline;
 
 use crate::external_pass::ExternalPass;
@@ -83,6 +91,9 @@ struct RawProject {
     passes: BTreeMap<String, ExternalPassConfig>,
     #[serde(default)]
     format: FormatConfig,
+    lenient: Option<bool>,
+    #[serde(default)]
+    ops: BTreeMap<String, OpConfig>,
 }
 
 /// `[format]`: how `relay fmt` and editor formatting lay files out.
@@ -108,6 +119,11 @@ pub struct Project {
     pub passes: BTreeMap<String, ExternalPassConfig>,
     /// `[format] width`: the line width of `relay fmt` and editor formatting.
     pub format_width: Option<usize>,
+    /// `lenient = true`: commands read the project's files as `--lenient`
+    /// does (the language server reads leniently unless `lenient = false`).
+    pub lenient: Option<bool>,
+    /// `[ops.NAME]`: operators the project declares.
+    pub ops: BTreeMap<String, OpConfig>,
 }
 
 impl Project {
@@ -196,6 +212,9 @@ impl Project {
         if let Some(level) = raw.opt_level {
             check_opt_level(i64::from(level))?;
         }
+        for (name, config) in &raw.ops {
+            ops::declaration(name, config)?;
+        }
         Ok(Project {
             root,
             opt_level: raw.opt_level,
@@ -206,7 +225,14 @@ impl Project {
             on_save: raw.on_save,
             passes: raw.passes,
             format_width: raw.format.width,
+            lenient: raw.lenient,
+            ops: raw.ops,
         })
+    }
+
+    /// Declares the project's operators (`[ops.NAME]`) to the library.
+    pub fn declare_ops(&self) -> Result<(), String> {
+        ops::declare_all(&self.ops)
     }
 
     /// The PassContext options the project asks for.

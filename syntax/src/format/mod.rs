@@ -31,7 +31,7 @@ mod doc;
 mod layout;
 mod verify;
 
-use crate::{parse, Entry, SyntaxError, SyntaxErrorKind, TextRange};
+use crate::{parse_with, Entry, ParseOptions, SyntaxError, SyntaxErrorKind, TextRange};
 
 /// The default line width, in characters.
 pub const DEFAULT_WIDTH: usize = 100;
@@ -84,13 +84,24 @@ impl FormatError {
 
 /// `text` laid out in canonical form, read with the entry point `entry`.
 pub fn format(text: &str, entry: Entry, options: &FormatOptions) -> Result<String, FormatError> {
-    let parsed = parse(text, entry);
+    format_with(text, entry, options, ParseOptions::STRICT)
+}
+
+/// [`format`], reading the text with `parse_options` (a lenient reading
+/// lays out what it accepts, and checks its result the same way).
+pub fn format_with(
+    text: &str,
+    entry: Entry,
+    options: &FormatOptions,
+    parse_options: ParseOptions,
+) -> Result<String, FormatError> {
+    let parsed = parse_with(text, entry, parse_options);
     if !parsed.errors().is_empty() {
         return Err(FormatError::Syntax(parsed.errors().to_vec()));
     }
     let root = parsed.syntax_node();
     let doc = layout::file(&root)?;
     let formatted = doc::print(&doc, options.width.max(1));
-    verify::same_tokens(&root, &formatted, entry)?;
+    verify::same_tokens_with(&root, &formatted, entry, parse_options)?;
     Ok(formatted)
 }

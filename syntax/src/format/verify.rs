@@ -7,14 +7,25 @@
 //! constructor (a comma right before `}` is ignored on both sides).
 
 use super::FormatError;
-use crate::{parse, Entry, SyntaxKind, SyntaxNode, SyntaxToken, TextRange};
+use crate::{parse_with, Entry, ParseOptions, SyntaxKind, SyntaxNode, SyntaxToken, TextRange};
 
+#[cfg(test)]
 pub(crate) fn same_tokens(
     input: &SyntaxNode,
     formatted: &str,
     entry: Entry,
 ) -> Result<(), FormatError> {
-    let reparsed = parse(formatted, entry);
+    same_tokens_with(input, formatted, entry, ParseOptions::STRICT)
+}
+
+/// [`same_tokens`] for a text read with `options`.
+pub(crate) fn same_tokens_with(
+    input: &SyntaxNode,
+    formatted: &str,
+    entry: Entry,
+    options: ParseOptions,
+) -> Result<(), FormatError> {
+    let reparsed = parse_with(formatted, entry, options);
     if let Some(error) = reparsed.errors().first() {
         return Err(FormatError::unsupported(
             format!(

@@ -33,6 +33,10 @@ pub(crate) struct Parser<'t> {
     /// around it are cut short there, and their complaints would only repeat
     /// the nesting error.
     nested_skip_end: Option<usize>,
+    /// Whether to read leniently (see `crate::leniency`).
+    pub(crate) lenient: bool,
+    /// What the lenient reading accepted.
+    pub(crate) leniencies: Vec<crate::Leniency>,
 }
 
 impl<'t> Parser<'t> {
@@ -48,12 +52,23 @@ impl<'t> Parser<'t> {
             depth: 0,
             depth_error_reported: false,
             nested_skip_end: None,
+            lenient: false,
+            leniencies: Vec::new(),
         }
     }
 
-    /// The tree, and the errors found.
-    pub(crate) fn finish(self) -> (GreenNode, Vec<SyntaxError>) {
-        (self.builder.finish(), self.errors)
+    /// The tree, the errors found and what a lenient reading accepted.
+    pub(crate) fn finish(self) -> (GreenNode, Vec<SyntaxError>, Vec<crate::Leniency>) {
+        (self.builder.finish(), self.errors, self.leniencies)
+    }
+
+    /// The range of the first non-trivia token (empty at the end of an
+    /// empty text).
+    pub(crate) fn first_token_range(&self) -> TextRange {
+        match self.ranges.first() {
+            Some(range) => *range,
+            None => TextRange::empty(TextSize::of(self.text)),
+        }
     }
 
     // ---- lookahead ----

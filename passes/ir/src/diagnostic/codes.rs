@@ -32,6 +32,8 @@ pub enum Run {
     DiffWith(&'static str),
     /// `relay run FILE ARGS…`.
     Run(&'static [&'static str]),
+    /// `relay check --lenient FILE`: what a lenient reading accepts.
+    Lenient,
     /// No input produces it: it reports a bug in `relay` itself.
     NotReproducible,
 }
@@ -47,6 +49,13 @@ const fn check(text: &'static str) -> Example {
     Example {
         text,
         run: Run::Check,
+    }
+}
+
+const fn lenient(text: &'static str) -> Example {
+    Example {
+        text,
+        run: Run::Lenient,
     }
 }
 
@@ -266,6 +275,76 @@ codes! {
     "A constructor's field uses a type no `type` defines. TVM reports it \
      only where the constructor is used (E0105); define the type.",
     check("#[version = \"0.0.5\"]\ntype T { A(Missing) }\n");
+
+    // ---- what a lenient reading accepts (`--lenient`, the editor) ----
+    NoVersionHeader = "W0001", Syntax, "no version header",
+    "The file has no `#[version = \"0.0.5\"]` header, as text printed by \
+     older TVM versions or pasted without its first line. TVM v0.13's parser \
+     rejects it; a lenient reading takes it as version 0.0.5. Insert the \
+     header (the editor's quick fix does) or run `relay fmt --upgrade`.",
+    lenient("def @main(%x: float32) { %x }\n");
+
+    OtherVersionHeader = "W0002", Syntax, "another version's header",
+    "The header names a version other than 0.0.5 (older TVM wrote \
+     `0.0.4`). TVM v0.13's parser rejects it; a lenient reading takes the \
+     text as version 0.0.5. Change the header to `#[version = \"0.0.5\"]`.",
+    lenient("#[version = \"0.0.4\"]\ndef @main(%x: float32) { %x }\n");
+
+    ExpressionFile = "W0003", Syntax, "file read as an expression",
+    "The file is one `fn (…) { … }` expression, not a module (what \
+     `print(func)` writes). TVM reads it only with `relay.parse_expr` \
+     (`relay check --expr`); a lenient reading takes the function as the \
+     module's `@main`. `relay fmt --upgrade` writes it as a module.",
+    lenient("fn (%x: float32) { %x }\n");
+
+    FrontendName = "W0004", Syntax, "name as frontends write it",
+    "A local or global name holds `.`, `:N` or starts with a digit \
+     (`%conv1.weight`, `%input_tensor:0`, `%1_bn.gamma`, `@foo.bar`): \
+     frontends name parameters so and TVM prints them unquoted, but its \
+     parser stops the name at the first such character. A lenient reading \
+     takes the whole as one name; rename it to letters, digits and `_` for \
+     TVM (`relay fmt --upgrade` does).",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%conv1.weight: float32) { %conv1.weight }\n");
+
+    MetaWithoutSection = "W0105", Name, "metadata reference without a section",
+    "A `meta[…][i]` reference in a text with no `#[metadata]` section, as \
+     `astext(show_meta_data=False)` prints. A lenient reading takes a \
+     `meta[relay.Constant][i]` as a constant whose value is unknown: its \
+     type comes from the `/* ty=… */` comment after it, otherwise it is a \
+     tensor of unknown type; passes that need the value (FoldConstant) \
+     leave it alone. Print the module with its metadata to keep the values.",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) {\n  add(%x, meta[relay.Constant][0] /* ty=Tensor[(3), float32] */)\n}\n");
+
+    OldAttributes = "W0106", Name, "attributes of another TVM version",
+    "A call lacks an attribute TVM v0.13 requires but older versions did \
+     not have (`strided_slice` without `axes`, `nn.dense` without `units`, \
+     `BatchMatmulAttrs` without `transpose_a`/`transpose_b`). A lenient \
+     reading gives it the value those versions meant (the message says \
+     which); write it out to read the text with TVM v0.13.",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(4, 4), float32], %w: Tensor[(8, 4), float32]) { nn.dense(%x, %w) }\n");
+
+    DroppedAttribute = "W0107", Name, "unknown attribute dropped",
+    "A call gives an attribute its attributes type does not have in TVM \
+     v0.13 (another version's field). TVM rejects it (E0109); a lenient \
+     reading drops it. A name close to a field v0.13 has is taken for a \
+     typo and stays an error (E0109, with the suggestion). Remove it.",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) { nn.softmax(%x, axis=1, foo=2) }\n");
+
+    AttrsTypeFromOperator = "W0108", Name, "attributes type taken from the operator",
+    "TVM prints calls such as `annotation.cast_hint(%x, dtype=\"int8\")`, \
+     but its parser cannot tell which attributes type to build, because \
+     the operator registers none. A lenient reading uses the type TVM \
+     builds such calls with (`relay.attrs.CastHintAttrs`); add \
+     `attrs_type_key=\"…\"` for TVM v0.13.",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) { annotation.cast_hint(%x, dtype=\"int8\") }\n");
+
+    OpaqueOperator = "W0109", Name, "unknown operator read as opaque",
+    "A call of an operator this build does not know (a vendor fork's or an \
+     in-house one). TVM rejects it (E0103); a lenient reading takes it as an \
+     opaque operator: its calls take any arguments and attributes and have \
+     an unknown type, and the rest of the module is still checked. One \
+     warning per operator name.",
+    lenient("#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) { vendor.accelerator_call(%x, kernel=\"k\") }\n");
 
     // ---- types ----
     TypeMismatch = "E0201", Type, "type mismatch",

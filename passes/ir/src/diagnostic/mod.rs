@@ -13,7 +13,7 @@ pub mod codes;
 
 pub use self::codes::Code;
 use crate::source::{FileId, Span};
-use relay_syntax::{SyntaxError, SyntaxErrorKind};
+use relay_syntax::{Leniency, LeniencyKind, SyntaxError, SyntaxErrorKind};
 use std::fmt;
 
 /// How serious a diagnostic is.
@@ -188,6 +188,34 @@ impl Diagnostic {
             diagnostic = diagnostic.with_label(Span::new(file, label.range), label.message.clone());
         }
         diagnostic
+    }
+
+    /// The warning for what a lenient reading accepted.
+    pub fn from_leniency(file: FileId, leniency: &Leniency) -> Diagnostic {
+        let code = match leniency.kind {
+            LeniencyKind::MissingVersion => Code::NoVersionHeader,
+            LeniencyKind::OtherVersion => Code::OtherVersionHeader,
+            LeniencyKind::ExpressionFile => Code::ExpressionFile,
+            LeniencyKind::FrontendName => Code::FrontendName,
+        };
+        Diagnostic::warning(code, leniency.message.clone())
+            .with_span(Span::new(file, leniency.range))
+    }
+
+    /// The diagnostics of a parse: its errors, then (for a lenient reading)
+    /// what it accepted, as warnings.
+    pub fn of_parse(file: FileId, parse: &relay_syntax::Parse) -> Vec<Diagnostic> {
+        parse
+            .errors()
+            .iter()
+            .map(|e| Diagnostic::from_syntax_error(file, e))
+            .chain(
+                parse
+                    .leniencies()
+                    .iter()
+                    .map(|l| Diagnostic::from_leniency(file, l)),
+            )
+            .collect()
     }
 }
 

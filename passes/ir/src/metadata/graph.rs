@@ -301,6 +301,13 @@ impl ObjectGraph {
     /// whitespace allowed; anything else after the JSON object is an error). Error offsets
     /// are byte offsets in `text`.
     pub fn parse(text: &str) -> Result<ObjectGraph, MetaError> {
+        Self::parse_with(text, false)
+    }
+
+    /// [`parse`](Self::parse); with `lenient`, an attributes object
+    /// (`relay.attrs.*`) may lack fields, as those saved by other TVM
+    /// versions do (the reader of the object decides what they mean).
+    pub fn parse_with(text: &str, lenient: bool) -> Result<ObjectGraph, MetaError> {
         let (json, end) = json::parse_value(text).map_err(|e| MetaError::Parse {
             offset: e.offset,
             message: e.message,
@@ -313,7 +320,7 @@ impl ObjectGraph {
             });
         }
         let graph = Self::from_json(&json)?;
-        graph.check().map_err(|e| MetaError::Parse {
+        graph.check(lenient).map_err(|e| MetaError::Parse {
             offset: locate(&json, &e.place),
             message: e.message,
         })?;
@@ -371,7 +378,7 @@ impl ObjectGraph {
     /// does this already): the root, `data` indices, `Map` key/value counts, the fields of
     /// known types (present and well-formed, indices in range) and the absence of cycles.
     pub fn validate(&self) -> Result<(), MetaError> {
-        self.check().map_err(|e| {
+        self.check(false).map_err(|e| {
             let node = match e.place {
                 Place::Root => None,
                 Place::Node(n) | Place::Attr(n, _) | Place::Data(n, _) => Some(n),
@@ -383,7 +390,7 @@ impl ObjectGraph {
         })
     }
 
-    fn check(&self) -> Result<(), Invalid> {
+    fn check(&self, lenient: bool) -> Result<(), Invalid> {
         let n = self.nodes.len();
         if self.root >= n {
             return invalid(
@@ -427,6 +434,9 @@ impl ObjectGraph {
                 if let Some(fields) = schema::fields(&node.type_key) {
                     for &(name, kind) in fields {
                         let Some(value) = node.attrs.get(name) else {
+                            if lenient && node.type_key.starts_with("relay.attrs.") {
+                                continue;
+                            }
                             return invalid(
                                 Place::Node(i),
                                 format!("missing field `{name}` of `{}`", node.type_key),

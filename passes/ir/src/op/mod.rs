@@ -19,7 +19,10 @@
 //! assert_eq!(op::suggest_op("nn.conv2"), Some("nn.conv2d"));
 //! ```
 
+pub mod custom;
 mod defaults;
+mod older;
+mod opaque_ops;
 mod schema;
 mod suggest;
 mod table;
@@ -28,18 +31,24 @@ mod table;
 mod tests;
 
 pub use defaults::{default_value, unconstrained_virtual_device};
+pub use older::{older_default, untyped_op_attrs_type};
+pub use opaque_ops::{is_opaque_op, opaque_op};
 pub use schema::{AttrDefault, AttrField, AttrType, AttrsSchema, OpArg, OpDef, OpPattern};
 pub use suggest::{did_you_mean, edit_distance};
 
 /// The operator called `name` (e.g. `nn.conv2d`, `add`, `qnn.requantize`).
 pub fn lookup(name: &str) -> Option<&'static OpDef> {
-    table::registry().op(name)
+    table::registry()
+        .op(name)
+        .or_else(|| custom::declared_op(name))
 }
 
 /// The call-attributes schema with type key `type_key`
 /// (e.g. `relay.attrs.Conv2DAttrs`).
 pub fn attrs_schema(type_key: &str) -> Option<&'static AttrsSchema> {
-    table::registry().schema(type_key)
+    table::registry()
+        .schema(type_key)
+        .or_else(|| custom::declared_schema(type_key))
 }
 
 /// Every operator, sorted by name.

@@ -45,7 +45,10 @@
 //! Where we differ from TVM, it is so that the output always parses back:
 //! strings are escaped (TVM escapes them too, but its parser cannot read the
 //! escapes back; ours can), and variable names that would not lex are
-//! sanitised (see `scalar::var_base_name`). Also:
+//! sanitised (see `scalar::var_base_name`) when the text is read again
+//! ([`PrintOptions::reparseable`]); TVM's exact text keeps them as TVM
+//! writes them (`%conv1.weight`, `@foo.bar`), which a lenient reading reads.
+//! Also:
 //!
 //! * An incomplete type at the top of an annotation is no annotation (TVM's
 //!   parser represents `_` and a missing type as a null type, which prints

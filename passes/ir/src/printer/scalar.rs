@@ -268,6 +268,22 @@ pub(crate) fn push_var_base_name(out: &mut String, hint: &str) {
     out.push_str(&name);
 }
 
+/// [`push_var_base_name`] as TVM's `AllocVar` writes it, for text that is
+/// TVM's `astext()` exactly: the hint as it is (`conv1.weight`,
+/// `input_tensor:0`), with `v` before a hint that is empty or does not start
+/// with a letter (`1_bn.gamma` is written `v1_bn.gamma`). A lenient reading
+/// reads such names back.
+pub(crate) fn push_tvm_var_name(out: &mut String, hint: &str) {
+    if !hint
+        .as_bytes()
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+    {
+        out.push('v');
+    }
+    out.push_str(hint);
+}
+
 /// The name of a global function as printed after `@`: as it is when it
 /// reads back, otherwise sanitised like [`var_base_name`] (without the
 /// uniquing: a global's name is its identity).

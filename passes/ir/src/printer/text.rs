@@ -28,7 +28,8 @@ use super::memo::{key, FxMap, Nodes, Piece};
 use super::metadata_section::{type_addr, MetaContext, MetaItem, MetaKey};
 use super::scalar::{
     float_imm_text, global_name, int_imm_text, push_decimal, push_i64, push_int_imm,
-    push_str_literal, push_var_base_name, scalar_constant_text, str_literal, stream_double,
+    push_str_literal, push_tvm_var_name, push_var_base_name, scalar_constant_text, str_literal,
+    stream_double,
 };
 use super::with_stack;
 use crate::dtype::DataType;
@@ -143,7 +144,13 @@ impl<'a> Printer<'a> {
                 out.push('\n');
             }
             counter += 1;
-            let prefix = format!("def @{}", global_name(name));
+            // TVM writes a global's name as it is (`@foo.bar`); text that is
+            // read again gets a name TVM's parser reads.
+            let prefix = if self.reparseable {
+                format!("def @{}", global_name(name))
+            } else {
+                format!("def @{name}")
+            };
             let d = self.func(&prefix, f.data());
             d.render_into(&mut out);
             out.push('\n');
@@ -456,9 +463,16 @@ impl<'a> Printer<'a> {
         let doc = match e.kind() {
             ExprKind::Var(_) => {
                 let var = e.as_var().expect("a variable");
-                self.alloc_var(&var)
+                match crate::opaque::opaque_reference(&var) {
+                    Some(reference) => self.opaque_constant(e, reference, &var),
+                    None => self.alloc_var(&var),
+                }
             }
-            ExprKind::GlobalVar(g) => Doc::text(format!("@{}", global_name(g.name()))),
+            ExprKind::GlobalVar(g) if self.reparseable => {
+                Doc::text(format!("@{}", global_name(g.name())))
+            }
+            // TVM writes a global's name as it is (`@foo.bar`).
+            ExprKind::GlobalVar(g) => Doc::text(format!("@{}", g.name())),
             ExprKind::Constant(data) => match scalar_constant_text(data) {
                 Some(text) => Doc::text(text),
                 None => return self.print_expr(e, true, false, false),
@@ -690,7 +704,11 @@ impl<'a> Printer<'a> {
         }
         let mut prefix = String::with_capacity(var.name().len() + 1);
         prefix.push('%');
-        push_var_base_name(&mut prefix, var.name());
+        if self.reparseable {
+            push_var_base_name(&mut prefix, var.name());
+        } else {
+            push_tvm_var_name(&mut prefix, var.name());
+        }
         let name = self.unique_name(prefix);
         let memo = self.nodes.store(Doc::text(name.as_str()));
         self.nodes.get_mut(slot).memo = Some(memo);
@@ -718,6 +736,22 @@ impl<'a> Printer<'a> {
         if let Some(t) = ty {
             d.push_str(": ").push_str(&t);
         }
+        if let Some(info) = info {
+            d.push_str(&info);
+        }
+        d
+    }
+
+    /// A constant whose value the text did not have (see `crate::opaque`):
+    /// its reference, as TVM prints a constant without its metadata, then
+    /// its type (the checked one, else the one its reference was read with).
+    fn opaque_constant(&mut self, e: &Expr, reference: &str, var: &Var) -> Doc {
+        let slot = self.nodes.slot(key(e));
+        let info = self.optional_info(e, slot).or_else(|| {
+            let t = self.print_type(var.type_annotation()?);
+            Some(format!(" /* ty={t} */"))
+        });
+        let mut d = Doc::text(reference);
         if let Some(info) = info {
             d.push_str(&info);
         }

@@ -176,7 +176,8 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
                     }
                 }
             }
-            for op in op::all_ops() {
+            let declared = op::custom::declared_ops();
+            for op in op::all_ops().iter().chain(declared) {
                 let mut it = item(
                     op.name.clone(),
                     CompletionKind::Function,

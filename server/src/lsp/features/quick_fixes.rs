@@ -1,12 +1,15 @@
 //! Quick fixes for the diagnostics around the cursor: add the missing
 //! version header, take the "did you mean" suggestion, declare an
-//! undeclared local as a parameter (with the type inference found for it).
+//! undeclared local as a parameter (with the type inference found for it);
+//! for what a lenient reading accepted, set the header to 0.0.5 and
+//! "Upgrade to Relay 0.0.5" (the file rewritten as `relay fmt --upgrade`
+//! writes it).
 
 use super::cursor::def_name;
 use super::types::contains_incomplete;
 use super::Replacement;
 use crate::lsp::analysis::Analysis;
-use relay_passes::diagnostic::{Diagnostic, Layer};
+use relay_passes::diagnostic::{Code, Diagnostic, Layer};
 use relay_syntax::{SyntaxKind, TextRange};
 
 /// A quick fix: a title and its replacements.
@@ -19,14 +22,28 @@ pub struct QuickFix {
 /// Quick fixes for the diagnostics of `analysis` that touch `range`.
 pub fn quick_fixes(analysis: &Analysis, range: TextRange) -> Vec<QuickFix> {
     let mut out = Vec::new();
+    let mut upgrade_offered = false;
     let text = analysis.text();
     for d in &analysis.diagnostics {
         let Some(span) = d.span else { continue };
         if span.range.intersect(range).is_none() {
             continue;
         }
+        // Another version's header.
+        if d.code == Code::OtherVersionHeader {
+            out.push(QuickFix {
+                title: "Set the header to `#[version = \"0.0.5\"]`".to_string(),
+                edits: vec![Replacement {
+                    range: span.range,
+                    text: "#[version = \"0.0.5\"]".to_string(),
+                }],
+                diagnostic: d.clone(),
+            });
+        }
         // The missing version header.
-        if d.layer == Layer::Syntax && d.message.contains("#[version = \"0.0.5\"]") {
+        if d.code == Code::NoVersionHeader
+            || d.layer == Layer::Syntax && d.message.contains("add `#[version = \"0.0.5\"]`")
+        {
             out.push(QuickFix {
                 title: "Add the `#[version = \"0.0.5\"]` header".to_string(),
                 edits: vec![Replacement {
@@ -63,8 +80,38 @@ pub fn quick_fixes(analysis: &Analysis, range: TextRange) -> Vec<QuickFix> {
                 });
             }
         }
+        // What a lenient reading accepted: the whole file, upgraded (once).
+        if is_leniency(d.code) && !upgrade_offered {
+            if let Ok((upgraded, _)) = relay_passes::lower::upgrade(&analysis.name, text) {
+                upgrade_offered = true;
+                out.push(QuickFix {
+                    title: "Upgrade to Relay 0.0.5".to_string(),
+                    edits: vec![Replacement {
+                        range: TextRange::up_to(text.len().try_into().unwrap_or_default()),
+                        text: upgraded,
+                    }],
+                    diagnostic: d.clone(),
+                });
+            }
+        }
     }
     out
+}
+
+/// Whether `code` reports what a lenient reading accepted.
+fn is_leniency(code: Code) -> bool {
+    matches!(
+        code,
+        Code::NoVersionHeader
+            | Code::OtherVersionHeader
+            | Code::ExpressionFile
+            | Code::FrontendName
+            | Code::MetaWithoutSection
+            | Code::OldAttributes
+            | Code::DroppedAttribute
+            | Code::AttrsTypeFromOperator
+            | Code::OpaqueOperator
+    )
 }
 
 fn declare_parameter(
@@ -164,7 +211,12 @@ mod tests {
     fn the_missing_version_header() {
         let analysis = fixture::analysis("def @f() { 1 }\n");
         let fixes = quick_fixes(&analysis, analysis.root().text_range());
-        assert_eq!(fixes.len(), 1);
+        assert_eq!(fixes.len(), 2);
+        assert_eq!(fixes[1].title, "Upgrade to Relay 0.0.5");
+        assert_eq!(
+            fixes[1].edits[0].text,
+            "#[version = \"0.0.5\"]\ndef @f() {\n  1\n}\n"
+        );
         assert_eq!(fixes[0].title, "Add the `#[version = \"0.0.5\"]` header");
         assert_eq!(
             fixes[0].edits,

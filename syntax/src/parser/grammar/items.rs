@@ -9,6 +9,7 @@ use super::{braced, delimited};
 use crate::parser::Parser;
 use crate::token_set::TokenSet;
 use crate::SyntaxKind::*;
+use rowan::TextRange;
 
 const DEF_FIRST: TokenSet = TokenSet::new(&[DEF_KW, TYPE_KW, EXTERN_KW]);
 
@@ -17,6 +18,19 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
     let m = p.start();
     if p.at(VERSION_ATTR) {
         version(p);
+    } else if p.lenient {
+        let range = p.current_range();
+        p.leniencies.push(crate::Leniency::new(
+            crate::LeniencyKind::MissingVersion,
+            "no `#[version = \"0.0.5\"]` header (TVM's parser requires one); read as version 0.0.5",
+            TextRange::empty(range.start()),
+        ));
+    } else if p.at(FN_KW) {
+        // A header cannot help a file that is an expression.
+        p.error_of(crate::SyntaxErrorKind::Version, format!(
+            "expected text format semantic version, found {}: this file is one expression, not a module; read it as an expression (`relay check --expr`, TVM's `relay.parse_expr`) or with `--lenient`",
+            p.current().describe()
+        ));
     } else {
         p.error_of(crate::SyntaxErrorKind::Version, format!(
             "expected text format semantic version, found {}; add `#[version = \"0.0.5\"]` as the first line",
@@ -57,6 +71,13 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
         }
     }
     m.complete(p, SOURCE_FILE);
+}
+
+/// Whether the text is one `fn` expression (after an optional version
+/// header): what a lenient module parse reads as an expression.
+pub(crate) fn is_expression_file(p: &Parser<'_>) -> bool {
+    let first = if p.at(VERSION_ATTR) { 1 } else { 0 };
+    p.nth_at(first, FN_KW)
 }
 
 /// One expression with an optional version header (`tvm.relay.parse_expr`).

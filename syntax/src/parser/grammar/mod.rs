@@ -19,7 +19,7 @@ use crate::token_set::TokenSet;
 use crate::SyntaxKind::{self, *};
 use rowan::TextRange;
 
-pub(crate) use items::{expr_file, source_file};
+pub(crate) use items::{expr_file, is_expression_file, source_file};
 pub use types::is_dtype_name;
 
 /// Tokens at which a list or block stops skipping and hands control back up.
