@@ -46,9 +46,9 @@ pub struct Completions {
 
 /// Keeps the names that contain `typed`, in their order, at most
 /// [`MAX_NAME_ITEMS`] of them; says whether any matching one was left out.
-fn matching_names<T>(
+fn matching_names<'a, T>(
     names: impl Iterator<Item = T>,
-    name_of: impl Fn(&T) -> &str,
+    name_of: impl Fn(&T) -> &'a str,
     typed: &str,
 ) -> (Vec<T>, bool) {
     let mut kept = Vec::new();
@@ -101,7 +101,7 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     };
     let replace = TextRange::new((replace_start as u32).into(), (end as u32).into());
     let typed = std::str::from_utf8(&text[start..end]).unwrap_or("");
-    let mut incomplete = false;
+    let incomplete = std::cell::Cell::new(false);
     let item = |label: String, kind: CompletionKind, detail: Option<String>| CompletionItem {
         insert: label.clone(),
         label,
@@ -112,13 +112,13 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     };
     let names = &analysis.names;
     let mut out = Vec::new();
-    let mut locals = |out: &mut Vec<CompletionItem>| {
+    let locals = |out: &mut Vec<CompletionItem>| {
         let (visible, capped) = matching_names(
             names.visible_at(offset).into_iter(),
             |id| names.definition(*id).name.as_str(),
             typed,
         );
-        incomplete |= capped;
+        incomplete.set(incomplete.get() | capped);
         for id in visible {
             let def = names.definition(id);
             let detail = match (def.kind, def.range) {
@@ -133,13 +133,13 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
             ));
         }
     };
-    let mut globals = |out: &mut Vec<CompletionItem>| {
+    let globals = |out: &mut Vec<CompletionItem>| {
         let (functions, capped) = matching_names(
             analysis.module().functions(),
-            |(name, _)| name.as_ref(),
+            |(name, _)| -> &str { name },
             typed,
         );
-        incomplete |= capped;
+        incomplete.set(incomplete.get() | capped);
         for (name, _) in functions {
             out.push(item(
                 format!("@{name}"),
@@ -208,7 +208,7 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     }
     Completions {
         items: out,
-        incomplete,
+        incomplete: incomplete.get(),
     }
 }
 
