@@ -101,9 +101,13 @@ fn rewrite_once_with(callback: &Callback, expr: &Expr) -> Expr {
     }
     rebuild(expr, |pre, post, memo| match groups.rooted_at(pre) {
         Some(group) => {
-            let node_map = group
-                .matched
-                .map_exprs(|e| memo.get(&e.addr()).cloned().unwrap_or_else(|| e.clone()));
+            // The root itself is not in the memo yet: it maps to `post`.
+            let node_map = group.matched.map_exprs(|e| {
+                if e.ptr_eq(pre) {
+                    return post.clone();
+                }
+                memo.get(&e.addr()).cloned().unwrap_or_else(|| e.clone())
+            });
             (callback.function)(pre, &post, &node_map)
         }
         None => post,

@@ -7,8 +7,11 @@
 //! // match: nn.conv2d(*, *)          the pattern must match the root
 //! // no match: nn.dense(*, *)        … must not
 //! // typed                           infer types before what follows
-//! // rewrite: negative($x) => $x     rewrite with the rule; prints the result
-//! // partition: nn.relu(*)           partition; prints the result
+//! // rewrite: negative($x) => $x     rewrite with the rule; prints the result,
+//! // partition: nn.relu(*)           partition; prints the result (later
+//!                                    lines see the result)
+//! // rule: add($x, 0f) => $x         collects a rule …
+//! // rewrite-rules                   … and rewrites with all collected rules
 //! ```
 //!
 //! `test_data/syntax/<case>.pat`: one pattern per line (`#` lines are
@@ -90,8 +93,24 @@ fn run_match_case(path: &Path) -> (String, Vec<String>) {
     );
     let mut report = String::new();
     let mut failures = Vec::new();
+    let mut rules: Vec<String> = Vec::new();
     for line in text.lines().take_while(|l| l.starts_with("//")) {
         let line = line.trim_start_matches('/').trim();
+        if line == "rewrite-rules" {
+            let callbacks: Vec<_> = rules
+                .drain(..)
+                .map(|r| {
+                    parse_rewrite_rule(&r, &no_named_patterns)
+                        .unwrap_or_else(|e| panic!("{}", render_error(&r, &e)))
+                        .into_callback()
+                })
+                .collect();
+            let out = rewrite(&callbacks, &scope(&root), None)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            root = with_scope(&root, out);
+            report.push_str(&format!("rewrite with the rules above\n{}\n", print(&root)));
+            continue;
+        }
         if line == "typed" {
             let (typed, diags) = relay_infer::infer_expr(&root, None);
             assert!(!diags.iter().any(|d| d.is_error()), "{}: type errors", path.display());
@@ -116,14 +135,14 @@ fn run_match_case(path: &Path) -> (String, Vec<String>) {
                     .unwrap_or_else(|e| panic!("{}", render_error(arg, &e)));
                 let out = rewrite(&[rule.into_callback()], &scope(&root), None)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                report.push_str(&format!("rewrite: {arg}\n{}\n", print(&with_scope(&root, out))));
+                root = with_scope(&root, out);
+                report.push_str(&format!("rewrite: {arg}\n{}\n", print(&root)));
             }
+            "rule" => rules.push(arg.to_string()),
             "partition" => {
                 let out = partition(&parse(arg), &scope(&root), &[], &|_| true);
-                report.push_str(&format!(
-                    "partition: {arg}\n{}\n",
-                    print(&with_scope(&root, out))
-                ));
+                root = with_scope(&root, out);
+                report.push_str(&format!("partition: {arg}\n{}\n", print(&root)));
             }
             _ => {}
         }
