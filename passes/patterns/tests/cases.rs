@@ -10,6 +10,8 @@
 //! // rewrite: negative($x) => $x     rewrite with the rule; prints the result,
 //! // partition: nn.relu(*)           partition; prints the result (later
 //!                                    lines see the result)
+//! // check: nn.relu(*)               later partitions only where the root
+//!                                    also matches this (TVM's `check`)
 //! // rule: add($x, 0f) => $x         collects a rule …
 //! // rewrite-rules                   … and rewrites with all collected rules
 //! ```
@@ -94,6 +96,7 @@ fn run_match_case(path: &Path) -> (String, Vec<String>) {
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut rules: Vec<String> = Vec::new();
+    let mut check: Option<Pattern> = None;
     for line in text.lines().take_while(|l| l.starts_with("//")) {
         let line = line.trim_start_matches('/').trim();
         if line == "rewrite-rules" {
@@ -139,8 +142,12 @@ fn run_match_case(path: &Path) -> (String, Vec<String>) {
                 report.push_str(&format!("rewrite: {arg}\n{}\n", print(&root)));
             }
             "rule" => rules.push(arg.to_string()),
+            "check" => check = Some(parse(arg)),
             "partition" => {
-                let out = partition(&parse(arg), &scope(&root), &[], &|_| true);
+                let out = match &check {
+                    Some(c) => partition(&parse(arg), &scope(&root), &[], &|e| matches(c, e)),
+                    None => partition(&parse(arg), &scope(&root), &[], &|_| true),
+                };
                 root = with_scope(&root, out);
                 report.push_str(&format!("partition: {arg}\n{}\n", print(&root)));
             }
