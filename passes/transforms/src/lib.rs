@@ -101,6 +101,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         dense_to_sparse::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
+        byoc::merge_composite::spec(),
         byoc::annotate_target::spec(),
         byoc::merge_compiler_regions::spec(),
         byoc::partition_graph::spec(),

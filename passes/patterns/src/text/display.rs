@@ -71,10 +71,13 @@ fn write_node(p: &Pattern, names: &HashMap<usize, String>) -> String {
         PatternKind::Constant => "is_constant()".to_string(),
         PatternKind::Expr(e) => match e.as_op() {
             Some(op) => op.name.clone(),
-            None => format!(
-                "is_expr({})",
-                print_expr(e, &PrintOptions::default()).trim()
-            ),
+            None => {
+                let printed = print_expr(e, &PrintOptions::default());
+                let body = printed
+                    .strip_prefix("#[version = \"0.0.5\"]")
+                    .unwrap_or(&printed);
+                format!("is_expr({})", body.trim())
+            }
         },
         PatternKind::Call { callee, args } => {
             let callee_text = match callee.kind() {
