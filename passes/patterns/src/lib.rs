@@ -17,6 +17,7 @@
 //! builds on `relay-ir` (with `relay-lower` to read embedded Relay text and
 //! `relay-infer` for the types that type patterns and `require_type` need).
 
+pub mod find;
 pub mod graph;
 pub mod group;
 pub mod matcher;

@@ -31,6 +31,7 @@ pub mod inline;
 pub mod lambda_lift;
 pub mod legalize;
 pub mod normal_form;
+pub mod pattern_rewrite;
 pub mod partial_eval;
 mod print_ir;
 pub mod remove_standalone_reshapes;

@@ -504,3 +504,21 @@ mod tests {
         assert_eq!(fold.kind, Some(lsp::FoldingRangeKind::Comment));
     }
 }
+
+/// The answer of `relay.findPattern`.
+pub fn pattern_matches(
+    lines: &LineIndex,
+    matches: &[crate::lsp::features::find_pattern::PatternMatch],
+) -> serde_json::Value {
+    let items: Vec<serde_json::Value> = matches
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "function": m.function,
+                "range": range(lines, m.range),
+                "parts": m.parts.iter().map(|r| range(lines, *r)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "matches": items })
+}

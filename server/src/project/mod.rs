@@ -22,9 +22,22 @@
 //! opt_level = 1
 //! required = ["InferType"]
 //! description = "Annotates call counts"
+//!
+//! [patterns]                     # named patterns (docs/patterns.md), used as @name
+//! conv_bias = "nn.conv2d(*, *) |> nn.bias_add(_, *)"
+//!
+//! [[composite.dnnl]]             # MergeComposite(pattern_table="dnnl")
+//! name = "dnnl.conv2d_bias_relu"
+//! pattern = "@conv_bias |> nn.relu(_)"
+//!
+//! [rewrite.FoldDoubleNegative]   # a pass made of rewrite rules
+//! rules = ["negative(negative($x)) => $x"]
 //! ```
 
+mod patterns;
 mod pipelines;
+
+pub use patterns::{CompositeEntry, PatternConfig, RewritePassConfig};
 
 pub use pipelines::read_pipeline;
 
@@ -73,6 +86,12 @@ struct RawProject {
     passes: BTreeMap<String, ExternalPassConfig>,
     #[serde(default)]
     format: FormatConfig,
+    #[serde(default)]
+    patterns: BTreeMap<String, String>,
+    #[serde(default)]
+    composite: BTreeMap<String, Vec<CompositeEntry>>,
+    #[serde(default)]
+    rewrite: BTreeMap<String, RewritePassConfig>,
 }
 
 /// `[format]`: how `relay fmt` and editor formatting lay files out.
@@ -98,6 +117,8 @@ pub struct Project {
     pub passes: BTreeMap<String, ExternalPassConfig>,
     /// `[format] width`: the line width of `relay fmt` and editor formatting.
     pub format_width: Option<usize>,
+    /// `[patterns]`, `[[composite.<table>]]` and `[rewrite.<Name>]`.
+    pub pattern_config: PatternConfig,
 }
 
 impl Project {
@@ -172,6 +193,19 @@ impl Project {
         if let Some(level) = raw.opt_level {
             check_opt_level(i64::from(level))?;
         }
+        let pattern_config = PatternConfig {
+            patterns: raw.patterns,
+            composite: raw.composite,
+            rewrite: raw.rewrite,
+        };
+        for (name, pass) in &pattern_config.rewrite {
+            if raw.passes.contains_key(name) {
+                return Err(format!("[rewrite.{name}] and [passes.{name}] declare the same pass"));
+            }
+            check_opt_level(i64::from(pass.opt_level))
+                .map_err(|e| format!("[rewrite.{name}]: {e}"))?;
+        }
+        pattern_config.compile()?;
         Ok(Project {
             root,
             opt_level: raw.opt_level,
@@ -182,6 +216,7 @@ impl Project {
             on_save: raw.on_save,
             passes: raw.passes,
             format_width: raw.format.width,
+            pattern_config,
         })
     }
 
@@ -201,6 +236,10 @@ impl Project {
     /// running one leaves the module alone and warns with the command it
     /// would have run.
     pub fn register_passes(&self, commands: &ExternalCommands) {
+        // Checked when the project was read; registering cannot fail here.
+        if let Err(e) = self.pattern_config.register() {
+            debug_assert!(false, "{e}");
+        }
         for (name, pass) in &self.passes {
             let required: Vec<&str> = pass.required.iter().map(String::as_str).collect();
             let info = PassInfo::new(name.clone(), pass.opt_level, &required);
