@@ -50,7 +50,12 @@ fn a_composite_table_and_a_rule_pass_from_relay_toml() {
     let dir = project("table", PROJECT);
     let run = relay_in(
         &dir,
-        &["opt", "model.relay", "-p", "InferType, FoldDoubleNegative, MergeComposite(pattern_table=\"test\")"],
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "InferType, FoldDoubleNegative, MergeComposite(pattern_table=\"test\")",
+        ],
     );
     assert_eq!(run.code(), 0, "{}", run.stderr);
     insta::assert_snapshot!("table_and_rule", run.stdout);
@@ -66,7 +71,10 @@ fn a_pattern_that_does_not_parse_in_relay_toml() {
     );
     let run = relay_in(&dir, &["opt", "model.relay", "-p", "InferType"]);
     assert_ne!(run.code(), 0);
-    insta::assert_snapshot!("bad_table_pattern", run.stderr.replace(&dir.display().to_string(), "<dir>"));
+    insta::assert_snapshot!(
+        "bad_table_pattern",
+        run.stderr.replace(&dir.display().to_string(), "<dir>")
+    );
 }
 
 #[test]
@@ -74,13 +82,27 @@ fn a_pattern_that_does_not_parse_in_a_pipeline_and_an_unknown_table() {
     let dir = project("pipeline", "");
     let bad = relay_in(
         &dir,
-        &["opt", "model.relay", "-p", "MergeComposite(patterns={\"r\": \"nn.relu(_)\"})"],
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "MergeComposite(patterns={\"r\": \"nn.relu(_)\"})",
+        ],
     );
     assert_ne!(bad.code(), 0);
-    let unknown = relay_in(&dir, &["opt", "model.relay", "-p", "MergeComposite(pattern_table=\"nope\")"]);
+    let unknown = relay_in(
+        &dir,
+        &[
+            "opt",
+            "model.relay",
+            "-p",
+            "MergeComposite(pattern_table=\"nope\")",
+        ],
+    );
     assert_ne!(unknown.code(), 0);
     insta::assert_snapshot!(
         "pipeline_errors",
-        format!("{}\n---\n{}", bad.stderr, unknown.stderr).replace(&dir.display().to_string(), "<dir>")
+        format!("{}\n---\n{}", bad.stderr, unknown.stderr)
+            .replace(&dir.display().to_string(), "<dir>")
     );
 }

@@ -62,7 +62,11 @@ fn find_pattern_lists_every_match() {
     };
 
     // Inline: the conv2d-bias-relu chain (once) and every relu (twice).
-    let chain = find(&mut client, "nn.conv2d(*, *) |> nn.bias_add(_, *) |> nn.relu(_)").unwrap();
+    let chain = find(
+        &mut client,
+        "nn.conv2d(*, *) |> nn.bias_add(_, *) |> nn.relu(_)",
+    )
+    .unwrap();
     assert_eq!(matched_texts(&chain), ["nn.relu(%1)"], "{chain}");
     let chain_parts = chain["matches"][0]["parts"].as_array().unwrap();
     assert_eq!(chain_parts.len(), 2, "the conv2d and the bias_add: {chain}");
@@ -77,7 +81,10 @@ fn find_pattern_lists_every_match() {
     // Not a pattern: an error that shows where.
     let err = find(&mut client, "nn.relu(_)").unwrap_err();
     let message = err["message"].as_str().unwrap();
-    assert!(message.contains("`_` stands for the pattern before `|>`"), "{message}");
+    assert!(
+        message.contains("`_` stands for the pattern before `|>`"),
+        "{message}"
+    );
     assert!(message.contains("        ^"), "{message}");
 
     // The server is still there.

@@ -12,23 +12,33 @@ interface PatternMatch {
   parts: LspRange[];
 }
 
-const matchDecoration = vscode.window.createTextEditorDecorationType({
-  backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
-  borderColor: new vscode.ThemeColor('editor.findMatchBorder'),
-  borderStyle: 'solid',
-  borderWidth: '1px',
-  overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.findMatchForeground'),
-  overviewRulerLane: vscode.OverviewRulerLane.Center,
-});
-const partDecoration = vscode.window.createTextEditorDecorationType({
-  backgroundColor: new vscode.ThemeColor('editor.findRangeHighlightBackground'),
-});
+/** The two highlights, made on first use (not when the bundle loads). */
+let decorations: { match: vscode.TextEditorDecorationType; part: vscode.TextEditorDecorationType } | undefined;
+
+function decorationTypes() {
+  decorations ??= {
+    match: vscode.window.createTextEditorDecorationType({
+      backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+      borderColor: new vscode.ThemeColor('editor.findMatchBorder'),
+      borderStyle: 'solid',
+      borderWidth: '1px',
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.findMatchForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Center,
+    }),
+    part: vscode.window.createTextEditorDecorationType({
+      backgroundColor: new vscode.ThemeColor('editor.findRangeHighlightBackground'),
+    }),
+  };
+  return decorations;
+}
 
 let lastPattern = '';
 
 export function clearPatternMatches(editor = vscode.window.activeTextEditor): void {
-  editor?.setDecorations(matchDecoration, []);
-  editor?.setDecorations(partDecoration, []);
+  if (decorations) {
+    editor?.setDecorations(decorations.match, []);
+    editor?.setDecorations(decorations.part, []);
+  }
 }
 
 /**
@@ -75,8 +85,9 @@ export async function findPattern(
   }
   const matches = result?.matches ?? [];
   const asRange = (r: LspRange) => client.protocol2CodeConverter.asRange(r);
-  editor.setDecorations(matchDecoration, matches.map((m) => asRange(m.range)));
-  editor.setDecorations(partDecoration, matches.flatMap((m) => m.parts.map(asRange)));
+  const { match, part } = decorationTypes();
+  editor.setDecorations(match, matches.map((m) => asRange(m.range)));
+  editor.setDecorations(part, matches.flatMap((m) => m.parts.map(asRange)));
   if (matches.length === 0) {
     void vscode.window.showInformationMessage(`Relay: no match for ${pattern}`);
     return matches;

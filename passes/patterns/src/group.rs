@@ -110,7 +110,13 @@ struct Grouper<'p> {
 }
 
 impl Grouper<'_> {
-    fn create_group(&mut self, matcher: &mut Matcher, graph: &ExprGraph, root: &Expr, memo: NodeMap) {
+    fn create_group(
+        &mut self,
+        matcher: &mut Matcher,
+        graph: &ExprGraph,
+        root: &Expr,
+        memo: NodeMap,
+    ) {
         // Expressions that are part of the match but never parameters.
         let mut fuzzy: HashSet<usize> = HashSet::new();
         for p in self.pattern_order {

@@ -182,7 +182,9 @@ impl<'g> Matcher<'g> {
                     cond: c,
                     then_branch: t,
                     else_branch: e,
-                } => self.visit(cond, c) && self.visit(then_branch, t) && self.visit(else_branch, e),
+                } => {
+                    self.visit(cond, c) && self.visit(then_branch, t) && self.visit(else_branch, e)
+                }
                 _ => false,
             },
             PatternKind::Let { var, value, body } => match expr.kind() {
@@ -308,7 +310,8 @@ impl<'g> Matcher<'g> {
                 {
                     for arg_id in 0..2 {
                         let div = callee.call(vec![inner_args[arg_id].clone(), args[1].clone()]);
-                        let mul = inner_callee.call(vec![inner_args[(arg_id + 1) % 2].clone(), div]);
+                        let mul =
+                            inner_callee.call(vec![inner_args[(arg_id + 1) % 2].clone(), div]);
                         if self.visit(&mul, expr) {
                             return true;
                         }
@@ -331,8 +334,8 @@ impl<'g> Matcher<'g> {
                         && (call.args.first().is_some_and(|a| is_expr_op(a, "multiply"))
                             || call.args.get(1).is_some_and(|a| is_expr_op(a, "multiply")))
                     {
-                        let mul =
-                            callee.call(vec![inner_args[0].clone(), args[(arg_id + 1) % 2].clone()]);
+                        let mul = callee
+                            .call(vec![inner_args[0].clone(), args[(arg_id + 1) % 2].clone()]);
                         let div = inner_callee.call(vec![mul, inner_args[1].clone()]);
                         return self.visit(&div, expr);
                     }

@@ -163,10 +163,7 @@ pub fn partition(
 
 /// Rebuilds `root` bottom-up; `at` sees each original node, the node
 /// rebuilt over the new children and the original → new memo so far.
-fn rebuild(
-    root: &Expr,
-    mut at: impl FnMut(&Expr, Expr, &HashMap<usize, Expr>) -> Expr,
-) -> Expr {
+fn rebuild(root: &Expr, mut at: impl FnMut(&Expr, Expr, &HashMap<usize, Expr>) -> Expr) -> Expr {
     let mut memo: HashMap<usize, Expr> = HashMap::new();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)

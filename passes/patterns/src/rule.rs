@@ -26,21 +26,36 @@ pub struct RewriteRule {
 }
 
 /// Parses `PATTERN => REPLACEMENT`.
-pub fn parse_rewrite_rule(text: &str, named: NamedPatterns<'_>) -> Result<RewriteRule, PatternError> {
+pub fn parse_rewrite_rule(
+    text: &str,
+    named: NamedPatterns<'_>,
+) -> Result<RewriteRule, PatternError> {
     let (pattern, offset, template_text) = parse_rule(text, named)?;
     // `$x` → `%x`: the same length, so ranges in the Relay text are ranges
     // in the rule.
     let relay_text = template_text.replace('$', "%");
-    let params: Vec<String> = pattern.captures.iter().map(|(n, _)| format!("%{n}")).collect();
+    let params: Vec<String> = pattern
+        .captures
+        .iter()
+        .map(|(n, _)| format!("%{n}"))
+        .collect();
     let prefix = format!("fn ({}) {{ ", params.join(", "));
     let wrapped = format!("{prefix}{relay_text} }}");
     let (expr, diagnostics) = relay_lower::parse_and_lower_expr("rule", &wrapped);
     if let Some(d) = diagnostics.iter().find(|d| d.is_error()) {
         let at = d.span.map_or_else(
-            || TextRange::new(TextSize::from(offset as u32), TextSize::from(text.len() as u32)),
+            || {
+                TextRange::new(
+                    TextSize::from(offset as u32),
+                    TextSize::from(text.len() as u32),
+                )
+            },
             |s| {
                 let clamp = |x: TextSize| {
-                    offset + usize::from(x).saturating_sub(prefix.len()).min(template_text.len())
+                    offset
+                        + usize::from(x)
+                            .saturating_sub(prefix.len())
+                            .min(template_text.len())
                 };
                 let (a, b) = (clamp(s.range.start()), clamp(s.range.end()));
                 TextRange::new(TextSize::from(a as u32), TextSize::from(b.max(a) as u32))
@@ -53,7 +68,10 @@ pub fn parse_rewrite_rule(text: &str, named: NamedPatterns<'_>) -> Result<Rewrit
     }
     let template = expr.as_function().ok_or_else(|| PatternError {
         message: "the replacement must be one Relay expression".to_string(),
-        range: TextRange::new(TextSize::from(offset as u32), TextSize::from(text.len() as u32)),
+        range: TextRange::new(
+            TextSize::from(offset as u32),
+            TextSize::from(text.len() as u32),
+        ),
     })?;
     Ok(RewriteRule { pattern, template })
 }

@@ -49,8 +49,10 @@ fn concat_rewriter(once: bool) -> Callback {
 
 fn relu_after_softmax(once: bool) -> Callback {
     let pattern = is_op("nn.softmax").unwrap().call_any_args();
-    Callback::new(pattern, |_pre, post, _| op_call("nn.relu", vec![post.clone()]))
-        .rewrite_once(once)
+    Callback::new(pattern, |_pre, post, _| {
+        op_call("nn.relu", vec![post.clone()])
+    })
+    .rewrite_once(once)
 }
 
 #[test]
@@ -67,12 +69,22 @@ fn rewrite_once_stops_a_callback_after_its_first_change() {
 fn rewrite_once_per_callback() {
     // TVM test_rewrite_once / test_multi_callbacks.
     let before = expr("fn (%x, %y, %z) { nn.softmax(concatenate((%x, %y, %z))) }");
-    let out = rewrite(&[relu_after_softmax(true), concat_rewriter(true)], &before, None).unwrap();
+    let out = rewrite(
+        &[relu_after_softmax(true), concat_rewriter(true)],
+        &before,
+        None,
+    )
+    .unwrap();
     assert_eq!(
         print(&out),
         "%0 = (%x, %y);\n%1 = concatenate(%0);\n%2 = nn.softmax(%1);\nnn.relu(%2)"
     );
-    let out = rewrite(&[relu_after_softmax(true), concat_rewriter(false)], &before, None).unwrap();
+    let out = rewrite(
+        &[relu_after_softmax(true), concat_rewriter(false)],
+        &before,
+        None,
+    )
+    .unwrap();
     assert_eq!(print(&out), "%0 = nn.softmax(%x);\nnn.relu(%0)");
 }
 
@@ -83,7 +95,10 @@ fn a_callback_that_never_settles_stops_after_100_rounds() {
     let relu = is_op("nn.relu").unwrap().call(vec![is_var("x")]);
     let grow = Callback::new(relu, |_pre, post, _| op_call("nn.relu", vec![post.clone()]));
     let err = rewrite(&[grow], &expr("fn (%x) { nn.relu(%x) }"), None).unwrap_err();
-    assert_eq!(err, "Observed 100 rewrite passes, possible conflicting passes?");
+    assert_eq!(
+        err,
+        "Observed 100 rewrite passes, possible conflicting passes?"
+    );
 }
 
 #[test]
@@ -117,21 +132,30 @@ fn partition_adds_the_attributes_after_partitioned_from_pattern() {
         &|_| true,
     );
     let callee = out.as_call().unwrap().callee.as_function().unwrap();
-    let keys: Vec<&str> = callee.data().attrs.entries().iter().map(|(k, _)| k.as_str()).collect();
+    let keys: Vec<&str> = callee
+        .data()
+        .attrs
+        .entries()
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
     assert_eq!(keys, ["PartitionedFromPattern", "Composite"]);
 }
 
 #[test]
 fn post_dominators_of_a_diamond() {
-    let e = expr(
-        "fn (%x) { %0 = nn.relu(%x); %1 = tanh(%0); %2 = sigmoid(%0); add(%1, %2) }",
-    );
+    let e = expr("fn (%x) { %0 = nn.relu(%x); %1 = tanh(%0); %2 = sigmoid(%0); add(%1, %2) }");
     let graph = ExprGraph::new(&e);
     let index = |name: &str| {
         graph
             .nodes
             .iter()
-            .position(|n| n.expr.as_call().and_then(|c| c.callee.as_op()).is_some_and(|op| op.name == name))
+            .position(|n| {
+                n.expr
+                    .as_call()
+                    .and_then(|c| c.callee.as_op())
+                    .is_some_and(|op| op.name == name)
+            })
             .unwrap()
     };
     let (relu, tanh, add) = (index("nn.relu"), index("tanh"), index("add"));
@@ -164,5 +188,7 @@ fn a_failed_alternative_forgets_what_it_matched() {
     let mut graph_matcher = Matcher::new(None);
     assert!(graph_matcher.match_at(&pattern, &e));
     assert_eq!(graph_matcher.memo().get(&x).len(), 1);
-    assert!(post_order(&e).iter().any(|n| n.ptr_eq(&graph_matcher.memo().get(&x)[0])));
+    assert!(post_order(&e)
+        .iter()
+        .any(|n| n.ptr_eq(&graph_matcher.memo().get(&x)[0])));
 }

@@ -23,16 +23,18 @@
 //! Outputs are insta snapshots under `tests/snapshots/`; `match`/`no
 //! match` lines are also asserted here.
 
+use relay_ir::printer::{print_expr, PrintOptions};
+use relay_ir::{Expr, ExprKind, Function, FunctionData};
 use relay_patterns::rewrite::{partition, rewrite};
 use relay_patterns::rule::parse_rewrite_rule;
 use relay_patterns::text::{no_named_patterns, parse_pattern, render_error};
 use relay_patterns::{matches, Pattern};
-use relay_ir::printer::{print_expr, PrintOptions};
-use relay_ir::{Expr, ExprKind, Function, FunctionData};
 use std::path::{Path, PathBuf};
 
 fn cases(dir: &str, ext: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data")
+        .join(dir);
     let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("a directory entry").path())
@@ -116,7 +118,11 @@ fn run_match_case(path: &Path) -> (String, Vec<String>) {
         }
         if line == "typed" {
             let (typed, diags) = relay_infer::infer_expr(&root, None);
-            assert!(!diags.iter().any(|d| d.is_error()), "{}: type errors", path.display());
+            assert!(
+                !diags.iter().any(|d| d.is_error()),
+                "{}: type errors",
+                path.display()
+            );
             root = typed;
             continue;
         }
@@ -176,7 +182,10 @@ fn syntax_cases() {
     for path in cases("syntax", "pat") {
         let text = std::fs::read_to_string(&path).expect("readable");
         let mut report = String::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        for line in text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
             report.push_str(&format!("> {line}\n"));
             match parse_pattern(line, &no_named_patterns) {
                 Ok(parsed) => {

@@ -200,7 +200,9 @@ impl Project {
         };
         for (name, pass) in &pattern_config.rewrite {
             if raw.passes.contains_key(name) {
-                return Err(format!("[rewrite.{name}] and [passes.{name}] declare the same pass"));
+                return Err(format!(
+                    "[rewrite.{name}] and [passes.{name}] declare the same pass"
+                ));
             }
             check_opt_level(i64::from(pass.opt_level))
                 .map_err(|e| format!("[rewrite.{name}]: {e}"))?;

@@ -16,11 +16,11 @@
 //! opt_level = 1
 //! ```
 
+use relay_passes::pass_manager::registry::register;
 use relay_passes::patterns::rule::{parse_rewrite_rule, RewriteRule};
 use relay_passes::patterns::table::{register_table, CompositePattern, PatternTable};
 use relay_passes::patterns::text::{parse_pattern, render_error, PatternError};
 use relay_passes::patterns::Pattern;
-use relay_passes::pass_manager::registry::register;
 use relay_passes::transforms::pattern_rewrite::{rule_pass_spec, RuleOptions};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -86,9 +86,13 @@ impl PatternConfig {
             let mut parsed = Vec::new();
             for (i, entry) in entries.iter().enumerate() {
                 let section = format!("[[composite.{table}]] #{} ({})", i + 1, entry.name);
-                let composite =
-                    CompositePattern::parse(&entry.name, &entry.pattern, entry.check.as_deref(), &lookup)
-                        .map_err(|(text, e)| located(&section, &text, &e))?;
+                let composite = CompositePattern::parse(
+                    &entry.name,
+                    &entry.pattern,
+                    entry.check.as_deref(),
+                    &lookup,
+                )
+                .map_err(|(text, e)| located(&section, &text, &e))?;
                 parsed.push(composite);
             }
             tables.insert(table.clone(), parsed);
@@ -96,12 +100,16 @@ impl PatternConfig {
         let mut rewrites = Vec::new();
         for (name, pass) in &self.rewrite {
             if pass.rules.is_empty() {
-                return Err(format!("[rewrite.{name}]: `rules` must hold at least one rule"));
+                return Err(format!(
+                    "[rewrite.{name}]: `rules` must hold at least one rule"
+                ));
             }
             let mut rules = Vec::new();
             for (i, rule) in pass.rules.iter().enumerate() {
                 let section = format!("[rewrite.{name}] rule {}", i + 1);
-                rules.push(parse_rewrite_rule(rule, &lookup).map_err(|e| located(&section, rule, &e))?);
+                rules.push(
+                    parse_rewrite_rule(rule, &lookup).map_err(|e| located(&section, rule, &e))?,
+                );
             }
             rewrites.push((name.clone(), pass.clone(), rules));
         }
@@ -127,7 +135,9 @@ impl PatternConfig {
                         named.insert(name.clone(), p.pattern);
                     }
                     Err(e) => {
-                        first_error.get_or_insert_with(|| located(&format!("[patterns] {name}"), text, &e));
+                        first_error.get_or_insert_with(|| {
+                            located(&format!("[patterns] {name}"), text, &e)
+                        });
                         still.push((name, text));
                     }
                 }

@@ -234,8 +234,7 @@ impl<'a> Lexer<'a> {
                 range: range(start, self.text.len()),
             });
         }
-        if c.is_ascii_digit() || (c == '-' && rest[1..].starts_with(|d: char| d.is_ascii_digit()))
-        {
+        if c.is_ascii_digit() || (c == '-' && rest[1..].starts_with(|d: char| d.is_ascii_digit())) {
             let mut len = usize::from(c == '-');
             let bytes = rest.as_bytes();
             while len < bytes.len() && bytes[len].is_ascii_digit() {
@@ -270,10 +269,12 @@ impl<'a> Lexer<'a> {
             } else {
                 text.parse().map(Tok::Int).map_err(|_| ())
             };
-            return tok.map(|tok| Token { tok, range: r }).map_err(|()| LexError {
-                message: format!("`{text}` is not a number this syntax can hold"),
-                range: r,
-            });
+            return tok
+                .map(|tok| Token { tok, range: r })
+                .map_err(|()| LexError {
+                    message: format!("`{text}` is not a number this syntax can hold"),
+                    range: r,
+                });
         }
         if is_ident_start(c) {
             let word = self.word();

@@ -190,10 +190,7 @@ impl<'a, 'n> Parser<'a, 'n> {
 
     /// `($name = pattern;)* pattern`
     fn program(&mut self) -> PResult<Pattern> {
-        loop {
-            let Tok::Capture(name) = self.peek_tok()? else {
-                break;
-            };
+        while let Tok::Capture(name) = self.peek_tok()? {
             if self.peek_second()? != Tok::Eq {
                 break;
             }
@@ -248,10 +245,7 @@ impl<'a, 'n> Parser<'a, 'n> {
             let end = self.lexer.pos.min(self.lexer.text().len());
             let at = TextRange::new(start, TextSize::from(end as u32).max(start));
             let at = if at.is_empty() { arrow } else { at };
-            return err(
-                "this stage does not use `_`, the pattern before `|>`",
-                at,
-            );
+            return err("this stage does not use `_`, the pattern before `|>`", at);
         }
         Ok(stage)
     }
@@ -329,10 +323,19 @@ impl<'a, 'n> Parser<'a, 'n> {
             match token.tok {
                 Tok::Comma => {}
                 t if t == close => return Ok(items),
-                Tok::Eof => return err(format!("this `{}` is never closed", open_symbol(&close)), open),
+                Tok::Eof => {
+                    return err(
+                        format!("this `{}` is never closed", open_symbol(&close)),
+                        open,
+                    )
+                }
                 other => {
                     return err(
-                        format!("expected `,` or {}, found {}", close.describe(), other.describe()),
+                        format!(
+                            "expected `,` or {}, found {}",
+                            close.describe(),
+                            other.describe()
+                        ),
                         token.range,
                     )
                 }
@@ -346,10 +349,17 @@ impl<'a, 'n> Parser<'a, 'n> {
             return Ok(());
         }
         if token.tok == Tok::Eof {
-            return err(format!("this `{}` is never closed", open_symbol(&close)), open);
+            return err(
+                format!("this `{}` is never closed", open_symbol(&close)),
+                open,
+            );
         }
         err(
-            format!("expected {}, found {}", close.describe(), token.tok.describe()),
+            format!(
+                "expected {}, found {}",
+                close.describe(),
+                token.tok.describe()
+            ),
             token.range,
         )
     }
@@ -641,7 +651,10 @@ impl<'a, 'n> Parser<'a, 'n> {
             Tok::Str(s) | Tok::Ident(s) => s,
             other => {
                 return err(
-                    format!("expected a dtype such as \"float32\", found {}", other.describe()),
+                    format!(
+                        "expected a dtype such as \"float32\", found {}",
+                        other.describe()
+                    ),
                     at,
                 )
             }
@@ -702,7 +715,10 @@ impl<'a, 'n> Parser<'a, 'n> {
             let sep = self.bump()?;
             if !matches!(sep.tok, Tok::Eq | Tok::Colon) {
                 return err(
-                    format!("expected `=` after the attribute name, found {}", sep.tok.describe()),
+                    format!(
+                        "expected `=` after the attribute name, found {}",
+                        sep.tok.describe()
+                    ),
                     sep.range,
                 );
             }
@@ -714,7 +730,11 @@ impl<'a, 'n> Parser<'a, 'n> {
                 t if t == close => return Ok(entries),
                 other => {
                     return err(
-                        format!("expected `,` or {}, found {}", close.describe(), other.describe()),
+                        format!(
+                            "expected `,` or {}, found {}",
+                            close.describe(),
+                            other.describe()
+                        ),
                         next.range,
                     )
                 }
@@ -837,6 +857,13 @@ fn parse_relay_type(text: &str, offset: usize, open: TextRange) -> PResult<Type>
         return Err(e);
     }
     expr.as_function()
-        .and_then(|f| f.params().first().and_then(|p| p.type_annotation().cloned()))
-        .map_or_else(|| err(format!("`{}` is not a Relay type", text.trim()), open), Ok)
+        .and_then(|f| {
+            f.params()
+                .first()
+                .and_then(|p| p.type_annotation().cloned())
+        })
+        .map_or_else(
+            || err(format!("`{}` is not a Relay type", text.trim()), open),
+            Ok,
+        )
 }

@@ -68,7 +68,10 @@ fn resolve_table(
 ) -> Result<Arc<PatternTable>, String> {
     let inline = string_map(patterns, "patterns")?;
     let checks = string_map(checks, "checks")?;
-    if let Some((unknown, _)) = checks.iter().find(|(k, _)| !inline.iter().any(|(n, _)| n == k)) {
+    if let Some((unknown, _)) = checks
+        .iter()
+        .find(|(k, _)| !inline.iter().any(|(n, _)| n == k))
+    {
         return Err(format!("checks: `{unknown}` is not an entry of `patterns`"));
     }
     match (name.is_empty(), inline.is_empty()) {
@@ -93,9 +96,14 @@ fn resolve_table(
         (true, false) => {
             let mut entries = Vec::new();
             for (entry, pattern) in &inline {
-                let check = checks.iter().find(|(k, _)| k == entry).map(|(_, c)| c.as_str());
+                let check = checks
+                    .iter()
+                    .find(|(k, _)| k == entry)
+                    .map(|(_, c)| c.as_str());
                 let parsed = CompositePattern::parse(entry, pattern, check, &no_named_patterns)
-                    .map_err(|(text, e)| format!("pattern `{entry}`:\n{}", render_error(&text, &e)))?;
+                    .map_err(|(text, e)| {
+                        format!("pattern `{entry}`:\n{}", render_error(&text, &e))
+                    })?;
                 entries.push(parsed);
             }
             Ok(Arc::new(entries))

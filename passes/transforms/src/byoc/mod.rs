@@ -20,8 +20,8 @@
 
 pub mod annotate_target;
 pub mod compiler_functions;
-pub mod merge_composite;
 pub mod merge_compiler_regions;
+pub mod merge_composite;
 pub mod partition_graph;
 pub mod regions;
 

@@ -8,13 +8,13 @@ use crate::lsp::errors::{content_modified, internal, invalid};
 use crate::lsp::ext::{
     ApplyPipelineArgs, FindPatternArgs, PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN,
 };
-use crate::lsp::features::find_pattern::find_pattern as find;
-use relay_passes::patterns::text::render_error;
 use crate::lsp::features::apply_pipeline::apply_pipeline as apply;
+use crate::lsp::features::find_pattern::find_pattern as find;
 use crate::lsp::features::pass_output::{pass_output as run_stages, PassOutput};
 use crate::lsp::pipeline::list_passes as registered_passes;
 use crate::lsp::project::project_for;
 use crate::lsp::{from_proto, to_proto};
+use relay_passes::patterns::text::render_error;
 use serde_json::Value;
 use std::str::FromStr;
 use tower_lsp_server::jsonrpc::Result;
