@@ -192,3 +192,24 @@ fn a_failed_alternative_forgets_what_it_matched() {
         .iter()
         .any(|n| n.ptr_eq(&graph_matcher.memo().get(&x)[0])));
 }
+
+#[test]
+fn text_too_deep_to_match_is_refused_not_overflowed() {
+    use relay_patterns::text::{no_named_patterns, parse_pattern};
+    let nested = format!("{}*{}", "(".repeat(100_000), ")".repeat(100_000));
+    let err = parse_pattern(&nested, &no_named_patterns).unwrap_err();
+    assert!(
+        err.message.contains("nests more than 200 levels"),
+        "{}",
+        err.message
+    );
+    let chained = format!("*{}", " |> nn.relu(_)".repeat(100_000));
+    let err = parse_pattern(&chained, &no_named_patterns).unwrap_err();
+    assert!(
+        err.message.contains("chains more than 2000 forms"),
+        "{}",
+        err.message
+    );
+    let tuple_items = format!("*{}", ".0".repeat(100_000));
+    assert!(parse_pattern(&tuple_items, &no_named_patterns).is_err());
+}

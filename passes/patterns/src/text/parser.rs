@@ -107,7 +107,17 @@ struct Hole {
     uses: usize,
 }
 
+/// How deeply patterns may nest: deeper text is refused rather than
+/// overflowing the stack of the recursive parser (and of the matcher).
+const MAX_DEPTH: usize = 200;
+/// How many chained forms (`|>` stages, calls, `.0`, `{…}`, methods) a
+/// pattern may have in all: each wraps what is before it, so this bounds
+/// how deep a pattern read from text can be.
+const MAX_CHAIN: usize = 2000;
+
 struct Parser<'a, 'n> {
+    depth: usize,
+    chained: usize,
     lexer: Lexer<'a>,
     peeked: Option<Token>,
     captures: Vec<(String, Pattern)>,
@@ -125,6 +135,8 @@ fn err<T>(message: impl Into<String>, range: TextRange) -> PResult<T> {
 impl<'a, 'n> Parser<'a, 'n> {
     fn new(text: &'a str, named: NamedPatterns<'n>) -> Self {
         Parser {
+            depth: 0,
+            chained: 0,
             lexer: Lexer::new(text),
             peeked: None,
             captures: Vec::new(),
@@ -207,6 +219,20 @@ impl<'a, 'n> Parser<'a, 'n> {
     }
 
     fn alt(&mut self) -> PResult<Pattern> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let at = self.peek()?.range;
+            return err(
+                format!("the pattern nests more than {MAX_DEPTH} levels deep"),
+                at,
+            );
+        }
+        let out = self.alt_inner();
+        self.depth -= 1;
+        out
+    }
+
+    fn alt_inner(&mut self) -> PResult<Pattern> {
         let mut left = self.pipe()?;
         while self.peek_tok()? == Tok::Pipe {
             self.bump()?;
@@ -219,6 +245,7 @@ impl<'a, 'n> Parser<'a, 'n> {
     fn pipe(&mut self) -> PResult<Pattern> {
         let mut left = self.postfix()?;
         while self.peek_tok()? == Tok::PipeArrow {
+            self.chain()?;
             let arrow = self.bump()?;
             let stage = self.stage(&left, arrow.range)?;
             left = if self.peek_tok()? == Tok::Question {
@@ -250,9 +277,25 @@ impl<'a, 'n> Parser<'a, 'n> {
         Ok(stage)
     }
 
+    /// Counts one more chained form, refusing patterns too deep to match.
+    fn chain(&mut self) -> PResult<()> {
+        self.chained += 1;
+        if self.chained > MAX_CHAIN {
+            let at = self.peek()?.range;
+            return err(
+                format!("the pattern chains more than {MAX_CHAIN} forms; split it"),
+                at,
+            );
+        }
+        Ok(())
+    }
+
     fn postfix(&mut self) -> PResult<Pattern> {
         let mut p = self.primary()?;
         loop {
+            if matches!(self.peek_tok()?, Tok::LParen | Tok::LBrace | Tok::Dot) {
+                self.chain()?;
+            }
             match self.peek_tok()? {
                 Tok::LParen => {
                     let open = self.bump()?;
