@@ -76,11 +76,8 @@ fn resolve_table(
     }
     match (name.is_empty(), inline.is_empty()) {
         (false, false) => Err("give either `pattern_table` or `patterns`, not both".to_string()),
-        (true, true) => Err(
-            "MergeComposite needs a pattern table: `pattern_table=\"<name>\"` or \
-             `patterns={\"<name>\": \"<pattern>\"}`"
-                .to_string(),
-        ),
+        // TVM's MergeComposite([]): an empty table, which changes nothing.
+        (true, true) => Ok(Arc::new(Vec::new())),
         (false, true) => table(name).ok_or_else(|| {
             let known = table_names();
             format!(
