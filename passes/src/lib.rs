@@ -9,7 +9,9 @@
 //! [`infer`] and [`checkable`] (`relay-infer`: InferType); [`eval`]
 //! (`relay-eval`: constant evaluation); [`pass_manager`]
 //! (`relay-pass-manager`: `PassInfo`, `PassContext`, instruments, pipelines,
-//! the registry — no concrete pass); [`transforms`] (`relay-transforms`:
+//! the registry — no concrete pass); [`patterns`] (`relay-patterns`: the
+//! dataflow pattern language, `rewrite`, `partition`, pattern tables);
+//! [`transforms`] (`relay-transforms`:
 //! TVM's passes, registered by [`register_builtin_passes`]).
 //!
 //! Binaries call [`register_builtin_passes`] once at start; the pass manager
@@ -77,6 +79,7 @@ pub use relay_ir as ir;
 pub use relay_ir::{diagnostic, dtype, limits, metadata, op, printer, source};
 pub use relay_lower as lower;
 pub use relay_pass_manager as pass_manager;
+pub use relay_patterns as patterns;
 pub use relay_transforms as transforms;
 pub use relay_transforms::register_builtin_passes;
 

@@ -621,6 +621,34 @@ server_test('trust: relay.toml commands run only once :RelayTrust trusts the pro
   expect(vim.api.nvim_buf_is_valid(buf), 'the buffer went away')
 end)
 
+server_test(':RelayFindPattern highlights and lists every match', function()
+  local find = require('relay.find_pattern')
+  local buf = open_and_attach(write_file('find-pattern.relay', FOLD_SRC))
+  local done, err, items = false, nil, nil
+  find.find('add(*, *)', buf, function(e, found)
+    done, err, items = true, e, found
+  end)
+  wait_for('the matches of add(*, *)', function()
+    return done
+  end)
+  expect(err == nil, 'relay.findPattern failed: %s', vim.inspect(err))
+  expect(#items == 1 and items[1].lnum == 3, 'expected one match on line 3: %s', vim.inspect(items))
+  local marks = vim.api.nvim_buf_get_extmarks(buf, find.namespace, 0, -1, { details = true })
+  expect(#marks == 1 and marks[1][2] == 2, 'expected one highlight on line 3: %s', vim.inspect(marks))
+  expect(#vim.fn.getqflist() == 1, 'the quickfix list has %d entries', #vim.fn.getqflist())
+  -- A pattern that does not parse: an error showing where, the server still answers.
+  done = false
+  find.find('nn.relu(_)', buf, function(e)
+    done, err = true, e
+  end)
+  wait_for('the error of nn.relu(_)', function()
+    return done
+  end)
+  expect(err and err.message:find('stands for the pattern before', 1, true), 'no parse error: %s', vim.inspect(err))
+  vim.cmd('RelayFindPatternClear')
+  expect(#vim.api.nvim_buf_get_extmarks(buf, find.namespace, 0, -1, {}) == 0, 'highlights left after clearing')
+end, { real_only = true })
+
 if not E2E then
   out('skip server tests: RELAY_NVIM_E2E is not set. To run them against the language server:')
   out('       RELAY_NVIM_E2E=1 RELAY_BIN=/path/to/relay editors/nvim/test/run.sh')

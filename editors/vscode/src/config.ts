@@ -16,6 +16,8 @@ export const OWN_COMMANDS = new Set([
   'relay.applyPipeline',
   'relay.showPassOutput',
   'relay.restartServer',
+  'relay.findPattern',
+  'relay.clearPatternMatches',
 ]);
 
 export interface ServerSettings {

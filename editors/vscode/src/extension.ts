@@ -11,6 +11,7 @@ import {
 import { APPLY_PASS_COMMAND, defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverSettings } from './config';
 import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOutput';
 import { applyPipeline, listPasses } from './passes';
+import { CLEAR_PATTERN_COMMAND, clearOnEdit, clearPatternMatches, FIND_PATTERN_COMMAND, findPattern } from './findPattern';
 import { forwardTrustGrants, trustOptions } from './trust';
 
 let client: LanguageClient | undefined;
@@ -263,6 +264,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('relay.applyPipeline', applyPipelineCommand),
     vscode.commands.registerCommand('relay.showPassOutput', (arg?: unknown) => showPassOutputCommand(provider, arg)),
     vscode.commands.registerCommand('relay.restartServer', restartServer),
+    vscode.commands.registerCommand(FIND_PATTERN_COMMAND, (pattern?: unknown) => findPattern(client, pattern)),
+    vscode.commands.registerCommand(CLEAR_PATTERN_COMMAND, () => clearPatternMatches()),
+    clearOnEdit(),
     forwardTrustGrants(() => (client?.isRunning() ? client : undefined)),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('relay.server')) {

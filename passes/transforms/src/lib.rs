@@ -32,6 +32,7 @@ pub mod lambda_lift;
 pub mod legalize;
 pub mod normal_form;
 pub mod partial_eval;
+pub mod pattern_rewrite;
 mod print_ir;
 pub mod remove_standalone_reshapes;
 pub mod remove_unused_functions;
@@ -101,6 +102,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         dense_to_sparse::spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
+        byoc::merge_composite::spec(),
         byoc::annotate_target::spec(),
         byoc::merge_compiler_regions::spec(),
         byoc::partition_graph::spec(),

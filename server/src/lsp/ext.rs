@@ -16,6 +16,9 @@ pub const PICK_PASS: &str = "relay.applyPass";
 /// A command that panics, for tests of panic isolation only: executed only
 /// when `RELAY_LSP_DEBUG_PANIC` is set.
 pub const DEBUG_PANIC: &str = "relay.debug.panic";
+/// The command that finds a dataflow pattern in a document:
+/// `{uri, pattern}` → `{matches: [{function, range, parts}]}`.
+pub const FIND_PATTERN: &str = "relay.findPattern";
 /// The custom request answering the module after each pass of a pipeline.
 pub const PASS_OUTPUT: &str = "relay/passOutput";
 
@@ -40,4 +43,12 @@ pub struct PassOutputParams {
 #[derive(Debug, Clone, Deserialize)]
 pub struct TextDocumentId {
     pub uri: String,
+}
+
+/// The arguments of `relay.findPattern`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FindPatternArgs {
+    pub uri: String,
+    /// The pattern, in the syntax of `docs/patterns.md`.
+    pub pattern: String,
 }

@@ -7,7 +7,9 @@
 
 use super::backend::Backend;
 use super::errors::invalid;
-use super::ext::{PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, LIST_PASSES, PASS_OUTPUT};
+use super::ext::{
+    PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN, LIST_PASSES, PASS_OUTPUT,
+};
 use super::features::pass_output::PassOutput;
 use super::handlers::{
     code_actions, commands, completion, documents, formatting, hover, inlay_hints, lifecycle,
@@ -40,6 +42,7 @@ async fn execute_command(backend: &Backend, params: ExecuteCommandParams) -> Res
     match params.command.as_str() {
         APPLY_PIPELINE => commands::apply_pipeline(backend, params.arguments).await,
         LIST_PASSES => commands::list_passes().await,
+        FIND_PATTERN => commands::find_pattern(backend, params.arguments).await,
         DEBUG_PANIC if std::env::var_os("RELAY_LSP_DEBUG_PANIC").is_some() => {
             commands::debug_panic(backend, params.arguments).await
         }

@@ -417,6 +417,24 @@ pub fn code_action(lines: &LineIndex, uri: &Uri, action: CodeAction) -> lsp::Cod
     lsp::CodeActionOrCommand::CodeAction(action)
 }
 
+/// The answer of `relay.findPattern`.
+pub fn pattern_matches(
+    lines: &LineIndex,
+    matches: &[crate::lsp::features::find_pattern::PatternMatch],
+) -> serde_json::Value {
+    let items: Vec<serde_json::Value> = matches
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "function": m.function,
+                "range": range(lines, m.range),
+                "parts": m.parts.iter().map(|r| range(lines, *r)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "matches": items })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

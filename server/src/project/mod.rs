@@ -31,12 +31,24 @@
 //!
 //! [passes.ReplaceRelu]           # a pass written in Python with relay_tools,
 //! python = "mypasses:ReplaceRelu"  # run by `$RELAY_PYTHON -m relay_tools.host`
+//!
+//! [patterns]                     # named patterns (docs/patterns.md), used as @name
+//! conv_bias = "nn.conv2d(*, *) |> nn.bias_add(_, *)"
+//!
+//! [[composite.dnnl]]             # MergeComposite(pattern_table="dnnl")
+//! name = "dnnl.conv2d_bias_relu"
+//! pattern = "@conv_bias |> nn.relu(_)"
+//!
+//! [rewrite.FoldDoubleNegative]   # a pass made of rewrite rules
+//! rules = ["negative(negative($x)) => $x"]
 //! ```
 
 mod ops;
+mod patterns;
 mod pipelines;
 
 pub use ops::OpConfig;
+pub use patterns::{CompositeEntry, PatternConfig, RewritePassConfig};
 pub use pipelines::read_pipeline;
 
 use crate::external_pass::ExternalPass;
@@ -94,6 +106,12 @@ struct RawProject {
     lenient: Option<bool>,
     #[serde(default)]
     ops: BTreeMap<String, OpConfig>,
+    #[serde(default)]
+    patterns: BTreeMap<String, String>,
+    #[serde(default)]
+    composite: BTreeMap<String, Vec<CompositeEntry>>,
+    #[serde(default)]
+    rewrite: BTreeMap<String, RewritePassConfig>,
 }
 
 /// `[format]`: how `relay fmt` and editor formatting lay files out.
@@ -124,6 +142,8 @@ pub struct Project {
     pub lenient: Option<bool>,
     /// `[ops.NAME]`: operators the project declares.
     pub ops: BTreeMap<String, OpConfig>,
+    /// `[patterns]`, `[[composite.<table>]]` and `[rewrite.<Name>]`.
+    pub pattern_config: PatternConfig,
 }
 
 impl Project {
@@ -215,6 +235,21 @@ impl Project {
         for (name, config) in &raw.ops {
             ops::declaration(name, config)?;
         }
+        let pattern_config = PatternConfig {
+            patterns: raw.patterns,
+            composite: raw.composite,
+            rewrite: raw.rewrite,
+        };
+        for (name, pass) in &pattern_config.rewrite {
+            if raw.passes.contains_key(name) {
+                return Err(format!(
+                    "[rewrite.{name}] and [passes.{name}] declare the same pass"
+                ));
+            }
+            check_opt_level(i64::from(pass.opt_level))
+                .map_err(|e| format!("[rewrite.{name}]: {e}"))?;
+        }
+        pattern_config.compile()?;
         Ok(Project {
             root,
             opt_level: raw.opt_level,
@@ -227,6 +262,7 @@ impl Project {
             format_width: raw.format.width,
             lenient: raw.lenient,
             ops: raw.ops,
+            pattern_config,
         })
     }
 
@@ -251,6 +287,10 @@ impl Project {
     /// running one leaves the module alone and warns with the command it
     /// would have run.
     pub fn register_passes(&self, commands: &ExternalCommands) {
+        // Checked when the project was read; registering cannot fail here.
+        if let Err(e) = self.pattern_config.register() {
+            debug_assert!(false, "{e}");
+        }
         for (name, pass) in &self.passes {
             let required: Vec<&str> = pass.required.iter().map(String::as_str).collect();
             let info = PassInfo::new(name.clone(), pass.opt_level, &required);

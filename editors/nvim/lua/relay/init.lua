@@ -650,6 +650,8 @@ local function create_commands()
   vim.api.nvim_create_user_command('RelayRestart', function()
     M.restart()
   end, { nargs = 0, desc = 'Restart the Relay language server' })
+
+  require('relay.find_pattern').create_commands()
 end
 
 function M.setup(opts)

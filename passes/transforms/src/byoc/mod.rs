@@ -5,6 +5,8 @@
 //! `annotation.compiler_end` calls (attrs `relay.attrs.CompilerAttrs`,
 //! field `compiler`) on the edges into and out of each region:
 //!
+//! * [`merge_composite`] groups operators into `Composite` functions with
+//!   a pattern table, before annotation,
 //! * [`annotate_target`] puts the annotations around the operators each
 //!   target supports,
 //! * [`regions`] groups the annotated nodes into regions (TVM's
@@ -19,6 +21,7 @@
 pub mod annotate_target;
 pub mod compiler_functions;
 pub mod merge_compiler_regions;
+pub mod merge_composite;
 pub mod partition_graph;
 pub mod regions;
 

@@ -24,6 +24,7 @@ pub mod completion;
 pub mod cursor;
 pub mod diagnostics;
 pub mod document_symbols;
+pub mod find_pattern;
 pub mod folding_ranges;
 pub mod formatting;
 pub mod goto_definition;

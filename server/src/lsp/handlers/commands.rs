@@ -5,12 +5,16 @@
 
 use crate::lsp::backend::Backend;
 use crate::lsp::errors::{content_modified, internal, invalid};
-use crate::lsp::ext::{ApplyPipelineArgs, PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC};
+use crate::lsp::ext::{
+    ApplyPipelineArgs, FindPatternArgs, PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN,
+};
 use crate::lsp::features::apply_pipeline::apply_pipeline as apply;
+use crate::lsp::features::find_pattern::find_pattern as find;
 use crate::lsp::features::pass_output::{pass_output as run_stages, PassOutput};
 use crate::lsp::pipeline::list_passes as registered_passes;
 use crate::lsp::project::project_for;
 use crate::lsp::{from_proto, to_proto};
+use relay_passes::patterns::text::render_error;
 use serde_json::Value;
 use std::str::FromStr;
 use tower_lsp_server::jsonrpc::Result;
@@ -91,6 +95,41 @@ pub async fn apply_pipeline(backend: &Backend, arguments: Vec<Value>) -> Result<
         Ok(_) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// `relay.findPattern`: every match of a pattern in the document. A
+/// pattern that does not parse is an error whose message shows it with
+/// carets under the problem.
+pub async fn find_pattern(backend: &Backend, arguments: Vec<Value>) -> Result<Option<Value>> {
+    let arg = arguments
+        .into_iter()
+        .next()
+        .ok_or_else(|| invalid(format!("{FIND_PATTERN} takes {{uri, pattern}}")))?;
+    let args: FindPatternArgs =
+        serde_json::from_value(arg).map_err(|e| invalid(format!("{FIND_PATTERN}: {e}")))?;
+    let uri = Uri::from_str(&args.uri).map_err(|e| invalid(format!("bad uri: {e}")))?;
+    let path = from_proto::uri_path(&uri);
+    let commands = backend.settings().external_commands();
+    let pattern = args.pattern;
+    backend
+        .with_analysis(&uri, FIND_PATTERN, move |a| {
+            // The project's named patterns (`@name`), when it has some.
+            let named = match project_for(path.as_deref(), &commands) {
+                Ok(Some(project)) => project
+                    .pattern_config
+                    .compile()
+                    .map(|c| c.named)
+                    .unwrap_or_default(),
+                _ => Default::default(),
+            };
+            let lookup = |name: &str| named.get(name).cloned();
+            match find(a, &pattern, &lookup) {
+                Ok(matches) => Ok(to_proto::pattern_matches(&a.lines, &matches)),
+                Err(e) => Err(invalid(render_error(&pattern, &e))),
+            }
+        })
+        .await?
+        .map(Some)
 }
 
 /// `relay.listPasses`: the registered passes.

@@ -3,7 +3,7 @@
 //! `workspace/didChangeConfiguration` (workspace trust).
 
 use crate::lsp::backend::Backend;
-use crate::lsp::ext::{APPLY_PIPELINE, LIST_PASSES};
+use crate::lsp::ext::{APPLY_PIPELINE, FIND_PATTERN, LIST_PASSES};
 use crate::lsp::settings::trusted_flag;
 use crate::lsp::text::Encoding;
 use crate::lsp::to_proto::{TOKEN_MODIFIERS, TOKEN_TYPES};
@@ -111,7 +111,11 @@ fn capabilities() -> ServerCapabilities {
             ..Default::default()
         })),
         execute_command_provider: Some(ExecuteCommandOptions {
-            commands: vec![APPLY_PIPELINE.to_string(), LIST_PASSES.to_string()],
+            commands: vec![
+                APPLY_PIPELINE.to_string(),
+                LIST_PASSES.to_string(),
+                FIND_PATTERN.to_string(),
+            ],
             work_done_progress_options: Default::default(),
         }),
         ..Default::default()
