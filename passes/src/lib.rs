@@ -70,6 +70,7 @@
 //! ```
 
 pub use relay_eval as eval;
+pub use relay_graph as graph;
 pub use relay_infer as infer;
 pub use relay_infer::checkable;
 pub use relay_ir as ir;
