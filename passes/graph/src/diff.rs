@@ -89,9 +89,12 @@ impl GraphDiff {
             let fused_before = calls_in_primitives(&self.before);
             let fused_after = calls_in_primitives(&self.after);
             parts.push(format!(
-                "{} calls grouped into {} primitive functions",
-                fused_after.saturating_sub(fused_before),
-                after.primitive_functions - before.primitive_functions
+                "{} grouped into {}",
+                plural(fused_after.saturating_sub(fused_before), "call"),
+                plural(
+                    after.primitive_functions - before.primitive_functions,
+                    "primitive function"
+                )
             ));
         } else if after.primitive_functions < before.primitive_functions {
             parts.push(format!(
@@ -134,6 +137,15 @@ impl GraphDiff {
             "nodes: {} added, {} removed, {} rewritten, {} unchanged",
             s.added, s.removed, s.rewritten, s.unchanged
         )
+    }
+}
+
+/// `1 call`, `2 calls`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 

@@ -26,6 +26,9 @@ pub struct Settings {
     /// saving a file of a cloned folder must not execute what its
     /// relay.toml says.
     pub trusted: bool,
+    /// The pipeline the editor offers (`initializationOptions.
+    /// defaultPipeline`), shown in the "Run pipeline" code lens.
+    pub default_pipeline: Option<String>,
 }
 
 impl Default for Settings {
@@ -35,6 +38,7 @@ impl Default for Settings {
             work_done_progress: false,
             client_picks_pass: false,
             trusted: false,
+            default_pipeline: None,
         }
     }
 }
@@ -69,6 +73,12 @@ impl Settings {
             .and_then(Value::as_array)
             .is_some_and(|commands| commands.iter().any(|c| c.as_str() == Some(PICK_PASS)));
         self.trusted = options.and_then(trusted_flag).unwrap_or(false);
+        self.default_pipeline = options
+            .and_then(|o| o.get("defaultPipeline"))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
     }
 }
 
