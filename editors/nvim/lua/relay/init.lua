@@ -23,6 +23,10 @@ M.defaults = {
   init_options = nil,
   capabilities = nil,
   on_attach = nil,
+  -- :RelayGraph: the directory the SVG is written to (nil: Neovim's temporary directory),
+  -- and whether to open it with the system viewer (vim.ui.open).
+  graph_dir = nil,
+  graph_open = true,
   -- Start the server automatically for relay buffers.
   autostart = true,
   -- Whether the server may run the commands of relay.toml's external passes (also on save).
@@ -650,6 +654,7 @@ local function create_commands()
   vim.api.nvim_create_user_command('RelayRestart', function()
     M.restart()
   end, { nargs = 0, desc = 'Restart the Relay language server' })
+  require('relay.graph').create_commands()
 end
 
 function M.setup(opts)
