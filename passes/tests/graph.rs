@@ -30,13 +30,15 @@ fn cases() -> Vec<PathBuf> {
 
 /// The value of a `// key: value` header line.
 fn header(text: &str, key: &str) -> Option<String> {
-    text.lines().take_while(|l| l.starts_with("//")).find_map(|line| {
-        line.trim_start_matches('/')
-            .trim()
-            .strip_prefix(key)
-            .and_then(|r| r.strip_prefix(':'))
-            .map(|v| v.trim().to_string())
-    })
+    text.lines()
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|line| {
+            line.trim_start_matches('/')
+                .trim()
+                .strip_prefix(key)
+                .and_then(|r| r.strip_prefix(':'))
+                .map(|v| v.trim().to_string())
+        })
 }
 
 fn typed(path: &Path) -> (IRModule, String) {
@@ -118,7 +120,10 @@ fn check_layout(what: &str, graph: &Graph, layout: &Layout) {
     for (i, node) in graph.nodes.iter().enumerate() {
         if let Some(c) = node.cluster {
             let rect = layout.clusters[c].expect("a cluster with nodes has a box");
-            assert!(rect.contains(&nodes[i]), "{what}: node {i} outside cluster {c}");
+            assert!(
+                rect.contains(&nodes[i]),
+                "{what}: node {i} outside cluster {c}"
+            );
         }
     }
     for a in 0..graph.clusters.len() {
@@ -158,7 +163,11 @@ fn svg_of_each_case_is_well_formed_and_laid_out_cleanly() {
             let after = function_graph(&run(module, &pipeline), None).unwrap();
             let diff = diff_graphs(&pipeline, graph.clone(), after);
             let svg = render_diff_svg(&diff);
-            check_svg(&stem, &svg, diff.before.nodes.len() + diff.after.nodes.len());
+            check_svg(
+                &stem,
+                &svg,
+                diff.before.nodes.len() + diff.after.nodes.len(),
+            );
         }
     }
 }
@@ -180,7 +189,11 @@ fn models_before_and_after_fusion_are_laid_out_cleanly() {
             let graph = function_graph(m, None).unwrap();
             let l = layout(&graph);
             check_layout(&format!("{name} {what}"), &graph, &l);
-            check_svg(&format!("{name} {what}"), &render_svg(&graph), graph.nodes.len());
+            check_svg(
+                &format!("{name} {what}"),
+                &render_svg(&graph),
+                graph.nodes.len(),
+            );
         }
     }
 }
@@ -227,7 +240,12 @@ fn fuse_ops_on_resnet152_is_summed_up() {
     let diff = diff_graphs("FuseOps", before_fusion, after);
     // Fusion only groups calls: every call is still there, none rewritten.
     let stats = diff.stats();
-    assert_eq!((stats.added, stats.removed, stats.rewritten), (0, 0, 0), "{}", diff.stats_line());
+    assert_eq!(
+        (stats.added, stats.removed, stats.rewritten),
+        (0, 0, 0),
+        "{}",
+        diff.stats_line()
+    );
     assert_eq!(diff.after.counts().op_calls, counts.op_calls);
     insta::assert_snapshot!("resnet152_fuse_ops_summary", diff.summary());
     assert!(before.nodes.len() > 1000);
@@ -244,7 +262,12 @@ fn chromium_png(svg: &Path, png: &Path, width: u32, height: u32) -> Option<bool>
                 .is_ok_and(|o| o.status.success())
         })?;
     let status = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("file://{}", svg.display()))
@@ -278,14 +301,21 @@ fn resnet18_and_its_fusion_diff_render_to_png() {
         let _ = std::fs::remove_file(&png_path);
         match chromium_png(&svg_path, &png_path, 1600, 2400) {
             None => {
-                eprintln!("!!! SKIPPED the PNG of {name}: no chromium to render it (the SVG is {})", svg_path.display());
+                eprintln!(
+                    "!!! SKIPPED the PNG of {name}: no chromium to render it (the SVG is {})",
+                    svg_path.display()
+                );
                 return;
             }
             Some(ok) => {
                 assert!(ok, "chromium failed on {}", svg_path.display());
                 let png = std::fs::read(&png_path).expect("chromium wrote the PNG");
                 assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
-                assert!(png.len() > 10_000, "{name}: an empty picture ({} bytes)", png.len());
+                assert!(
+                    png.len() > 10_000,
+                    "{name}: an empty picture ({} bytes)",
+                    png.len()
+                );
                 eprintln!("{name}: {}", png_path.display());
             }
         }

@@ -11,6 +11,7 @@ import {
 import { APPLY_PASS_COMMAND, defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverSettings } from './config';
 import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOutput';
 import { applyPipeline, listPasses } from './passes';
+import { registerGraphViews } from './pipelineExplorer';
 import { forwardTrustGrants, trustOptions } from './trust';
 
 let client: LanguageClient | undefined;
@@ -264,6 +265,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('relay.showPassOutput', (arg?: unknown) => showPassOutputCommand(provider, arg)),
     vscode.commands.registerCommand('relay.restartServer', restartServer),
     forwardTrustGrants(() => (client?.isRunning() ? client : undefined)),
+    ...registerGraphViews(() => (client?.isRunning() ? client : undefined), provider),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('relay.server')) {
         const choice = await vscode.window.showInformationMessage(

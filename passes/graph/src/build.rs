@@ -21,7 +21,10 @@ const SEGMENT: usize = 8 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GraphError {
     /// The module has no function of that name; the names it has.
-    NoSuchFunction { name: String, available: Vec<String> },
+    NoSuchFunction {
+        name: String,
+        available: Vec<String>,
+    },
     /// The module has no function at all.
     NoFunctions,
 }
@@ -180,7 +183,9 @@ impl Builder {
                     node
                 }
             },
-            ExprKind::GlobalVar(g) => self.node(NodeKind::Value, format!("@{}", g.name()), vec![], e),
+            ExprKind::GlobalVar(g) => {
+                self.node(NodeKind::Value, format!("@{}", g.name()), vec![], e)
+            }
             ExprKind::Constant(data) => {
                 let (label, details) = constant_text(data);
                 let node = self.node(NodeKind::Constant, label, details, e);
@@ -236,7 +241,11 @@ impl Builder {
                 let outer = self.cluster;
                 let mut results = Vec::new();
                 for clause in clauses {
-                    self.open_cluster(ClusterKind::Clause, pattern_text(&clause.pattern), &clause.rhs);
+                    self.open_cluster(
+                        ClusterKind::Clause,
+                        pattern_text(&clause.pattern),
+                        &clause.rhs,
+                    );
                     self.bind_pattern(&clause.pattern, scrutinee, data);
                     results.push((self.value(&clause.rhs), &clause.rhs));
                     self.cluster = outer;
@@ -413,7 +422,12 @@ fn value_type(e: &Expr) -> Option<Type> {
 
 /// A fused function is named as TVM names its kernel (`fused_nn_conv2d_add`)
 /// or by its `Composite` pattern; other functions are `fn`.
-fn cluster_label(function: &Function, kind: ClusterKind, graph: &Graph, first_node: usize) -> String {
+fn cluster_label(
+    function: &Function,
+    kind: ClusterKind,
+    graph: &Graph,
+    first_node: usize,
+) -> String {
     if let Some(name) = function.attr("Composite").and_then(|v| v.as_str()) {
         return name.to_string();
     }

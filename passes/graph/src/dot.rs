@@ -32,7 +32,11 @@ pub fn render_dot_diff(
         ("before", before, before_status),
         ("after", after, after_status),
     ] {
-        let _ = writeln!(out, "  subgraph cluster_{name} {{\n    label={};", quote(name));
+        let _ = writeln!(
+            out,
+            "  subgraph cluster_{name} {{\n    label={};",
+            quote(name)
+        );
         body(&mut out, graph, &format!("{name}_n"), Some(status), "    ");
         out.push_str("  }\n");
     }
@@ -78,7 +82,9 @@ fn body(out: &mut String, graph: &Graph, prefix: &str, status: Option<&[Status]>
         let mut attrs = format!("label={}, fillcolor=\"{}\"", quote(&label), fill(node.kind));
         match status.map(|s| s[i]) {
             Some(Status::Added) => attrs.push_str(", color=\"#188038\", penwidth=3"),
-            Some(Status::Removed) => attrs.push_str(", color=\"#d93025\", penwidth=3, style=\"rounded,filled,dashed\""),
+            Some(Status::Removed) => {
+                attrs.push_str(", color=\"#d93025\", penwidth=3, style=\"rounded,filled,dashed\"")
+            }
             Some(Status::Rewritten) => attrs.push_str(", color=\"#e37400\", penwidth=3"),
             _ => {}
         }
@@ -89,7 +95,11 @@ fn body(out: &mut String, graph: &Graph, prefix: &str, status: Option<&[Status]>
         Open(usize, usize),
         Close(usize),
     }
-    let mut stack: Vec<Step> = top_clusters.iter().rev().map(|&c| Step::Open(c, 0)).collect();
+    let mut stack: Vec<Step> = top_clusters
+        .iter()
+        .rev()
+        .map(|&c| Step::Open(c, 0))
+        .collect();
     for &i in &top_nodes {
         node_line(out, i, indent);
     }

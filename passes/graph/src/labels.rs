@@ -39,9 +39,7 @@ fn is_default(value: &AttrValue, default: &AttrDefault) -> bool {
         AttrDefault::Bool(b) => value.as_int() == Some(i64::from(*b)),
         AttrDefault::Str(s) => value.as_str() == Some(s.as_str()),
         AttrDefault::DataType(name) => match value {
-            AttrValue::DataType(dt) => {
-                (name.is_empty() && dt.is_void()) || dt.to_string() == *name
-            }
+            AttrValue::DataType(dt) => (name.is_empty() && dt.is_void()) || dt.to_string() == *name,
             _ => false,
         },
         AttrDefault::Array(items) => value.as_array().is_some_and(|values| {

@@ -299,10 +299,7 @@ pub fn layout(graph: &Graph) -> Layout {
                         w: block_size[k].0,
                         h: block_size[k].1,
                     });
-                    origin[k] = (
-                        ox + x + CLUSTER_PAD,
-                        oy + y + CLUSTER_PAD + CLUSTER_TITLE,
-                    );
+                    origin[k] = (ox + x + CLUSTER_PAD, oy + y + CLUSTER_PAD + CLUSTER_TITLE);
                 }
             }
         }
@@ -449,7 +446,12 @@ fn layered(sizes: &[(f64, f64)], edges: &[(usize, usize)], pinned: &[bool]) -> F
         0.0
     };
     let positions = (0..n)
-        .map(|i| (vertices[i].x + shift - sizes[i].0 / 2.0, band_top[layers[i]]))
+        .map(|i| {
+            (
+                vertices[i].x + shift - sizes[i].0 / 2.0,
+                band_top[layers[i]],
+            )
+        })
         .collect();
     let routes = chains
         .iter()
@@ -459,7 +461,10 @@ fn layered(sizes: &[(f64, f64)], edges: &[(usize, usize)], pinned: &[bool]) -> F
                 .iter()
                 .map(|&d| {
                     let layer = vertices[d].layer;
-                    (vertices[d].x + shift, band_top[layer] + band_height[layer] / 2.0)
+                    (
+                        vertices[d].x + shift,
+                        band_top[layer] + band_height[layer] / 2.0,
+                    )
                 })
                 .collect();
             if is_reversed {
@@ -587,7 +592,11 @@ fn reduce_crossings(order: &mut [Vec<usize>], vertices: &[Vertex]) {
 
 /// Orders one layer by the barycenters of the neighbours `neighbours`
 /// gives; a vertex without neighbours keeps its place.
-fn sort_layer<'a>(layer: &mut [usize], position: &[usize], neighbours: impl Fn(usize) -> &'a Vec<usize>) {
+fn sort_layer<'a>(
+    layer: &mut [usize],
+    position: &[usize],
+    neighbours: impl Fn(usize) -> &'a Vec<usize>,
+) {
     let mut keyed: Vec<(f64, usize, usize)> = layer
         .iter()
         .enumerate()

@@ -26,9 +26,7 @@ pub use diff::{diff_graphs, DiffStats, GraphDiff, Status};
 pub use dot::{render_dot, render_dot_diff};
 pub use html::render_html;
 pub use json::{diff_json, graph_json};
-pub use model::{
-    Cluster, ClusterKind, Edge, Graph, GraphCounts, Node, NodeKind, SourceSpan,
-};
+pub use model::{Cluster, ClusterKind, Edge, Graph, GraphCounts, Node, NodeKind, SourceSpan};
 pub use svg::{render_panels, render_svg, Panel};
 
 /// An output format of a graph.

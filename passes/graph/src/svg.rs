@@ -70,12 +70,10 @@ pub fn render_panels(panels: &[Panel<'_>], summary: Option<&str>) -> String {
     let width: f64 = panels.iter().map(|p| p.layout.width).sum::<f64>()
         + PANEL_GAP * panels.len().saturating_sub(1) as f64;
     let width = width.max(summary.map_or(0.0, |s| s.chars().count() as f64 * CHAR_WIDTH + 40.0));
-    let height = panels
-        .iter()
-        .map(|p| p.layout.height)
-        .fold(0.0, f64::max)
-        + top;
-    let mut out = String::with_capacity(256 * panels.iter().map(|p| p.graph.nodes.len()).sum::<usize>() + 4096);
+    let height = panels.iter().map(|p| p.layout.height).fold(0.0, f64::max) + top;
+    let mut out = String::with_capacity(
+        256 * panels.iter().map(|p| p.graph.nodes.len()).sum::<usize>() + 4096,
+    );
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
@@ -171,7 +169,13 @@ fn write_panel(out: &mut String, panel: &Panel<'_>) {
             escape(&edge.label)
         );
         for (i, &(px, py)) in route.points.iter().enumerate() {
-            let _ = write!(out, "{}{},{}", if i == 0 { "M" } else { " L" }, num(px), num(py));
+            let _ = write!(
+                out,
+                "{}{},{}",
+                if i == 0 { "M" } else { " L" },
+                num(px),
+                num(py)
+            );
         }
         out.push_str("\" marker-end=\"url(#arrow)\"/></g>\n");
     }

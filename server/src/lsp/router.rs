@@ -12,8 +12,8 @@ use super::ext::{
 };
 use super::features::pass_output::PassOutput;
 use super::handlers::{
-    code_actions, commands, completion, documents, formatting, graph, hover, inlay_hints, lifecycle,
-    navigation, outline, rename, semantic_tokens,
+    code_actions, commands, completion, documents, formatting, graph, hover, inlay_hints,
+    lifecycle, navigation, outline, rename, semantic_tokens,
 };
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;

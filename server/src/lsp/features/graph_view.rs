@@ -121,7 +121,12 @@ pub fn graph_view(
     };
     let after = match graph_at(Some(stage)) {
         Ok(g) => g,
-        Err(e) => return GraphView { stages, ..failed(e, functions) },
+        Err(e) => {
+            return GraphView {
+                stages,
+                ..failed(e, functions)
+            }
+        }
     };
     let mut view = GraphView {
         function: name.clone(),
@@ -132,7 +137,12 @@ pub fn graph_view(
     if request.diff {
         let before = match graph_at(stage.checked_sub(1)) {
             Ok(g) => g,
-            Err(e) => return GraphView { stages, ..failed(e, view.functions) },
+            Err(e) => {
+                return GraphView {
+                    stages,
+                    ..failed(e, view.functions)
+                }
+            }
         };
         let diff = diff_graphs(&run.stages[stage].pass, before, after);
         view.summary = Some(diff.summary());
@@ -158,7 +168,12 @@ pub fn function_counts(analysis: &Analysis, name: &str) -> Option<GraphCounts> {
 pub fn node_spans(graph: &Value) -> Vec<(String, SourceSpan)> {
     let mut out = Vec::new();
     let mut collect = |prefix: &str, nodes: Option<&Value>| {
-        for (i, node) in nodes.and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, node) in nodes
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let span = node.get("span");
             let start = span.and_then(|s| s.get("start")).and_then(Value::as_u64);
             let end = span.and_then(|s| s.get("end")).and_then(Value::as_u64);

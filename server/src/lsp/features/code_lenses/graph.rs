@@ -36,7 +36,9 @@ pub fn graph_lenses(analysis: &Analysis, context: &LensContext) -> Vec<Lens> {
                 range,
                 title: format!("Run pipeline ▸ {pipeline}"),
                 command: Some(PIPELINE_EXPLORER.to_string()),
-                arguments: vec![json!({"uri": context.uri, "function": function, "pipeline": pipeline})],
+                arguments: vec![
+                    json!({"uri": context.uri, "function": function, "pipeline": pipeline}),
+                ],
             });
         }
         if let Some(counts) = function_counts(analysis, &function) {
