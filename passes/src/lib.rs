@@ -10,7 +10,8 @@
 //! (`relay-eval`: constant evaluation); [`pass_manager`]
 //! (`relay-pass-manager`: `PassInfo`, `PassContext`, instruments, pipelines,
 //! the registry — no concrete pass); [`transforms`] (`relay-transforms`:
-//! TVM's passes, registered by [`register_builtin_passes`]).
+//! TVM's passes, registered by [`register_builtin_passes`]); [`graph`]
+//! (`relay-graph`: dataflow graphs of functions, their layout and writers).
 //!
 //! Binaries call [`register_builtin_passes`] once at start; the pass manager
 //! itself knows no concrete pass.
