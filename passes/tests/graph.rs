@@ -276,6 +276,18 @@ fn chromium_png(svg: &Path, png: &Path, width: u32, height: u32) -> Option<bool>
     Some(status.status.success())
 }
 
+/// The `width` and `height` of the root `<svg>`.
+fn svg_size(svg: &str) -> (f64, f64) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let root = doc.root_element();
+    let number = |name: &str| -> f64 {
+        root.attribute(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1.0)
+    };
+    (number("width"), number("height"))
+}
+
 #[test]
 fn resnet18_and_its_fusion_diff_render_to_png() {
     let Some(module) = model("resnet18") else {
@@ -298,8 +310,19 @@ fn resnet18_and_its_fusion_diff_render_to_png() {
         let svg_path = dir.join(format!("{name}.svg"));
         let png_path = dir.join(format!("{name}.png"));
         std::fs::write(&svg_path, &svg).unwrap();
+        // The whole drawing scaled to the page width: an overview.
+        let (width, height) = svg_size(&svg);
+        let page_height = ((1600.0 * height / width) as u32).clamp(400, 8000);
+        let page = dir.join(format!("{name}.html"));
+        std::fs::write(
+            &page,
+            format!(
+                "<body style=\"margin:0\"><img src=\"{name}.svg\" style=\"width:100%\"></body>"
+            ),
+        )
+        .unwrap();
         let _ = std::fs::remove_file(&png_path);
-        match chromium_png(&svg_path, &png_path, 1600, 2400) {
+        match chromium_png(&page, &png_path, 1600, page_height) {
             None => {
                 eprintln!(
                     "!!! SKIPPED the PNG of {name}: no chromium to render it (the SVG is {})",

@@ -104,19 +104,19 @@ impl GraphDiff {
         }
         let calls = match after.op_calls.cmp(&before.op_calls) {
             std::cmp::Ordering::Less => format!(
-                "{} calls removed ({} → {})",
-                before.op_calls - after.op_calls,
+                "{} removed ({} → {})",
+                plural(before.op_calls - after.op_calls, "call"),
                 before.op_calls,
                 after.op_calls
             ),
             std::cmp::Ordering::Greater => format!(
-                "{} calls added ({} → {})",
-                after.op_calls - before.op_calls,
+                "{} added ({} → {})",
+                plural(after.op_calls - before.op_calls, "call"),
                 before.op_calls,
                 after.op_calls
             ),
             std::cmp::Ordering::Equal if parts.is_empty() => {
-                format!("{} calls, none added or removed", after.op_calls)
+                format!("{}, none added or removed", plural(after.op_calls, "call"))
             }
             std::cmp::Ordering::Equal => String::new(),
         };
@@ -125,7 +125,7 @@ impl GraphDiff {
         }
         let stats = self.stats();
         if stats.rewritten > 0 && parts.iter().all(|p| !p.contains("grouped")) {
-            parts.push(format!("{} nodes rewritten", stats.rewritten));
+            parts.push(format!("{} rewritten", plural(stats.rewritten, "node")));
         }
         format!("{}: {}", self.title, parts.join("; "))
     }
@@ -192,16 +192,17 @@ fn wiring(graph: &Graph) -> Wiring {
         })
         .collect();
     // Follow chains of forwarding parameters to what they forward.
-    let mut source: Vec<usize> = (0..n).collect();
-    for i in 0..n {
-        let mut s = i;
-        let mut steps = 0;
-        while forwards[s] && steps <= n {
-            s = inputs[s][0].1;
-            steps += 1;
-        }
-        source[i] = s;
-    }
+    let source: Vec<usize> = (0..n)
+        .map(|i| {
+            let mut s = i;
+            let mut steps = 0;
+            while forwards[s] && steps <= n {
+                s = inputs[s][0].1;
+                steps += 1;
+            }
+            s
+        })
+        .collect();
     let inputs: Vec<Vec<usize>> = inputs
         .into_iter()
         .map(|mut ins| {

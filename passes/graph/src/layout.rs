@@ -575,9 +575,9 @@ fn reduce_crossings(order: &mut [Vec<usize>], vertices: &[Vertex]) {
         }
     }
     for _ in 0..ORDER_SWEEPS {
-        for l in 1..order.len() {
-            sort_layer(&mut order[l], &position, |v| &vertices[v].preds);
-            for (i, &v) in order[l].iter().enumerate() {
+        for layer in order.iter_mut().skip(1) {
+            sort_layer(layer, &position, |v| &vertices[v].preds);
+            for (i, &v) in layer.iter().enumerate() {
                 position[v] = i;
             }
         }

@@ -74,10 +74,10 @@ pub fn render_panels(panels: &[Panel<'_>], summary: Option<&str>) -> String {
     let mut out = String::with_capacity(
         256 * panels.iter().map(|p| p.graph.nodes.len()).sum::<usize>() + 4096,
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
-         font-family=\"monospace\" font-size=\"12\">\n",
+         font-family=\"monospace\" font-size=\"12\">",
         w = num(width),
         h = num(height)
     );

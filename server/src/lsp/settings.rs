@@ -29,6 +29,9 @@ pub struct Settings {
     /// The pipeline the editor offers (`initializationOptions.
     /// defaultPipeline`), shown in the "Run pipeline" code lens.
     pub default_pipeline: Option<String>,
+    /// The client can be asked to fetch code lenses again
+    /// (`workspace/codeLens/refresh`).
+    pub code_lens_refresh: bool,
 }
 
 impl Default for Settings {
@@ -39,6 +42,7 @@ impl Default for Settings {
             client_picks_pass: false,
             trusted: false,
             default_pipeline: None,
+            code_lens_refresh: false,
         }
     }
 }
@@ -60,6 +64,13 @@ impl Settings {
             .window
             .as_ref()
             .and_then(|w| w.work_done_progress)
+            .unwrap_or(false);
+        self.code_lens_refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
             .unwrap_or(false);
         let options = params.initialization_options.as_ref();
         if let Some(ms) = options

@@ -363,6 +363,14 @@ const scenarios = [
           const stages = await ctx.state.frame.$$eval('#stages li', (lis) => lis.map((l) => l.innerText.replace(/\s+/g, ' ')));
           ctx.log(`stages: ${stages.join(' | ')}`);
           if (stages.length !== 2 || !/FoldConstant.*changed/.test(stages[1])) throw new Error(`stages: ${stages}`);
+          // The pipeline's lens now says what the run did.
+          const lens = await until('the lens with the run summary', () =>
+            ctx.page.evaluate(() => {
+              const t = [...document.querySelectorAll('.part.editor .codelens-decoration')].map((e) => e.innerText).join(' | ');
+              return /Run pipeline ▸ InferType, FoldConstant: 1 call removed/.test(t) ? t : null;
+            }),
+          );
+          ctx.log(`lenses after the run: ${lens.replace(/\s+/g, ' ')}`);
         },
       },
       {

@@ -49,6 +49,10 @@ pub struct GraphView {
     pub stages: Vec<StageInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage: Option<usize>,
+    /// What the whole pipeline did to the function (input against the last
+    /// stage), e.g. `FuseOps: 3 calls grouped into 1 primitive function`.
+    #[serde(rename = "pipelineSummary", skip_serializing_if = "Option::is_none")]
+    pub pipeline_summary: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -152,6 +156,9 @@ pub fn graph_view(
         view.svg = render_svg(&after);
         view.graph = graph_json(&after);
     }
+    if let (Ok(input), Ok(output)) = (graph_at(None), graph_at(Some(last))) {
+        view.pipeline_summary = Some(diff_graphs(pipeline.trim(), input, output).summary());
+    }
     view.stages = stages;
     view
 }
@@ -242,6 +249,10 @@ mod tests {
             Some("FuseOps: 2 calls grouped into 1 primitive function")
         );
         assert!(view.graph.get("before").is_some() && view.graph.get("after").is_some());
+        assert_eq!(
+            view.pipeline_summary.as_deref(),
+            Some("FoldConstant, FuseOps: 2 calls grouped into 1 primitive function")
+        );
     }
 
     #[test]

@@ -57,15 +57,46 @@ pub async fn graph(backend: &Backend, params: GraphParams) -> Result<Value> {
             answer
         })
         .await?;
+    // The pipeline's code lens shows what the run did.
+    let ran = params.pipeline.as_deref().map(str::trim);
+    let summary = view.get("pipelineSummary").and_then(Value::as_str);
+    let function = view
+        .get("function")
+        .and_then(Value::as_str)
+        .filter(|f| !f.is_empty());
+    if let (Some(pipeline), Some(summary), Some(function)) = (ran, summary, function) {
+        backend
+            .state
+            .pipeline_runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                (uri.clone(), function.to_string()),
+                (pipeline.to_string(), summary.to_string()),
+            );
+        if backend.settings().code_lens_refresh {
+            let _ = backend.client.code_lens_refresh().await;
+        }
+    }
     Ok(view)
 }
 
 /// `textDocument/codeLens`: every provider's lenses.
 pub async fn code_lens(backend: &Backend, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
     let uri = params.text_document.uri;
+    let pipeline_runs = backend
+        .state
+        .pipeline_runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|((u, _), _)| *u == uri)
+        .map(|((_, f), run)| (f.clone(), run.clone()))
+        .collect();
     let context = LensContext {
         uri: uri.as_str().to_string(),
         default_pipeline: backend.settings().default_pipeline,
+        pipeline_runs,
     };
     backend
         .with_analysis(&uri, "codeLens", move |a| {

@@ -1,7 +1,8 @@
 //! The graph lenses above each function: "Graph" (the client's
 //! `relay.showGraph`), "Run pipeline ▸ P" (the client's pipeline explorer)
-//! when a default pipeline is set, and the size of the function ("12 calls
-//! · 3 fused").
+//! when a default pipeline is set — after a run, with what it did ("▸ FuseOps:
+//! 3 calls grouped into 1 primitive function") — and the size of the
+//! function ("12 calls · 3 fused").
 
 use super::{Lens, LensContext};
 use crate::lsp::analysis::Analysis;
@@ -31,10 +32,19 @@ pub fn graph_lenses(analysis: &Analysis, context: &LensContext) -> Vec<Lens> {
             command: Some(SHOW_GRAPH.to_string()),
             arguments: vec![args],
         });
-        if let Some(pipeline) = &context.default_pipeline {
+        let last_run = context.pipeline_runs.get(&function);
+        if let Some(pipeline) = context
+            .default_pipeline
+            .as_ref()
+            .or(last_run.map(|(p, _)| p))
+        {
+            let title = match last_run {
+                Some((ran, summary)) if ran == pipeline => format!("Run pipeline ▸ {summary}"),
+                _ => format!("Run pipeline ▸ {pipeline}"),
+            };
             out.push(Lens {
                 range,
-                title: format!("Run pipeline ▸ {pipeline}"),
+                title,
                 command: Some(PIPELINE_EXPLORER.to_string()),
                 arguments: vec![
                     json!({"uri": context.uri, "function": function, "pipeline": pipeline}),
@@ -78,6 +88,11 @@ mod tests {
             &LensContext {
                 uri: "file:///m.relay".to_string(),
                 default_pipeline: Some("FuseOps".to_string()),
+                pipeline_runs: [(
+                    "main".to_string(),
+                    ("FuseOps".to_string(), "FuseOps: 1 call grouped".to_string()),
+                )]
+                .into(),
             },
         );
         let titles: Vec<(&str, &str)> = lenses
@@ -91,7 +106,7 @@ mod tests {
                 ("@f", "Run pipeline ▸ FuseOps"),
                 ("@f", "1 call"),
                 ("@main", "Graph"),
-                ("@main", "Run pipeline ▸ FuseOps"),
+                ("@main", "Run pipeline ▸ FuseOps: 1 call grouped"),
                 ("@main", "1 call · 1 fused"),
             ]
         );

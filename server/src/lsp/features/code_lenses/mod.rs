@@ -15,6 +15,9 @@ pub struct LensContext {
     pub uri: String,
     /// The pipeline the editor offers by default.
     pub default_pipeline: Option<String>,
+    /// What the last pipeline run on each function did: function name →
+    /// `(pipeline, summary)`.
+    pub pipeline_runs: std::collections::HashMap<String, (String, String)>,
 }
 
 /// One lens: a title over `range`, running `command` with `arguments`
