@@ -603,6 +603,12 @@ server_test(':RelayGraph writes the SVG of the function under the cursor', funct
   expect(vim.api.nvim_get_current_buf() == buf, 'left the source buffer')
 end, { real_only = true })
 
+test('the code lens commands are registered client-side', function()
+  for _, name in ipairs({ 'relay.showGraph', 'relay.pipelineExplorer' }) do
+    expect(type(vim.lsp.commands[name]) == 'function', 'no client command %s', name)
+  end
+end)
+
 server_test(':RelayPassDiff 2 diffs stage 2 against stage 1 in a new tab', function()
   local buf = open_and_attach(write_file('passdiff.relay', FOLD_SRC))
   local tabs = #vim.api.nvim_list_tabpages()

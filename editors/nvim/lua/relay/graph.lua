@@ -135,7 +135,21 @@ function M.pass_diff(n, pipeline, bufnr, on_done)
   end, bufnr)
 end
 
+--- The client commands of the server's code lenses: "Graph" draws the function, "Run
+--- pipeline ▸ P" shows the pipeline's output (:RelayPassOutput).
+function M.register_lens_commands()
+  vim.lsp.commands['relay.showGraph'] = function(command, ctx)
+    local arg = (command.arguments or {})[1] or {}
+    M.graph(arg['function'], ctx.bufnr)
+  end
+  vim.lsp.commands['relay.pipelineExplorer'] = function(command, ctx)
+    local arg = (command.arguments or {})[1] or {}
+    relay().pass_output(arg.pipeline or relay().config.default_pipeline, ctx.bufnr)
+  end
+end
+
 function M.create_commands()
+  M.register_lens_commands()
   vim.api.nvim_create_user_command('RelayGraph', function(opts)
     M.graph(vim.trim(opts.args), 0)
   end, { nargs = '?', desc = 'Draw the dataflow graph of a Relay function as SVG' })
