@@ -1380,7 +1380,7 @@ fn graph_request_stage_diff_and_code_lenses() {
         json!({ "textDocument": td(uri), "function": "nope" }),
     );
     assert!(out["error"].as_str().unwrap().contains("@main"), "{out}");
-    // Lenses above @main: the graph, and the size.
+    // Lenses above @main: the graph, the last run, the size.
     let lenses = client.request("textDocument/codeLens", json!({ "textDocument": td(uri) }));
     let titles: Vec<&str> = lenses
         .as_array()
@@ -1388,7 +1388,16 @@ fn graph_request_stage_diff_and_code_lenses() {
         .iter()
         .map(|l| l["command"]["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles, ["Graph", "2 calls"], "{lenses}");
+    // The pipeline run above is remembered: its lens says what it did.
+    assert_eq!(
+        titles,
+        [
+            "Graph",
+            "Run pipeline ▸ InferType, FoldConstant: 1 call removed (2 → 1); 1 node rewritten",
+            "2 calls"
+        ],
+        "{lenses}"
+    );
     assert_eq!(lenses[0]["command"]["command"], "relay.showGraph");
     assert_eq!(lenses[0]["command"]["arguments"][0]["function"], "main");
 }
