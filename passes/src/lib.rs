@@ -11,8 +11,9 @@
 //! (`relay-pass-manager`: `PassInfo`, `PassContext`, instruments, pipelines,
 //! the registry — no concrete pass); [`patterns`] (`relay-patterns`: the
 //! dataflow pattern language, `rewrite`, `partition`, pattern tables);
-//! [`transforms`] (`relay-transforms`:
-//! TVM's passes, registered by [`register_builtin_passes`]).
+//! [`transforms`] (`relay-transforms`: TVM's passes, registered by
+//! [`register_builtin_passes`]); [`graph`] (`relay-graph`: dataflow graphs
+//! of functions, their layout and writers).
 //!
 //! Binaries call [`register_builtin_passes`] once at start; the pass manager
 //! itself knows no concrete pass.
@@ -72,6 +73,7 @@
 //! ```
 
 pub use relay_eval as eval;
+pub use relay_graph as graph;
 pub use relay_infer as infer;
 pub use relay_infer::checkable;
 pub use relay_interp as interp;

@@ -1341,3 +1341,65 @@ fn huge_garbage_documents() {
     }
     client.shutdown();
 }
+
+#[test]
+fn graph_request_stage_diff_and_code_lenses() {
+    let mut client = LspClient::start(false);
+    let uri = "file:///tmp/relay-lsp-e2e/graph.relay";
+    client.open(uri, FOLD_SRC);
+    client.diagnostics(uri, 1);
+    // The function as written: SVG, nodes with their ranges in the document.
+    let out = client.request("relay/graph", json!({ "textDocument": td(uri) }));
+    assert_eq!(out["function"], "main", "{out}");
+    assert!(out["svg"].as_str().unwrap().starts_with("<svg"));
+    let nodes = out["graph"]["nodes"].as_array().unwrap();
+    let multiply = nodes.iter().find(|n| n["label"] == "multiply").unwrap();
+    assert_eq!(
+        multiply["range"]["start"],
+        json!({"line": 3, "character": 2})
+    );
+    // A stage of a pipeline against the one before.
+    let out = client.request(
+        "relay/graph",
+        json!({ "textDocument": td(uri), "pipeline": "InferType, FoldConstant", "stage": 1, "diff": true }),
+    );
+    assert_eq!(out["stage"], 1, "{out}");
+    assert_eq!(out["stages"].as_array().unwrap().len(), 2);
+    assert!(out["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("FoldConstant: "));
+    let statuses: Vec<&str> = out["graph"]["before"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["status"].as_str())
+        .collect();
+    assert!(statuses.contains(&"removed"), "{statuses:?}");
+    // An unknown function: an answer with an error, and the server goes on.
+    let out = client.request(
+        "relay/graph",
+        json!({ "textDocument": td(uri), "function": "nope" }),
+    );
+    assert!(out["error"].as_str().unwrap().contains("@main"), "{out}");
+    // Lenses above @main: the graph, the last run, the size.
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": td(uri) }));
+    let titles: Vec<&str> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"]["title"].as_str().unwrap())
+        .collect();
+    // The pipeline run above is remembered: its lens says what it did.
+    assert_eq!(
+        titles,
+        [
+            "Graph",
+            "Run pipeline ▸ InferType, FoldConstant: 1 call removed (2 → 1); 1 node rewritten",
+            "2 calls"
+        ],
+        "{lenses}"
+    );
+    assert_eq!(lenses[0]["command"]["command"], "relay.showGraph");
+    assert_eq!(lenses[0]["command"]["arguments"][0]["function"], "main");
+}

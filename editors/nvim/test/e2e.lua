@@ -208,7 +208,7 @@ end)
 
 test('setup: user commands exist', function()
   local cmds = vim.api.nvim_get_commands({})
-  for _, name in ipairs({ 'RelayApplyPass', 'RelayApplyPipeline', 'RelayPassOutput', 'RelayRestart' }) do
+  for _, name in ipairs({ 'RelayApplyPass', 'RelayApplyPipeline', 'RelayPassOutput', 'RelayRestart', 'RelayGraph', 'RelayPassDiff' }) do
     expect(cmds[name] ~= nil, ':%s is not defined', name)
   end
 end)
@@ -582,6 +582,56 @@ server_test(':RelayPassOutput shows the final stage in a split', function()
   expect(buf_text(buf) == before, 'the source buffer was modified')
   expect(#vim.lsp.get_clients({ bufnr = out_buf }) == 0, 'the language server attached to the scratch buffer')
   vim.cmd('close')
+end)
+
+server_test(':RelayGraph writes the SVG of the function under the cursor', function()
+  local buf = open_and_attach(write_file('graph.relay', FOLD_SRC))
+  local relay = require('relay')
+  relay.config.graph_open = false
+  relay.config.graph_dir = tmpdir
+  vim.api.nvim_win_set_cursor(0, { 3, 2 })
+  local path = tmpdir .. '/main.svg'
+  vim.fn.delete(path)
+  vim.cmd('RelayGraph')
+  wait_for('the SVG file', function()
+    return vim.fn.filereadable(path) == 1 and vim.fn.getfsize(path) > 0
+  end)
+  local svg = table.concat(vim.fn.readfile(path), '\n')
+  expect(svg:match('^<svg'), 'not an SVG: %s', svg:sub(1, 80))
+  expect(svg:find('>multiply<', 1, true) and svg:find('>add<', 1, true), 'the calls are not drawn')
+  expect(vim.tbl_contains(notified, 'relay: graph of @main: ' .. path), 'the path was not printed')
+  expect(vim.api.nvim_get_current_buf() == buf, 'left the source buffer')
+end, { real_only = true })
+
+test('the code lens commands are registered client-side', function()
+  for _, name in ipairs({ 'relay.showGraph', 'relay.pipelineExplorer' }) do
+    expect(type(vim.lsp.commands[name]) == 'function', 'no client command %s', name)
+  end
+end)
+
+server_test(':RelayPassDiff 2 diffs stage 2 against stage 1 in a new tab', function()
+  local buf = open_and_attach(write_file('passdiff.relay', FOLD_SRC))
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd('RelayPassDiff 2 InferType, FoldConstant')
+  wait_for('the diff tab', function()
+    return #vim.api.nvim_list_tabpages() > tabs
+  end)
+  local wins = vim.api.nvim_tabpage_list_wins(0)
+  expect(#wins == 2, 'windows in the diff tab: %d', #wins)
+  for _, w in ipairs(wins) do
+    expect(vim.wo[w].diff, 'window %d is not in diff mode', w)
+  end
+  local texts = {}
+  for _, w in ipairs(wins) do
+    local b = vim.api.nvim_win_get_buf(w)
+    local side = vim.api.nvim_buf_get_name(b):match('/(%a+)%-%a+$')
+    texts[side] = buf_text(b)
+  end
+  expect(texts.before and texts.after, 'buffers: %s', vim.inspect(vim.tbl_keys(texts)))
+  expect(texts.before:find('add(1f, 2f)', 1, true), 'stage 1 still adds: %s', texts.before)
+  assert_folded(texts.after)
+  vim.cmd('tabclose')
+  expect(vim.api.nvim_buf_is_valid(buf), 'the source buffer is gone')
 end)
 
 server_test('trust: relay.toml commands run only once :RelayTrust trusts the project', function()

@@ -12,6 +12,7 @@ import { APPLY_PASS_COMMAND, defaultPipeline, LANGUAGE_ID, OWN_COMMANDS, serverS
 import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOutput';
 import { applyPipeline, listPasses } from './passes';
 import { CLEAR_PATTERN_COMMAND, clearOnEdit, clearPatternMatches, FIND_PATTERN_COMMAND, findPattern } from './findPattern';
+import { registerGraphViews } from './pipelineExplorer';
 import { forwardTrustGrants, trustOptions } from './trust';
 
 let client: LanguageClient | undefined;
@@ -268,6 +269,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(CLEAR_PATTERN_COMMAND, () => clearPatternMatches()),
     clearOnEdit(),
     forwardTrustGrants(() => (client?.isRunning() ? client : undefined)),
+    ...registerGraphViews(() => (client?.isRunning() ? client : undefined), provider),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('relay.server')) {
         const choice = await vscode.window.showInformationMessage(

@@ -5,6 +5,7 @@ mod diff;
 mod explain;
 mod files;
 mod fmt;
+mod graph;
 mod input;
 mod lenient;
 mod ops;
@@ -57,6 +58,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Run a pipeline of passes on a module and print the result.
     Opt(opt::OptArgs),
+    /// Draw the dataflow graph of a function as SVG, DOT, JSON or HTML
+    /// (`-p P --diff`: before and after a pipeline, changes marked).
+    Graph(graph::GraphArgs),
     /// List the registered passes.
     Passes(passes::PassesArgs),
     /// List the operators: arguments, attributes with defaults, pattern,
@@ -117,6 +121,7 @@ where
         Command::Diff(args) => diff::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Opt(args) => opt::run(&args),
+        Command::Graph(args) => graph::run(&args),
         Command::Passes(args) => passes::run(&args),
         Command::Ops(args) => ops::run(&args),
         Command::Print(args) => print::run(&args),

@@ -33,6 +33,9 @@ pub struct State {
     progress_tokens: AtomicU64,
     /// External commands the user was already told were not run.
     told_blocked: Mutex<HashSet<String>>,
+    /// What the last pipeline run on a function did, by document and
+    /// function: `(pipeline, summary)`, shown by its code lens.
+    pub pipeline_runs: Mutex<HashMap<(Uri, String), (String, String)>>,
 }
 
 /// The server, as tower-lsp-server drives it (see `router.rs` for the
@@ -53,6 +56,7 @@ impl Backend {
                 shut_down: AtomicBool::new(false),
                 progress_tokens: AtomicU64::new(1),
                 told_blocked: Mutex::new(HashSet::new()),
+                pipeline_runs: Mutex::new(HashMap::new()),
             }),
         }
     }

@@ -22,6 +22,27 @@ pub const FIND_PATTERN: &str = "relay.findPattern";
 /// The custom request answering the module after each pass of a pipeline.
 pub const PASS_OUTPUT: &str = "relay/passOutput";
 
+/// The custom request answering the graph of a function (optionally after
+/// a stage of a pipeline, or the diff of that stage).
+pub const GRAPH: &str = "relay/graph";
+
+/// The params of `relay/graph`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GraphParams {
+    #[serde(rename = "textDocument")]
+    pub text_document: TextDocumentId,
+    #[serde(default)]
+    pub function: Option<String>,
+    #[serde(default)]
+    pub pipeline: Option<String>,
+    /// The 0-based stage of the pipeline (default: the last).
+    #[serde(default)]
+    pub stage: Option<usize>,
+    /// The stage against the one before.
+    #[serde(default)]
+    pub diff: bool,
+}
+
 /// The arguments of `relay.applyPipeline`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApplyPipelineArgs {

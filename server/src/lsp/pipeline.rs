@@ -27,6 +27,9 @@ pub struct Stage {
     #[serde(rename = "timeMs")]
     pub time_ms: f64,
     pub changed: bool,
+    /// The module after the pass (for graphs of a stage), not sent.
+    #[serde(skip)]
+    pub module: Option<IRModule>,
 }
 
 /// What running a pipeline gave.
@@ -198,6 +201,7 @@ fn run_stages(
                 text: previous.clone(),
                 time_ms: 0.0,
                 changed: false,
+                module: Some(module.clone()),
             });
             continue;
         }
@@ -210,6 +214,7 @@ fn run_stages(
             changed: text != previous,
             text: text.clone(),
             time_ms,
+            module: Some(module.clone()),
         });
         previous = text;
     }

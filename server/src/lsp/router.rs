@@ -1,19 +1,20 @@
 //! The routing table: which handler answers which method. The standard
 //! methods come through tower-lsp-server's `LanguageServer` trait (one line
-//! each, below); the custom request `relay/passOutput` is registered on the
-//! service; the commands of `workspace/executeCommand` are dispatched by
+//! each, below); the custom requests `relay/passOutput` and `relay/graph`
+//! are registered on the service; the commands of `workspace/executeCommand` are dispatched by
 //! name in [`execute_command`]. A method not listed here is answered by the
 //! library's default (method not found, or ignored for notifications).
 
 use super::backend::Backend;
 use super::errors::invalid;
 use super::ext::{
-    PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN, LIST_PASSES, PASS_OUTPUT,
+    GraphParams, PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN, GRAPH, LIST_PASSES,
+    PASS_OUTPUT,
 };
 use super::features::pass_output::PassOutput;
 use super::handlers::{
-    code_actions, commands, completion, documents, formatting, hover, inlay_hints, lifecycle,
-    navigation, outline, rename, semantic_tokens,
+    code_actions, commands, completion, documents, formatting, graph, hover, inlay_hints,
+    lifecycle, navigation, outline, rename, semantic_tokens,
 };
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
@@ -27,6 +28,7 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
     relay_passes::register_builtin_passes();
     LspService::build(Backend::new)
         .custom_method(PASS_OUTPUT, Backend::pass_output)
+        .custom_method(GRAPH, Backend::graph)
         .finish()
 }
 
@@ -34,6 +36,11 @@ impl Backend {
     /// `relay/passOutput`: the module after each pass of a pipeline.
     pub async fn pass_output(&self, params: PassOutputParams) -> Result<PassOutput> {
         commands::pass_output(self, params).await
+    }
+
+    /// `relay/graph`: the graph of a function, of a stage, or a stage's diff.
+    pub async fn graph(&self, params: GraphParams) -> Result<Value> {
+        graph::graph(self, params).await
     }
 }
 
@@ -82,6 +89,7 @@ impl LanguageServer for Backend {
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> { completion::completion(self, p).await }
     async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> { completion::signature_help(self, p).await }
     async fn formatting(&self, p: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> { formatting::formatting(self, p).await }
+    async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> { graph::code_lens(self, p).await }
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> { code_actions::code_action(self, p).await }
     async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> { execute_command(self, p).await }
 }

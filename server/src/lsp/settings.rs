@@ -26,6 +26,12 @@ pub struct Settings {
     /// saving a file of a cloned folder must not execute what its
     /// relay.toml says.
     pub trusted: bool,
+    /// The pipeline the editor offers (`initializationOptions.
+    /// defaultPipeline`), shown in the "Run pipeline" code lens.
+    pub default_pipeline: Option<String>,
+    /// The client can be asked to fetch code lenses again
+    /// (`workspace/codeLens/refresh`).
+    pub code_lens_refresh: bool,
 }
 
 impl Default for Settings {
@@ -35,6 +41,8 @@ impl Default for Settings {
             work_done_progress: false,
             client_picks_pass: false,
             trusted: false,
+            default_pipeline: None,
+            code_lens_refresh: false,
         }
     }
 }
@@ -57,6 +65,13 @@ impl Settings {
             .as_ref()
             .and_then(|w| w.work_done_progress)
             .unwrap_or(false);
+        self.code_lens_refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false);
         let options = params.initialization_options.as_ref();
         if let Some(ms) = options
             .and_then(|o| o.get("debounceMs"))
@@ -69,6 +84,12 @@ impl Settings {
             .and_then(Value::as_array)
             .is_some_and(|commands| commands.iter().any(|c| c.as_str() == Some(PICK_PASS)));
         self.trusted = options.and_then(trusted_flag).unwrap_or(false);
+        self.default_pipeline = options
+            .and_then(|o| o.get("defaultPipeline"))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
     }
 }
 

@@ -6,6 +6,7 @@
 use super::ext::{ApplyPipelineArgs, APPLY_PIPELINE, PICK_PASS};
 use super::features::call_hierarchy::{Call, CallItem};
 use super::features::code_actions::CodeAction;
+use super::features::code_lenses::Lens;
 use super::features::completion::{CompletionItem, CompletionKind};
 use super::features::document_symbols::{Symbol, SymbolKind};
 use super::features::folding_ranges::{Fold, FoldKind};
@@ -25,6 +26,19 @@ use tower_lsp_server::ls_types::{self as lsp, Uri};
 
 pub fn range(lines: &LineIndex, range: TextRange) -> lsp::Range {
     lines.range(range)
+}
+
+/// A code lens; one without a command shows its title only.
+pub fn code_lens(lines: &LineIndex, lens: Lens) -> lsp::CodeLens {
+    lsp::CodeLens {
+        range: range(lines, lens.range),
+        command: Some(lsp::Command {
+            title: lens.title,
+            command: lens.command.unwrap_or_default(),
+            arguments: (!lens.arguments.is_empty()).then_some(lens.arguments),
+        }),
+        data: None,
+    }
 }
 
 /// Selection steps (innermost first) as LSP's linked list, outermost at

@@ -23,6 +23,10 @@ M.defaults = {
   init_options = nil,
   capabilities = nil,
   on_attach = nil,
+  -- :RelayGraph: the directory the SVG is written to (nil: Neovim's temporary directory),
+  -- and whether to open it with the system viewer (vim.ui.open).
+  graph_dir = nil,
+  graph_open = true,
   -- Start the server automatically for relay buffers.
   autostart = true,
   -- Whether the server may run the commands of relay.toml's external passes (also on save).
@@ -652,6 +656,7 @@ local function create_commands()
   end, { nargs = 0, desc = 'Restart the Relay language server' })
 
   require('relay.find_pattern').create_commands()
+  require('relay.graph').create_commands()
 end
 
 function M.setup(opts)

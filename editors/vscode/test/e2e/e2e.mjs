@@ -322,6 +322,112 @@ const scenarios = [
     ],
   },
   {
+    // The graph views: code lenses, the pipeline explorer (a webview), click-to-source and
+    // the cursor highlighting its node.
+    name: 'graph',
+    files: { 'graph.relay': FOLD_SRC },
+    settings: { 'relay.server.path': RELAY, 'relay.defaultPipeline': 'InferType, FoldConstant' },
+    userSettings: { 'files.autoSave': 'off' },
+    codeServerArgs: ['--disable-workspace-trust'],
+    steps: [
+      {
+        name: 'code lenses above @main: Graph, Run pipeline, the size',
+        async run(ctx) {
+          await openFile(ctx.page, 'graph.relay');
+          const lenses = await until('the code lenses', () =>
+            ctx.page.evaluate(() => {
+              const t = [...document.querySelectorAll('.part.editor .codelens-decoration')].map((e) => e.innerText).join(' | ');
+              return t.includes('Graph') && t.includes('2 calls') ? t : null;
+            }),
+          );
+          ctx.log(`lenses: ${lenses.replace(/\s+/g, ' ')}`);
+          if (!lenses.includes('Run pipeline ▸ InferType, FoldConstant')) throw new Error(`no pipeline lens: ${lenses}`);
+        },
+      },
+      {
+        name: 'the pipeline explorer lists the stages and draws the graph',
+        async run(ctx) {
+          await runCommand(ctx.page, 'Relay: Pipeline Explorer…');
+          await until('the pipeline input', () => quickInputVisible(ctx.page));
+          await ctx.page.keyboard.press('Enter'); // the default pipeline, prefilled
+          ctx.state.frame = await until('the explorer webview', async () => {
+            for (const f of ctx.page.frames()) {
+              try {
+                if (await f.$('#graph svg')) return f;
+              } catch {
+                // a frame being replaced
+              }
+            }
+            return null;
+          });
+          const stages = await ctx.state.frame.$$eval('#stages li', (lis) => lis.map((l) => l.innerText.replace(/\s+/g, ' ')));
+          ctx.log(`stages: ${stages.join(' | ')}`);
+          if (stages.length !== 2 || !/FoldConstant.*changed/.test(stages[1])) throw new Error(`stages: ${stages}`);
+          // The pipeline's lens now says what the run did.
+          const lens = await until('the lens with the run summary', () =>
+            ctx.page.evaluate(() => {
+              const t = [...document.querySelectorAll('.part.editor .codelens-decoration')].map((e) => e.innerText).join(' | ');
+              return /Run pipeline ▸ InferType, FoldConstant: 1 call removed/.test(t) ? t : null;
+            }),
+          );
+          ctx.log(`lenses after the run: ${lens.replace(/\s+/g, ' ')}`);
+        },
+      },
+      {
+        name: 'selecting stage 1 draws its graph',
+        async run(ctx) {
+          await ctx.state.frame.click('a.stage[data-stage="0"]');
+          ctx.state.frame = await until('the graph of stage 1', async () => {
+            for (const f of ctx.page.frames()) {
+              try {
+                if (await f.$('#stages li.selected[data-stage="0"]')) return f;
+              } catch {
+                // a frame being replaced
+              }
+            }
+            return null;
+          });
+          const labels = await ctx.state.frame.$$eval('.node tspan', (ts) => ts.map((t) => t.textContent));
+          if (!labels.includes('add') || !labels.includes('multiply')) throw new Error(`nodes: ${labels}`);
+        },
+      },
+      {
+        name: 'clicking a node selects its source in the editor',
+        async run(ctx) {
+          const node = await ctx.state.frame.evaluateHandle(() =>
+            [...document.querySelectorAll('.node')].find((n) => n.querySelector('tspan')?.textContent === 'multiply'),
+          );
+          await node.asElement().click();
+          const status = await until('the selection of multiply(%x, %0)', () =>
+            ctx.page.evaluate(() => {
+              const items = [...document.querySelectorAll('.statusbar-item')].map((e) => e.innerText);
+              return items.find((t) => /Ln 4, Col \d+ \(16 selected\)/.test(t)) ?? null;
+            }),
+          );
+          ctx.log(`status bar: ${status}`);
+        },
+      },
+      {
+        name: 'moving the cursor highlights its node',
+        async run(ctx) {
+          await goTo(ctx.page, 3, 9);
+          const label = await until('a highlighted node', async () => {
+            for (const f of ctx.page.frames()) {
+              try {
+                const l = await f.$eval('.node.highlight tspan', (t) => t.textContent);
+                if (l) return l;
+              } catch {
+                // no highlight in this frame (yet)
+              }
+            }
+            return null;
+          });
+          if (label !== 'add') throw new Error(`highlighted: ${label}`);
+        },
+      },
+    ],
+  },
+  {
     // Workspace Trust: relay.toml's external commands run only in a trusted folder.
     name: 'trust',
     files: { 'project/relay.toml': TRUST_TOML, 'project/model.relay': FOLD_SRC },

@@ -110,6 +110,9 @@ fn capabilities() -> ServerCapabilities {
             ]),
             ..Default::default()
         })),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         execute_command_provider: Some(ExecuteCommandOptions {
             commands: vec![
                 APPLY_PIPELINE.to_string(),

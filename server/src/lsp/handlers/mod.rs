@@ -9,6 +9,7 @@ pub mod commands;
 pub mod completion;
 pub mod documents;
 pub mod formatting;
+pub mod graph;
 pub mod hover;
 pub mod inlay_hints;
 pub mod lifecycle;
