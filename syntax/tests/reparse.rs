@@ -331,27 +331,28 @@ fn incremental_equals_full_parse_when_read_leniently() {
             (1000, 40),
         );
     }
+    // Once a leniency is in the text (one edit in five adds one), every
+    // edit until the next restart is parsed in full: fewer incremental
+    // re-parses than in the strict runs, but never none.
     assert!(
-        incremental > 300,
+        incremental > 150,
         "only {incremental} of 2000 lenient edits were incremental"
     );
 }
 
 /// Keystrokes, and now and then text only a lenient reading accepts.
 fn lenient_typing(rng: &mut Rng, text: &str) -> (TextRange, String) {
-    const LENIENT_SNIPPETS: &[&str] = &[
-        ".weight",
-        ":0",
-        "%1_bn.gamma",
-        "#[version = \"0.0.4\"]",
-    ];
+    const LENIENT_SNIPPETS: &[&str] = &[".weight", ":0", "%1_bn.gamma", "#[version = \"0.0.4\"]"];
     if rng.below(5) == 0 {
         let mut at = rng.below(text.len() + 1);
         while !text.is_char_boundary(at) {
             at -= 1;
         }
         let snippet = LENIENT_SNIPPETS[rng.below(LENIENT_SNIPPETS.len())];
-        return (TextRange::empty(TextSize::from(at as u32)), snippet.to_string());
+        return (
+            TextRange::empty(TextSize::from(at as u32)),
+            snippet.to_string(),
+        );
     }
     typing(rng, text)
 }

@@ -6,7 +6,7 @@
 //!
 //! In a large module the names in scope run to tens of thousands (graph
 //! bindings `%N` stay visible to the end of the file, as TVM reads them), and
-//! each item's detail is a printed type. So names are filtered by the word
+//! each item's detail is a printed type. So past [`MAX_NAME_ITEMS`] names are filtered by the word
 //! typed so far and capped at [`MAX_NAME_ITEMS`] *before* any detail is
 //! computed; a capped answer is marked incomplete, and the client asks again
 //! as the user types.
@@ -32,7 +32,8 @@ const KEYWORDS: &[&str] = &[
     "ref_write",
 ];
 
-/// At most this many locals, and as many globals, in one answer.
+/// At most this many locals, and as many globals, in one answer; up to
+/// this many, every name in scope is offered, unfiltered.
 pub const MAX_NAME_ITEMS: usize = 200;
 
 /// One completion answer.
@@ -44,21 +45,25 @@ pub struct Completions {
     pub incomplete: bool,
 }
 
-/// Keeps the names that contain `typed`, in their order, at most
-/// [`MAX_NAME_ITEMS`] of them; says whether any matching one was left out.
+/// All the names when there are at most [`MAX_NAME_ITEMS`] (the client
+/// filters them as the user types); otherwise only those that contain
+/// `typed`, at most [`MAX_NAME_ITEMS`] of them, in their order, and the
+/// answer is incomplete (the client asks again when the word grows).
 fn matching_names<'a, T>(
     names: impl Iterator<Item = T>,
     name_of: impl Fn(&T) -> &'a str,
     typed: &str,
 ) -> (Vec<T>, bool) {
-    let mut kept = Vec::new();
-    for candidate in names.filter(|c| name_of(c).contains(typed)) {
-        if kept.len() == MAX_NAME_ITEMS {
-            return (kept, true);
-        }
-        kept.push(candidate);
+    let all: Vec<T> = names.collect();
+    if all.len() <= MAX_NAME_ITEMS {
+        return (all, false);
     }
-    (kept, false)
+    let kept = all
+        .into_iter()
+        .filter(|c| name_of(c).contains(typed))
+        .take(MAX_NAME_ITEMS)
+        .collect();
+    (kept, true)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,7 +293,11 @@ mod tests {
     fn thousands_of_names_in_scope_are_filtered_by_the_word_and_capped() {
         let mut text = String::from("#[version = \"0.0.5\"]\ndef @f(%x: float32) {\n");
         for i in 0..1000 {
-            let previous = if i == 0 { "%x".to_string() } else { format!("%{}", i - 1) };
+            let previous = if i == 0 {
+                "%x".to_string()
+            } else {
+                format!("%{}", i - 1)
+            };
             text.push_str(&format!("  %{i} = add({previous}, 1f);\n"));
         }
         text.push_str("  add(%999, %77");
@@ -297,17 +306,24 @@ mod tests {
         let analysis = fixture::analysis(&text);
         let offset = TextSize::from(cursor_at as u32);
         let answer = completion(&analysis, offset);
-        // `%77`, `%770`…`%779`: everything that contains the word.
+        // Over the cap, so only what contains the word: `%77`, `%770`…`%779`,
+        // `%177`…`%977` — and incomplete, for the client to ask again.
         let labels: Vec<&str> = answer.items.iter().map(|i| i.label.as_str()).collect();
-        assert_eq!(labels.len(), 11, "{labels:?}");
-        assert!(labels.contains(&"%77") && labels.contains(&"%779"));
-        assert!(!answer.incomplete);
-        assert!(answer.items.iter().all(|i| i.detail.as_deref() == Some("float32")));
+        assert_eq!(labels.len(), 19, "{labels:?}");
+        assert!(labels.contains(&"%77") && labels.contains(&"%779") && labels.contains(&"%977"));
+        assert!(answer.incomplete);
+        assert!(answer
+            .items
+            .iter()
+            .all(|i| i.detail.as_deref() == Some("float32")));
 
         // After a bare `%`, every one of the 1,001 names matches: capped.
         let bare = text.replacen("%77)", "%)", 1);
         let analysis = fixture::analysis(&bare);
-        let answer = completion(&analysis, TextSize::from(bare.find("%)").unwrap() as u32 + 1));
+        let answer = completion(
+            &analysis,
+            TextSize::from(bare.find("%)").unwrap() as u32 + 1),
+        );
         assert_eq!(answer.items.len(), MAX_NAME_ITEMS);
         assert!(answer.incomplete);
         // Innermost first: the last binding before the cursor leads.
