@@ -101,6 +101,19 @@ fn check_layout(what: &str, graph: &Graph, layout: &Layout) {
             );
         }
     }
+    // No wide empty strip: from the left edge on, the nodes leave no
+    // vertical band over 1,000 px with nothing in it (a FuseOps diff's
+    // panel once put one parameter 22,000 px left of everything else).
+    let mut reach = by_x.first().map_or(0.0, |&a| nodes[a].right());
+    for &a in &by_x {
+        assert!(
+            nodes[a].x <= reach + 1000.0,
+            "{what}: {:.0} px with no node left of node {a} ({})",
+            nodes[a].x - reach,
+            graph.nodes[a].label
+        );
+        reach = reach.max(nodes[a].right());
+    }
     // Edges run from the bottom of their source down to the top of their
     // target (graphs without recursion have no edge turned around).
     for (e, edge) in graph.edges.iter().enumerate() {
@@ -302,6 +315,8 @@ fn resnet18_and_its_fusion_diff_render_to_png() {
     let simplified = run(module, "SimplifyInference, FoldConstant");
     let before = function_graph(&simplified, None).unwrap();
     let after = function_graph(&run(simplified, "FuseOps"), None).unwrap();
+    check_layout("resnet18 simplified", &before, &layout(&before));
+    check_layout("resnet18 fused", &after, &layout(&after));
     let diff = diff_graphs("FuseOps", before, after);
     for (name, svg) in [
         ("resnet18", render_svg(&graph)),

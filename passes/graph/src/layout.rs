@@ -417,6 +417,7 @@ fn layered(sizes: &[(f64, f64)], edges: &[(usize, usize)], pinned: &[bool]) -> F
     }
     reduce_crossings(&mut order, &vertices);
     assign_x(&order, &mut vertices);
+    close_empty_columns(&mut vertices);
 
     // Layer bands as tall as their tallest element; elements hang from the
     // top of their band.
@@ -617,6 +618,47 @@ fn sort_layer<'a>(
 }
 
 /// The least distance between the centres of neighbours `a` (left) and `b`.
+/// The widest vertical strip with no vertex in it that a layout keeps.
+const MAX_EMPTY_COLUMN: f64 = 2.0 * NODE_GAP;
+
+/// Narrows every vertical strip that no vertex (dummies included) occupies
+/// to [`MAX_EMPTY_COLUMN`]. The coordinate sweeps can leave a source far
+/// from the column it feeds (a FuseOps diff's "before" panel came out
+/// 24,000 px wide with one parameter alone at its left edge); shifting
+/// everything right of such a strip left by the same amount keeps the
+/// order within each layer and every separation, so only empty space goes.
+fn close_empty_columns(vertices: &mut [Vertex]) {
+    let mut spans: Vec<(f64, f64)> = vertices
+        .iter()
+        .map(|v| (v.x - v.width / 2.0, v.x + v.width / 2.0))
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let Some(&(_, first_right)) = spans.first() else {
+        return;
+    };
+    // (left edge of the first span after a strip, total narrowed so far)
+    let mut cuts: Vec<(f64, f64)> = Vec::new();
+    let mut reach = first_right;
+    let mut removed = 0.0;
+    for &(left, right) in &spans[1..] {
+        if left > reach + MAX_EMPTY_COLUMN {
+            removed += left - reach - MAX_EMPTY_COLUMN;
+            cuts.push((left, removed));
+        }
+        reach = reach.max(right);
+    }
+    if cuts.is_empty() {
+        return;
+    }
+    for v in vertices.iter_mut() {
+        let left = v.x - v.width / 2.0;
+        let after = cuts.partition_point(|&(cut, _)| cut <= left);
+        if after > 0 {
+            v.x -= cuts[after - 1].1;
+        }
+    }
+}
+
 fn separation(a: &Vertex, b: &Vertex) -> f64 {
     (a.width + b.width) / 2.0 + NODE_GAP
 }
