@@ -225,3 +225,49 @@ fn declared_operators_are_checked_by_their_rules() {
         );
     });
 }
+
+/// Every command that reads Relay text takes `--lenient`: a header-less file
+/// with a frontend-style name is refused without it and read with it, with
+/// the leniency's warning on standard error.
+#[test]
+fn every_command_that_reads_relay_text_takes_lenient() {
+    let dir = std::env::temp_dir().join(format!("relay-lenient-commands-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("frontend.relay");
+    std::fs::write(
+        &file,
+        "def @main(%input_tensor:0: Tensor[(2), float32]) {\n  add(%input_tensor:0, 1f)\n}\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["check", file],
+        &["print", file],
+        &["opt", file, "-p", "FoldConstant"],
+        &["diff", file, file],
+        &["run", file, "--random", "1"],
+        &["graph", file, "--format", "dot"],
+    ];
+    for args in commands {
+        let strict = relay().args(*args).output().unwrap();
+        assert!(
+            !strict.status.success(),
+            "strict `relay {}` read a file TVM rejects:\n{}",
+            args.join(" "),
+            text_of(&strict)
+        );
+        let lenient = relay().args(*args).arg("--lenient").output().unwrap();
+        let text = text_of(&lenient);
+        assert!(
+            lenient.status.success(),
+            "`relay {} --lenient` failed:\n{text}",
+            args.join(" ")
+        );
+        assert!(
+            text.contains("warning[W0001]") && text.contains("warning[W0004]"),
+            "`relay {} --lenient` did not report what it accepted:\n{text}",
+            args.join(" ")
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

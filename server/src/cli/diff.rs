@@ -98,6 +98,9 @@ fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
             parse_and_lower_expr_in_with(&mut sources, &name_b, &text_b, lower_b);
         let mut errors: Vec<Diagnostic> = diagnostics_a.iter().cloned().collect();
         errors.extend(diagnostics_b.iter().cloned());
+        // What a lenient reading accepted: warnings, never silent.
+        let warnings: Vec<Diagnostic> = errors.iter().filter(|d| !d.is_error()).cloned().collect();
+        eprint!("{}", render(&warnings, &sources));
         errors.retain(Diagnostic::is_error);
         if !errors.is_empty() {
             return Err(InputError::Invalid(render(&errors, &sources)));
@@ -109,6 +112,15 @@ fn compare(args: &DiffArgs) -> Result<Compared, InputError> {
     }
     let (a, diagnostics_a) = parse_and_lower_with(&name_a, &text_a, lower_a);
     let (b, diagnostics_b) = parse_and_lower_with(&name_b, &text_b, lower_b);
+    // What a lenient reading accepted: warnings, never silent.
+    for (diagnostics, module) in [(&diagnostics_a, &a), (&diagnostics_b, &b)] {
+        let warnings: Vec<Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| !d.is_error())
+            .cloned()
+            .collect();
+        eprint!("{}", render(&warnings, &module.sources));
+    }
     let errors_a: Vec<Diagnostic> = diagnostics_a
         .iter()
         .filter(|d| d.is_error())

@@ -12,7 +12,7 @@ use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::graph::{self, diff_graphs, function_graph, Format};
 use relay_passes::ir::IRModule;
-use relay_passes::lower::parse_and_lower;
+use relay_passes::lower::parse_and_lower_with;
 use relay_passes::pass_manager::pipeline::build_pipeline;
 use relay_passes::pass_manager::{registry, run_pass, LogSink, PassContext, PassContextOptions};
 use std::path::{Path, PathBuf};
@@ -22,6 +22,8 @@ use std::sync::Arc;
 pub struct GraphArgs {
     /// The module (`-` reads standard input).
     file: PathBuf,
+    #[command(flatten)]
+    lenient: super::lenient::LenientArg,
     /// The global function to draw, with or without `@` [default: `main`,
     /// else the first].
     #[arg(long, value_name = "NAME")]
@@ -99,10 +101,14 @@ pub fn run(args: &GraphArgs) -> i32 {
         None => None,
     };
     let name = display_name(&args.file);
-    let (module, diagnostics) = parse_and_lower(&name, &text);
-    if diagnostics.has_errors() {
-        let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
+    let lower = args.lenient.options(&super::files::start_of(&args.file));
+    let (module, diagnostics) = parse_and_lower_with(&name, &text, lower);
+    if !diagnostics.is_empty() {
+        // Errors, or what a lenient reading accepted (warnings).
+        let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         eprint!("{}", render(&all, &module.sources));
+    }
+    if diagnostics.has_errors() {
         return EXIT_ERRORS;
     }
     let sources = module.sources.clone();

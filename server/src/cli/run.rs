@@ -8,7 +8,7 @@ use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Code, Diagnostic};
 use relay_passes::interp::{self, print, Limits, Value};
-use relay_passes::lower::parse_and_lower;
+use relay_passes::lower::parse_and_lower_with;
 use relay_passes::pass_manager::{registry, run_pass, PassContext, PassContextOptions};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct RunArgs {
     /// The module (`-` reads standard input).
     file: PathBuf,
+    #[command(flatten)]
+    lenient: super::lenient::LenientArg,
     /// The global function to run.
     #[arg(long, default_value = "main")]
     entry: String,
@@ -92,10 +94,14 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let (module, diagnostics) = parse_and_lower(&display_name(&args.file), &text);
-    if diagnostics.has_errors() {
-        let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
+    let lower = args.lenient.options(&super::files::start_of(&args.file));
+    let (module, diagnostics) = parse_and_lower_with(&display_name(&args.file), &text, lower);
+    if !diagnostics.is_empty() {
+        // Errors, or what a lenient reading accepted (warnings).
+        let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         eprint!("{}", render(&all, &module.sources));
+    }
+    if diagnostics.has_errors() {
         return EXIT_ERRORS;
     }
     let sources = module.sources.clone();
