@@ -112,7 +112,7 @@ pub fn post_order(root: &Expr) -> Vec<Expr> {
 ///
 /// Only nodes with more than one handle go into the table of visited nodes:
 /// a node held by one parent is reached once, through that parent (see
-/// [`Expr::is_unshared`]). On a large graph that table is the walk's main
+/// `Expr::is_unshared`). On a large graph that table is the walk's main
 /// use of memory, and most nodes have a single user.
 pub fn post_order_each(root: &Expr, mut f: impl FnMut(&Expr)) {
     let mut seen: AddrMap<usize, ()> = AddrMap::default();

@@ -6,7 +6,7 @@
 //! * [`matcher`]: `match`, with TVM's memo of shared sub-patterns,
 //!   commutative and associative call matching and dominator patterns
 //!   (over the dataflow graph and post-dominator tree of [`graph`]);
-//! * [`group`], [`rewrite`]: the non-overlapping grouping of matches, then
+//! * [`group`], [`rewrite`](mod@rewrite): the non-overlapping grouping of matches, then
 //!   `rewrite` with callbacks (`require_type`, `rewrite_once`) and
 //!   `partition` (with attributes and a check);
 //! * [`text`]: a text syntax for patterns, [`rule`]: rewrite rules

@@ -87,7 +87,7 @@ pub fn format(text: &str, entry: Entry, options: &FormatOptions) -> Result<Strin
     format_with(text, entry, options, ParseOptions::STRICT)
 }
 
-/// [`format`], reading the text with `parse_options` (a lenient reading
+/// [`format`](fn@format), reading the text with `parse_options` (a lenient reading
 /// lays out what it accepts, and checks its result the same way).
 pub fn format_with(
     text: &str,

@@ -1,5 +1,5 @@
 //! Code lenses: lines of actions above the definitions. Each provider is
-//! a function in its own file listed in [`PROVIDERS`]; adding a lens is a
+//! a function in its own file listed in `PROVIDERS`; adding a lens is a
 //! new file and one line there.
 
 mod graph;
