@@ -34,18 +34,44 @@ pub fn format_width(path: Option<&Path>) -> Result<usize, String> {
 /// `relay.toml` says `lenient = false` (an unreadable project file is
 /// reported elsewhere and does not change the reading).
 pub fn read_options(path: Option<&Path>) -> relay_passes::lower::LowerOptions {
-    let project = path
-        .and_then(Project::find)
-        .and_then(|file| Project::load(&file).ok());
+    let Some(file) = path.and_then(Project::find) else {
+        return relay_passes::lower::LowerOptions::LENIENT;
+    };
+    // Asked on every analysis (each keystroke): the file is read, parsed and
+    // its operators declared again only when its modification time changes.
+    let modified = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+    let mut cache = READ_OPTIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((seen, options)) = cache.get(&file) {
+        if modified.is_some() && *seen == modified {
+            return *options;
+        }
+    }
+    let project = Project::load(&file).ok();
     // Its declared operators are known to every feature (a declaration
     // relay.toml rejects is reported when the project is loaded).
     if let Some(project) = &project {
         let _ = project.declare_ops();
     }
     let strict = project.is_some_and(|project| project.lenient == Some(false));
-    if strict {
+    let options = if strict {
         relay_passes::lower::LowerOptions::STRICT
     } else {
         relay_passes::lower::LowerOptions::LENIENT
-    }
+    };
+    cache.insert(file, (modified, options));
+    options
 }
+
+/// `relay.toml` path → (its modification time when read, the reading it asks for).
+type OptionsCache = std::collections::HashMap<
+    std::path::PathBuf,
+    (
+        Option<std::time::SystemTime>,
+        relay_passes::lower::LowerOptions,
+    ),
+>;
+
+static READ_OPTIONS: std::sync::LazyLock<std::sync::Mutex<OptionsCache>> =
+    std::sync::LazyLock::new(Default::default);
