@@ -7,9 +7,11 @@ import { PassOutputProvider, PassOutputRequest } from './passOutput';
  * The graph panel and the pipeline explorer: a webview showing the dataflow graph of a
  * function (the server's `relay/graph` answer: SVG plus nodes with their ranges) with zoom,
  * pan and click-to-source; with a pipeline, the list of its stages (time, changed or not),
- * the graph of the selected stage, and the text diff of a stage against the one before in
- * VS Code's diff editor over the pass-output virtual documents. Moving the cursor in the
- * source highlights the node under it.
+ * the graph of the selected stage, the graph diff of a stage against the one before (both
+ * side by side, nodes added, removed and rewritten marked, the pass's summary on top), and
+ * the text diff of a stage in VS Code's diff editor over the pass-output virtual documents.
+ * Clicking a node (on either side of a graph diff) selects its source; moving the cursor in
+ * the source highlights the node under it.
  */
 
 interface GraphParams {
@@ -31,11 +33,15 @@ interface GraphNode {
   range?: LspRange;
 }
 
+/** Which side of a graph diff a node is drawn on; absent for a single graph. */
+type Side = 'before' | 'after';
+
 interface GraphAnswer {
   function: string;
   functions: string[];
   svg: string;
-  graph: { nodes?: GraphNode[] };
+  /** One graph's nodes, or, for a graph diff, the nodes of each side. */
+  graph: { nodes?: GraphNode[]; before?: { nodes?: GraphNode[] }; after?: { nodes?: GraphNode[] } };
   stages: { pass: string; timeMs: number; changed: boolean }[];
   stage?: number;
   summary?: string;
@@ -95,12 +101,14 @@ class GraphPanel {
   /** The last panel opened (for tests and commands that talk to it). */
   static current: GraphPanel | undefined;
 
-  async load(stage?: number): Promise<void> {
+  /** Draws the graph of `stage` (the last one by default), or its diff against the stage before. */
+  async load(stage?: number, diff = false): Promise<void> {
     const params: GraphParams = { textDocument: { uri: this.document.uri.toString() } };
     if (this.functionName) params.function = this.functionName;
     if (this.pipeline) {
       params.pipeline = this.pipeline;
       if (stage !== undefined) params.stage = stage;
+      if (diff) params.diff = true;
     }
     const answer = await this.client.sendRequest(GraphRequest, params);
     this.answer = answer;
@@ -115,9 +123,15 @@ class GraphPanel {
     this.panel.webview.html = this.html(answer);
   }
 
-  private async onMessage(m: { type: string; node?: number; stage?: number }): Promise<void> {
+  /** The nodes of the graph shown, or of one side of a graph diff. */
+  private nodes(side?: Side): GraphNode[] {
+    const graph = this.answer?.graph;
+    return (side ? graph?.[side]?.nodes : graph?.nodes) ?? [];
+  }
+
+  private async onMessage(m: { type: string; node?: number; stage?: number; side?: Side }): Promise<void> {
     if (m.type === 'reveal' && m.node !== undefined) {
-      const node = this.answer?.graph.nodes?.[m.node];
+      const node = this.nodes(m.side)[m.node];
       if (!node?.range) return;
       const r = node.range;
       const range = new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
@@ -126,6 +140,8 @@ class GraphPanel {
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     } else if (m.type === 'stage' && m.stage !== undefined) {
       await this.load(m.stage);
+    } else if (m.type === 'graphdiff' && m.stage !== undefined) {
+      await this.load(m.stage, true);
     } else if (m.type === 'diff' && m.stage !== undefined) {
       const right = this.stageUris[m.stage];
       const left = m.stage === 0 ? this.document.uri : this.stageUris[m.stage - 1];
@@ -135,16 +151,29 @@ class GraphPanel {
     }
   }
 
-  /** The node under the cursor of the source editor, highlighted in the graph. */
+  /** The node under the cursor of the source editor, highlighted in the graph (in a graph
+   * diff, on each side that has one). */
   private onCursor(e: vscode.TextEditorSelectionChangeEvent): void {
     if (e.textEditor.document.uri.toString() !== this.document.uri.toString()) return;
-    const nodes = this.answer?.graph.nodes ?? [];
     const p = e.selections[0].active;
-    let best: GraphNode | undefined;
-    for (const n of nodes) {
-      if (n.range && contains(n.range, p) && (!best || size(n.range) < size(best.range!))) best = n;
+    const innermost = (nodes: GraphNode[]) => {
+      let best: GraphNode | undefined;
+      for (const n of nodes) {
+        if (n.range && contains(n.range, p) && (!best || size(n.range) < size(best.range!))) best = n;
+      }
+      return best?.id;
+    };
+    const ids: string[] = [];
+    if (this.answer?.graph.after) {
+      for (const side of ['before', 'after'] as Side[]) {
+        const id = innermost(this.nodes(side));
+        if (id !== undefined) ids.push(`${side}-n${id}`);
+      }
+    } else {
+      const id = innermost(this.nodes());
+      if (id !== undefined) ids.push(`n${id}`);
     }
-    void this.panel.webview.postMessage({ type: 'highlight', node: best?.id });
+    void this.panel.webview.postMessage({ type: 'highlight', ids });
   }
 
   private html(answer: GraphAnswer): string {
@@ -155,7 +184,8 @@ class GraphPanel {
         (s, i) =>
           `<li class="${i === answer.stage ? 'selected' : ''}" data-stage="${i}"><a class="stage" data-stage="${i}">${i + 1}. ${esc(s.pass)}</a>` +
           ` <span class="time">${s.timeMs.toFixed(2)} ms</span> <span class="${s.changed ? 'changed' : 'unchanged'}">${s.changed ? 'changed' : 'unchanged'}</span>` +
-          ` <a class="diff" data-stage="${i}" title="Text diff against the stage before">diff</a></li>`,
+          ` <a class="diff" data-stage="${i}" title="Text diff against the stage before">diff</a>` +
+          ` <a class="graphdiff" data-stage="${i}" title="Graph against the stage before, changes marked">graph diff</a></li>`,
       )
       .join('');
     const side = this.pipeline
@@ -169,7 +199,7 @@ class GraphPanel {
 #stages li{padding:3px;cursor:pointer}#stages li.selected{background:#1a73e833}.changed{color:#e37400}.unchanged{color:#888}
 .time{color:#888;font-size:90%}a{cursor:pointer;text-decoration:underline}
 #graph{flex:1;overflow:hidden;background:#fff}#graph svg{width:100%;height:100%}.node{cursor:pointer}.error{color:#d93025;padding:8px}</style>
-</head><body>${side}<div id="graph" data-function="${esc(answer.function ?? '')}">${body}</div>
+</head><body>${side}<div id="graph" data-function="${esc(answer.function ?? '')}" data-view="${answer.graph?.after ? 'diff' : 'graph'}">${body}</div>
 <script nonce="${nonce}">
 const vscode = acquireVsCodeApi();
 const svg = document.querySelector('#graph svg');
@@ -186,20 +216,27 @@ if (svg) {
   svg.addEventListener('mousemove', (e) => { if (!drag) return; const p = point(e); moved = true;
     view.x -= p.x - drag.x; view.y -= p.y - drag.y; });
   svg.querySelectorAll('.node').forEach((n) => n.addEventListener('click', () => {
-    if (!moved) vscode.postMessage({ type: 'reveal', node: Number(n.dataset.node) });
+    if (moved) return;
+    // In a graph diff the panels are "before" and "after", in that order.
+    const panels = [...svg.querySelectorAll('g.panel')];
+    const side = panels.length > 1 ? (panels.indexOf(n.closest('g.panel')) === 0 ? 'before' : 'after') : undefined;
+    vscode.postMessage({ type: 'reveal', node: Number(n.dataset.node), side });
   }));
 }
 document.querySelectorAll('a.stage').forEach((a) => a.addEventListener('click', () =>
   vscode.postMessage({ type: 'stage', stage: Number(a.dataset.stage) })));
 document.querySelectorAll('a.diff').forEach((a) => a.addEventListener('click', () =>
   vscode.postMessage({ type: 'diff', stage: Number(a.dataset.stage) })));
+document.querySelectorAll('a.graphdiff').forEach((a) => a.addEventListener('click', () =>
+  vscode.postMessage({ type: 'graphdiff', stage: Number(a.dataset.stage) })));
 window.addEventListener('message', (e) => {
   const m = e.data;
   if (m.type !== 'highlight') return;
   document.querySelectorAll('.node.highlight').forEach((n) => n.classList.remove('highlight'));
-  if (m.node === undefined || m.node === null) return;
-  const n = document.getElementById('n' + m.node);
-  if (n) n.classList.add('highlight');
+  for (const id of m.ids ?? []) {
+    const n = document.getElementById(id);
+    if (n) n.classList.add('highlight');
+  }
 });
 </script></body></html>`;
   }

@@ -411,18 +411,57 @@ const scenarios = [
         name: 'moving the cursor highlights its node',
         async run(ctx) {
           await goTo(ctx.page, 3, 9);
-          const label = await until('a highlighted node', async () => {
+          // The click before left `multiply` highlighted: wait for the cursor's node.
+          let last = 'nothing';
+          await until('`add` highlighted', async () => {
             for (const f of ctx.page.frames()) {
               try {
-                const l = await f.$eval('.node.highlight tspan', (t) => t.textContent);
-                if (l) return l;
+                last = await f.$eval('.node.highlight tspan', (t) => t.textContent);
+                if (last === 'add') return last;
               } catch {
                 // no highlight in this frame (yet)
               }
             }
             return null;
+          }).catch((e) => {
+            throw new Error(`${e.message} (highlighted: ${last})`);
           });
-          if (label !== 'add') throw new Error(`highlighted: ${label}`);
+        },
+      },
+      {
+        name: 'the graph diff of FoldConstant marks the folded call, and its nodes lead to the source',
+        async run(ctx) {
+          await ctx.state.frame.click('a.graphdiff[data-stage="1"]');
+          ctx.state.frame = await until('the graph diff of stage 2', async () => {
+            for (const f of ctx.page.frames()) {
+              try {
+                if (await f.$('#graph[data-view="diff"] svg')) return f;
+              } catch {
+                // a frame being replaced
+              }
+            }
+            return null;
+          });
+          const removed = await ctx.state.frame.$$eval('.node.removed tspan', (ts) => ts.map((t) => t.textContent));
+          const summary = await ctx.state.frame.$eval('text.summary', (t) => t.textContent);
+          ctx.log(`removed: ${removed.join(', ')}; summary: ${summary}`);
+          if (!removed.includes('add')) throw new Error(`removed nodes: ${removed}`);
+          if (!/^FoldConstant/.test(summary)) throw new Error(`summary: ${summary}`);
+          // `multiply` on the "after" side still leads to its source (line 4; the cursor is on
+          // line 3 since the step before).
+          const node = await ctx.state.frame.evaluateHandle(() =>
+            [...[...document.querySelectorAll('g.panel')][1].querySelectorAll('.node')].find(
+              (n) => n.querySelector('tspan')?.textContent === 'multiply',
+            ),
+          );
+          await node.asElement().click();
+          const status = await until('the selection of multiply(%x, %0) from the diff', () =>
+            ctx.page.evaluate(() => {
+              const items = [...document.querySelectorAll('.statusbar-item')].map((e) => e.innerText);
+              return items.find((t) => /Ln 4, Col \d+ \(16 selected\)/.test(t)) ?? null;
+            }),
+          );
+          ctx.log(`status bar: ${status}`);
         },
       },
     ],
