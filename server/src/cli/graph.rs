@@ -4,17 +4,17 @@
 //! calls too). With a pipeline, the graph after it; with `--diff`, before
 //! and after side by side, changes marked, and a summary line on stderr.
 
-use super::input::{display_name, read_text};
+use super::input::read_text;
 use super::opt::external_commands;
+use super::typed_input::typed_module;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::project::{read_pipeline, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::graph::{self, diff_graphs, function_graph, Format};
 use relay_passes::ir::IRModule;
-use relay_passes::lower::parse_and_lower_with;
 use relay_passes::pass_manager::pipeline::build_pipeline;
-use relay_passes::pass_manager::{registry, run_pass, LogSink, PassContext, PassContextOptions};
+use relay_passes::pass_manager::{run_pass, LogSink, PassContext};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -100,28 +100,10 @@ pub fn run(args: &GraphArgs) -> i32 {
         }
         None => None,
     };
-    let name = display_name(&args.file);
-    let lower = args.lenient.options(&super::files::start_of(&args.file));
-    let (module, diagnostics) = parse_and_lower_with(&name, &text, lower);
-    if !diagnostics.is_empty() {
-        // Errors, or what a lenient reading accepted (warnings).
-        let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
-        eprint!("{}", render(&all, &module.sources));
-    }
-    if diagnostics.has_errors() {
-        return EXIT_ERRORS;
-    }
-    let sources = module.sources.clone();
     // Typed as TVM's parser types it, so edges carry types.
-    let parse_ctx =
-        PassContext::new(PassContextOptions::default()).expect("the default context is valid");
-    let infer = registry::create_by_name("InferType").expect("InferType is built in");
-    let module = match run_pass(&*infer, module, &parse_ctx) {
+    let module = match typed_module(&args.file, &text, args.lenient) {
         Ok(module) => module,
-        Err(error) => {
-            eprint!("{}", render(&error.diagnostics, &sources));
-            return EXIT_ERRORS;
-        }
+        Err(status) => return status,
     };
     let function = args.function.as_deref();
     let before = match function_graph(&module, function) {

@@ -13,6 +13,7 @@ mod opt;
 mod passes;
 mod print;
 mod run;
+mod typed_input;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;

@@ -2,15 +2,15 @@
 //! parser does, runs the pipeline under a PassContext built from the flags,
 //! and prints the result as `relay print` does.
 
-use super::input::{display_name, read_text};
+use super::input::read_text;
 use super::lenient::LenientArg;
+use super::typed_input::typed_module;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
 use relay_passes::ir::IRModule;
-use relay_passes::lower::parse_and_lower_with;
 use relay_passes::pass_manager::config::{config_type, ConfigValue};
 use relay_passes::pass_manager::instruments::{
     ModulePrinter, PassCounts, PassFilter, PassTiming, PrintAfterChange, PrintIr,
@@ -18,8 +18,7 @@ use relay_passes::pass_manager::instruments::{
 use relay_passes::pass_manager::target::{check_opt_level, check_target};
 use relay_passes::pass_manager::PipelineError;
 use relay_passes::pass_manager::{
-    pipeline::build_pipeline, registry, run_pass, LogSink, PassContext, PassContextOptions,
-    PassInstrument,
+    pipeline::build_pipeline, run_pass, LogSink, PassContext, PassInstrument,
 };
 use relay_passes::printer::{print_module, PrintOptions};
 use std::collections::BTreeMap;
@@ -272,30 +271,11 @@ pub fn run(args: &OptArgs) -> i32 {
     };
 
     // Parse, lower and type-check, as TVM's parser does.
-    let name = display_name(&args.file);
-    let lower = args.lenient.options(&super::files::start_of(&args.file));
-    let (module, diagnostics) = parse_and_lower_with(&name, &text, lower);
-    if diagnostics.has_errors() {
-        let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
-        eprint!("{}", render(&all, &module.sources));
-        return EXIT_ERRORS;
-    }
-    if !diagnostics.is_empty() {
-        // What a lenient reading accepted.
-        let all: Vec<Diagnostic> = diagnostics.into_iter().collect();
-        eprint!("{}", render(&all, &module.sources));
-    }
-    let sources = module.sources.clone();
-    let parse_ctx =
-        PassContext::new(PassContextOptions::default()).expect("the default context is valid");
-    let infer = registry::create_by_name("InferType").expect("InferType is built in");
-    let module = match run_pass(&*infer, module, &parse_ctx) {
+    let module = match typed_module(&args.file, &text, args.lenient) {
         Ok(module) => module,
-        Err(error) => {
-            eprint!("{}", render(&error.diagnostics, &sources));
-            return EXIT_ERRORS;
-        }
+        Err(status) => return status,
     };
+    let sources = module.sources.clone();
 
     let timing = Arc::new(PassTiming::new());
     let mut instruments: Vec<Arc<dyn PassInstrument>> = Vec::new();

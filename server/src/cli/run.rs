@@ -3,13 +3,12 @@
 //! its functions with the reference interpreter and prints the result as
 //! TVM prints an `NDArray` (or writes it as `.npy`/`.npz`).
 
-use super::input::{display_name, read_text};
+use super::input::read_text;
+use super::typed_input::typed_module;
 use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
 use crate::render::render;
 use relay_passes::diagnostic::{Code, Diagnostic};
 use relay_passes::interp::{self, print, Limits, Value};
-use relay_passes::lower::parse_and_lower_with;
-use relay_passes::pass_manager::{registry, run_pass, PassContext, PassContextOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -94,27 +93,11 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let lower = args.lenient.options(&super::files::start_of(&args.file));
-    let (module, diagnostics) = parse_and_lower_with(&display_name(&args.file), &text, lower);
-    if !diagnostics.is_empty() {
-        // Errors, or what a lenient reading accepted (warnings).
-        let all: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
-        eprint!("{}", render(&all, &module.sources));
-    }
-    if diagnostics.has_errors() {
-        return EXIT_ERRORS;
-    }
-    let sources = module.sources.clone();
-    let ctx =
-        PassContext::new(PassContextOptions::default()).expect("the default context is valid");
-    let infer = registry::create_by_name("InferType").expect("InferType is built in");
-    let module = match run_pass(&*infer, module, &ctx) {
+    let module = match typed_module(&args.file, &text, args.lenient) {
         Ok(module) => module,
-        Err(error) => {
-            eprint!("{}", render(&error.diagnostics, &sources));
-            return EXIT_ERRORS;
-        }
+        Err(status) => return status,
     };
+    let sources = module.sources.clone();
     let Some(function) = module.function(&args.entry) else {
         let names: Vec<String> = module.functions().map(|(n, _)| format!("@{n}")).collect();
         eprintln!(
