@@ -235,7 +235,7 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
             .expect("diagnostics");
         samples.push(sent.elapsed());
         // Resident memory along the way: it must not grow with the edits.
-        if edits >= 1000 && (i + 1) % (edits / 5) == 0 {
+        if edits >= 100 && (i + 1) % (edits / 5) == 0 {
             print_memory(label, &format!("after {} edits", i + 1), pid);
         }
     }

@@ -4,9 +4,10 @@
 //! with `$/progress` when it takes a while).
 //!
 //! Concurrency: edits are applied to the document's rope at once, in order,
-//! on the main loop. Analysis runs on the blocking pool on an immutable
-//! snapshot (text + version); see `scheduler.rs`. Every handler's work runs
-//! under `catch_unwind`; a panic is logged and answered with an error.
+//! on the main loop. Analysis runs on the analysis thread (`worker.rs`) on
+//! an immutable snapshot (text + version); see `scheduler.rs`. Every
+//! handler's work runs under `catch_unwind`; a panic is logged and answered
+//! with an error.
 
 use super::analysis::{guarded, Analysis};
 use super::documents::DocState;

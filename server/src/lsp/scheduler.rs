@@ -43,7 +43,7 @@ impl Backend {
         Err(content_modified())
     }
 
-    /// Runs the analysis of `version` on the blocking pool. `Err(None)`:
+    /// Runs the analysis of `version` on the analysis thread. `Err(None)`:
     /// the version was superseded.
     async fn compute(
         &self,
