@@ -8,7 +8,9 @@
 //!     cargo bench -p relay-server --bench lsp_latency
 //!
 //! RELAY_BENCH_EDITS sets the number of edits replayed on resnet152 (default
-//! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10);
+//! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10; the
+//! acceptance run is 10,000, with resident memory printed every fifth of
+//! the run);
 //! RELAY_BENCH_BINARY runs another `relay` build (e.g. a copy of an older
 //! one, for before/after figures) instead of this one;
 //! RELAY_BENCH_QUERIES the number of hover/definition/completion requests
@@ -232,6 +234,10 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
             })
             .expect("diagnostics");
         samples.push(sent.elapsed());
+        // Resident memory along the way: it must not grow with the edits.
+        if edits >= 100 && (i + 1) % (edits / 5) == 0 {
+            print_memory(label, &format!("after {} edits", i + 1), pid);
+        }
     }
     if edits % 2 == 1 {
         let version = edits as i64 + 2;

@@ -118,6 +118,10 @@ struct Lookup {
     /// in text order (one allocation for all definitions).
     use_starts: Vec<u32>,
     uses: Vec<TextRange>,
+    /// The locals and graph bindings defined in the text, by the start of
+    /// their defining token: completion walks them back from the cursor
+    /// and stops once it has enough, instead of testing every definition.
+    scoped_by_start: Vec<(TextSize, DefId)>,
 }
 
 impl Lookup {
@@ -159,10 +163,18 @@ impl Lookup {
             grouped[*slot as usize] = *range;
             *slot += 1;
         }
+        let mut scoped_by_start: Vec<(TextSize, DefId)> = definitions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.visible.is_some())
+            .filter_map(|(i, d)| Some((d.range?.start(), DefId(i as u32))))
+            .collect();
+        scoped_by_start.sort_unstable();
         Lookup {
             occurrences,
             use_starts,
             uses: grouped,
+            scoped_by_start,
         }
     }
 }
@@ -235,24 +247,29 @@ impl NameIndex {
     /// (latest defined) first; a name shadowed by a later definition is
     /// left out.
     pub fn visible_at(&self, offset: TextSize) -> Vec<DefId> {
-        let mut visible: Vec<(TextSize, DefId)> = self
-            .definitions()
-            .filter(|(_, d)| {
+        self.visible_names_at(offset).collect()
+    }
+
+    /// [`NameIndex::visible_at`], lazily: the definitions are walked back
+    /// from `offset` only as far as the caller takes (completion stops at
+    /// a few hundred names in a module that defines a hundred thousand).
+    pub fn visible_names_at(&self, offset: TextSize) -> impl Iterator<Item = DefId> + '_ {
+        let scoped = &self.lookup().scoped_by_start;
+        let before = scoped.partition_point(|(start, _)| *start < offset);
+        let mut seen = std::collections::HashSet::new();
+        scoped[..before]
+            .iter()
+            .rev()
+            .filter(move |(_, id)| {
+                let d = self.definition(*id);
                 d.visible.is_some_and(|v| v.contains_inclusive(offset))
                     && d.range.is_some_and(|r| r.end() <= offset)
             })
-            .filter_map(|(id, d)| Some((d.range?.start(), id)))
-            .collect();
-        visible.sort_by_key(|(start, _)| std::cmp::Reverse(*start));
-        let mut seen = std::collections::HashSet::new();
-        visible
-            .into_iter()
-            .filter(|(_, id)| {
+            .filter(move |(_, id)| {
                 let d = self.definition(*id);
                 seen.insert((d.kind == NameKind::Graph, d.name.as_str()))
             })
-            .map(|(_, id)| id)
-            .collect()
+            .map(|(_, id)| *id)
     }
 }
 
@@ -422,5 +439,38 @@ mod tests {
             .map(|id| index.definition(id).name.as_str())
             .collect();
         assert_eq!(visible, ["b", "a"]);
+    }
+
+    /// The walk back from the offset over the definitions sorted by start
+    /// gives, at every offset, what testing every definition gives.
+    #[test]
+    fn visible_names_are_those_of_a_walk_over_every_definition() {
+        let text = "#[version = \"0.0.5\"]\nfree_var %v: float32;\ndef @f(%a, %b) {\n  %0 = add(%a, %b);\n  let %a = %0;\n  let %c = (fn (%d) { add(%d, %a) })(%a);\n  match (%c) { %e => %e }\n}\ndef @g(%a) {\n  %1 = add(%a, %0);\n  %1\n}\n";
+        let index = names(text);
+        for offset in 0..=text.len() as u32 {
+            let offset = TextSize::from(offset);
+            let mut expected: Vec<(TextSize, DefId)> = index
+                .definitions()
+                .filter(|(_, d)| {
+                    d.visible.is_some_and(|v| v.contains_inclusive(offset))
+                        && d.range.is_some_and(|r| r.end() <= offset)
+                })
+                .filter_map(|(id, d)| Some((d.range?.start(), id)))
+                .collect();
+            expected.sort_by_key(|(start, _)| std::cmp::Reverse(*start));
+            let mut seen = std::collections::HashSet::new();
+            let expected: Vec<DefId> = expected
+                .into_iter()
+                .filter(|(_, id)| {
+                    let d = index.definition(*id);
+                    seen.insert((d.kind == NameKind::Graph, d.name.clone()))
+                })
+                .map(|(_, id)| id)
+                .collect();
+            assert_eq!(index.visible_at(offset), expected, "at {offset:?}");
+        }
+        // Somewhere the walk has names to give.
+        let at = text.find("  %1\n").unwrap() as u32 + 2;
+        assert!(index.visible_at(at.into()).len() >= 3);
     }
 }

@@ -70,6 +70,22 @@ unsafe impl GlobalAlloc for Mimalloc {
     }
 }
 
+extern "C" {
+    // Part of mimalloc's C library whatever the crate's features (the
+    // crate declares it only with `extended`).
+    fn mi_collect(force: bool);
+}
+
+/// Gives the free memory of the calling thread's heap (and free arena
+/// memory) back to the system at once, instead of after mimalloc's purge
+/// delay, which only passes while the thread allocates. For a thread that
+/// has just dropped a large structure and is about to wait.
+pub fn release_free_memory() {
+    // SAFETY: `mi_collect` only inspects and releases the calling thread's
+    // free pages; it is callable from any thread at any time.
+    unsafe { mi_collect(true) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

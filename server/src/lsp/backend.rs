@@ -4,9 +4,10 @@
 //! with `$/progress` when it takes a while).
 //!
 //! Concurrency: edits are applied to the document's rope at once, in order,
-//! on the main loop. Analysis runs on the blocking pool on an immutable
-//! snapshot (text + version); see `scheduler.rs`. Every handler's work runs
-//! under `catch_unwind`; a panic is logged and answered with an error.
+//! on the main loop. Analysis runs on the analysis thread (`worker.rs`) on
+//! an immutable snapshot (text + version); see `scheduler.rs`. Every
+//! handler's work runs under `catch_unwind`; a panic is logged and answered
+//! with an error.
 
 use super::analysis::{guarded, Analysis};
 use super::documents::DocState;
@@ -130,28 +131,8 @@ impl Backend {
         title: String,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T> {
-        let mut handle = tokio::task::spawn_blocking(move || guarded(job));
-        let first = tokio::time::timeout(PROGRESS_AFTER, &mut handle).await;
-        let joined = match first {
-            Ok(joined) => joined,
-            Err(_) => {
-                let progress = if self.settings().work_done_progress {
-                    let n = self.state.progress_tokens.fetch_add(1, Ordering::Relaxed);
-                    let token = NumberOrString::String(format!("relay-{n}"));
-                    match self.client.create_work_done_progress(token.clone()).await {
-                        Ok(()) => Some(self.client.progress(token, title.clone()).begin().await),
-                        Err(_) => None,
-                    }
-                } else {
-                    None
-                };
-                let joined = handle.await;
-                if let Some(progress) = progress {
-                    progress.finish().await;
-                }
-                joined
-            }
-        };
+        let handle = tokio::task::spawn_blocking(move || guarded(job));
+        let joined = self.progress_while(&title, handle).await;
         match joined {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(message)) => {
@@ -161,6 +142,35 @@ impl Backend {
             }
             Err(join) => Err(internal(format!("{title} failed: {join}"))),
         }
+    }
+
+    /// Awaits `work`; when it has not finished after [`PROGRESS_AFTER`]
+    /// (and the client takes progress), the editor is shown `title` as
+    /// `$/progress` until it has.
+    pub(super) async fn progress_while<F: std::future::Future>(
+        &self,
+        title: &str,
+        work: F,
+    ) -> F::Output {
+        let mut work = std::pin::pin!(work);
+        if let Ok(done) = tokio::time::timeout(PROGRESS_AFTER, &mut work).await {
+            return done;
+        }
+        let progress = if self.settings().work_done_progress {
+            let n = self.state.progress_tokens.fetch_add(1, Ordering::Relaxed);
+            let token = NumberOrString::String(format!("relay-{n}"));
+            match self.client.create_work_done_progress(token.clone()).await {
+                Ok(()) => Some(self.client.progress(token, title.to_string()).begin().await),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let done = work.await;
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        done
     }
 
     /// Tells the user, once per command, that an external pass's command was

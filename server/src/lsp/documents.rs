@@ -73,15 +73,14 @@ impl DocState {
     }
 }
 
-/// Drops an analysis that no longer describes the document on the blocking
-/// pool: freeing the trees and modules of a large file takes as long as a
+/// Drops an analysis that no longer describes the document on the analysis
+/// thread: freeing the trees and modules of a large file takes as long as a
 /// good part of analysing it, and would otherwise hold up the edit that
 /// replaced it.
 pub fn retire(previous: Arc<OnceCell<Arc<Analysis>>>) {
     if previous.get().is_none() {
         return;
     }
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        runtime.spawn_blocking(move || drop(previous));
-    }
+    // On the thread that built it, so its memory is reused (see `worker.rs`).
+    super::worker::detach(move || drop(previous));
 }

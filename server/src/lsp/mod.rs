@@ -31,7 +31,8 @@
 //!   version, debounce, publishing diagnostics), `settings.rs` (what the
 //!   client said), [`pipeline`] (running pipelines as `relay opt` does),
 //!   `project.rs` (`relay.toml`), [`ext`] (the protocol extensions),
-//!   `errors.rs` (JSON-RPC errors).
+//!   `errors.rs` (JSON-RPC errors), `worker.rs` (the thread analyses are
+//!   built and dropped on).
 
 pub mod analysis;
 pub mod applicable;
@@ -49,6 +50,7 @@ mod scheduler;
 mod settings;
 pub mod text;
 pub mod to_proto;
+mod worker;
 
 pub use backend::Backend;
 pub use router::service;

@@ -12,7 +12,7 @@ use relay_passes::pass_manager::instruments::PassTiming;
 use relay_passes::pass_manager::pipeline::{build_pipeline, Pipeline};
 use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::{
-    run_pass, LogSink, PassContext, PassContextOptions, PassInstrument,
+    run_pass, HookResult, LogSink, PassContext, PassContextOptions, PassInfo, PassInstrument,
 };
 use relay_passes::printer::{print_module, PrintOptions};
 use serde::Serialize;
@@ -62,6 +62,30 @@ pub fn print(module: &IRModule, show_types: bool) -> String {
     )
 }
 
+/// Says whether a run's result is no longer wanted (the document changed
+/// since the analysis it runs on): polled before every pass.
+pub type Obsolete = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// What a run stopped by [`Obsolete`] fails with.
+pub const CANCELLED: &str = "cancelled: the document changed";
+
+/// Stops a run before its next pass once the run is obsolete.
+struct Cancellation(Obsolete);
+
+impl PassInstrument for Cancellation {
+    fn name(&self) -> &str {
+        "Cancellation"
+    }
+
+    fn run_before_pass(&self, _module: &IRModule, _info: &PassInfo) -> HookResult {
+        if (self.0)() {
+            Err(CANCELLED.to_string())
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// Runs `pipeline_text` on the analysed module. With `stages`, each
 /// top-level pass runs on its own (as a Sequential would run it: passes the
 /// context disables are skipped) and the module is printed after each.
@@ -70,6 +94,18 @@ pub fn run_pipeline(
     project: Option<&Project>,
     pipeline_text: &str,
     with_stages: bool,
+) -> RunResult {
+    run_pipeline_until(analysis, project, pipeline_text, with_stages, None)
+}
+
+/// [`run_pipeline`], stopped before the next pass once `obsolete` says so
+/// (the run then fails with [`CANCELLED`]).
+pub fn run_pipeline_until(
+    analysis: &Analysis,
+    project: Option<&Project>,
+    pipeline_text: &str,
+    with_stages: bool,
+    obsolete: Option<Obsolete>,
 ) -> RunResult {
     let mut result = RunResult {
         input: None,
@@ -139,6 +175,11 @@ pub fn run_pipeline(
     let mut options = project.map(Project::context_options).unwrap_or_default();
     options.log = Some(sink);
     options.instruments = vec![timing.clone() as Arc<dyn PassInstrument>];
+    if let Some(obsolete) = obsolete {
+        options
+            .instruments
+            .push(Arc::new(Cancellation(obsolete)) as Arc<dyn PassInstrument>);
+    }
     let ctx = match PassContext::new(options) {
         Ok(c) => c,
         Err(e) => {

@@ -12,6 +12,7 @@ use super::errors::{content_modified, internal, invalid};
 use super::features::diagnostics::published;
 use super::from_proto::doc_name;
 use super::to_proto;
+use super::worker;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +43,7 @@ impl Backend {
         Err(content_modified())
     }
 
-    /// Runs the analysis of `version` on the blocking pool. `Err(None)`:
+    /// Runs the analysis of `version` on the analysis thread. `Err(None)`:
     /// the version was superseded.
     async fn compute(
         &self,
@@ -50,23 +51,25 @@ impl Backend {
         version: i32,
         latest: Arc<AtomicI32>,
     ) -> std::result::Result<Arc<Analysis>, Option<Error>> {
-        let (text, kept) = {
+        // The rope is shared, not copied: the text is made one string on
+        // the analysis thread, not under the lock on the main loop.
+        let (document, kept) = {
             let docs = self.docs();
             let state = docs.get(uri).ok_or(None)?;
             if state.doc.version != version {
                 return Err(None);
             }
-            (state.doc.text(), state.kept.clone())
+            (state.doc.clone(), state.kept.clone())
         };
         let name = doc_name(uri);
         let encoding = self.encoding();
         let path = super::from_proto::uri_path(uri);
-        let job = tokio::task::spawn_blocking(move || {
+        let job = worker::run(move || {
             let options = super::project::read_options(path.as_deref());
             guarded(|| {
                 analyze_incrementally_with(
                     &name,
-                    text,
+                    document.text(),
                     (version, encoding),
                     &|| latest.load(Ordering::Relaxed) != version,
                     &kept,
@@ -74,7 +77,10 @@ impl Backend {
                 )
             })
         });
-        match job.await {
+        // Opening a large file takes a while: the editor shows progress.
+        let file_name = uri.as_str().rsplit('/').next().unwrap_or_default();
+        let title = format!("Analysing {file_name}");
+        match self.progress_while(&title, job).await {
             Ok(Ok(Some(analysis))) => Ok(Arc::new(analysis)),
             Ok(Ok(None)) => Err(None),
             Ok(Err(message)) => {
@@ -127,8 +133,8 @@ impl Backend {
     /// Analyses the current version after the debounce delay (unless
     /// another edit came in meanwhile) and publishes its diagnostics.
     pub(super) fn schedule(&self, uri: Uri, delay: Duration) {
-        let generation = match self.docs().get(&uri) {
-            Some(state) => state.generation,
+        let (generation, latest) = match self.docs().get(&uri) {
+            Some(state) => (state.generation, state.latest.clone()),
             None => return,
         };
         let backend = self.clone_handle();
@@ -144,9 +150,15 @@ impl Backend {
                 // Hover and inlay hints look nodes up by range: build that
                 // index now, while the user reads the diagnostics, rather
                 // than on the first request (a quarter of a second on 10 MB).
+                // The names' lookup tables likewise (navigation,
+                // completion); both on the thread that will drop them.
                 let warm = analysis.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    let _ = guarded(|| warm.index().len());
+                // Not for a version already edited: the next analysis
+                // would wait for it.
+                let _ = worker::run(move || {
+                    if latest.load(Ordering::Relaxed) == warm.version {
+                        let _ = guarded(|| (warm.index().len(), warm.names.at(0.into())));
+                    }
                 })
                 .await;
             }

@@ -49,17 +49,18 @@ pub struct Completions {
 /// filters them as the user types); otherwise only those that contain
 /// `typed`, at most [`MAX_NAME_ITEMS`] of them, in their order, and the
 /// answer is incomplete (the client asks again when the word grows).
-fn matching_names<'a, T>(
-    names: impl Iterator<Item = T>,
+/// `names` is walked lazily (twice when capped), never further than the
+/// answer needs: in a large module the names in scope are many.
+fn matching_names<'a, T, I: Iterator<Item = T>>(
+    names: impl Fn() -> I,
     name_of: impl Fn(&T) -> &'a str,
     typed: &str,
 ) -> (Vec<T>, bool) {
-    let all: Vec<T> = names.collect();
-    if all.len() <= MAX_NAME_ITEMS {
-        return (all, false);
+    let first: Vec<T> = names().take(MAX_NAME_ITEMS + 1).collect();
+    if first.len() <= MAX_NAME_ITEMS {
+        return (first, false);
     }
-    let kept = all
-        .into_iter()
+    let kept = names()
         .filter(|c| name_of(c).contains(typed))
         .take(MAX_NAME_ITEMS)
         .collect();
@@ -119,7 +120,7 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     let mut out = Vec::new();
     let locals = |out: &mut Vec<CompletionItem>| {
         let (visible, capped) = matching_names(
-            names.visible_at(offset).into_iter(),
+            || names.visible_names_at(offset),
             |id| names.definition(*id).name.as_str(),
             typed,
         );
@@ -140,7 +141,7 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     };
     let globals = |out: &mut Vec<CompletionItem>| {
         let (functions, capped) = matching_names(
-            analysis.module().functions(),
+            || analysis.module().functions(),
             |(name, _)| -> &str { name },
             typed,
         );

@@ -4,7 +4,7 @@
 //! for the same version.
 
 use crate::lsp::analysis::Analysis;
-use crate::lsp::pipeline::run_pipeline;
+use crate::lsp::pipeline::{run_pipeline_until, Obsolete};
 use crate::project::Project;
 use relay_passes::diagnostic::{Code, Diagnostic};
 use relay_passes::source::{FileId, Span};
@@ -41,12 +41,26 @@ impl OnSaveReport {
 /// pipeline's name; a failure placed at the first definition, where the
 /// editor can show it), log lines and blocked external commands.
 pub fn on_save(analysis: &Analysis, project: &Project) -> OnSaveReport {
+    on_save_until(analysis, project, None)
+}
+
+/// [`on_save`], stopped before the next pass (and the next pipeline) once
+/// `obsolete` says a newer edit made the result useless; what a stopped
+/// run reports is not meant to be shown.
+pub fn on_save_until(
+    analysis: &Analysis,
+    project: &Project,
+    obsolete: Option<Obsolete>,
+) -> OnSaveReport {
     let mut diagnostics = Vec::new();
     let mut log = Vec::new();
     let mut blocked = Vec::new();
     for name in &project.on_save {
+        if obsolete.as_ref().is_some_and(|o| o()) {
+            break;
+        }
         let text = project.pipelines.get(name).cloned().unwrap_or_default();
-        let result = run_pipeline(analysis, Some(project), name, false);
+        let result = run_pipeline_until(analysis, Some(project), name, false, obsolete.clone());
         log.push(format!("on-save pipeline `{name}` ({text}):"));
         log.extend(result.log);
         for command in result.blocked {

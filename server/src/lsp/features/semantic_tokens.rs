@@ -128,11 +128,20 @@ pub fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> Vec<Sem
     let root = analysis.root();
     let tokens: Box<dyn Iterator<Item = SyntaxToken>> = match range {
         Some(range) => match root.covering_element(range) {
-            SyntaxElement::Node(node) => Box::new(
-                node.descendants_with_tokens()
-                    .filter_map(|e| e.into_token())
-                    .filter(move |t| t.text_range().intersect(range).is_some()),
-            ),
+            // The tokens of the range only, from the first on (a viewport
+            // of a large module, not every token of the definition it is in).
+            SyntaxElement::Node(node) => {
+                let within = node.text_range();
+                let first = node.token_at_offset(range.start()).left_biased();
+                Box::new(
+                    std::iter::successors(first, SyntaxToken::next_token)
+                        .take_while(move |t| {
+                            t.text_range().start() <= range.end()
+                                && within.contains_range(t.text_range())
+                        })
+                        .filter(move |t| t.text_range().intersect(range).is_some()),
+                )
+            }
             SyntaxElement::Token(token) => Box::new(std::iter::once(token)),
         },
         None => Box::new(
@@ -210,5 +219,45 @@ mod tests {
             .map(tag)
             .collect();
         assert_eq!(kinds, ["function lib", "variable", "variable"]);
+    }
+
+    /// A range request walks only the tokens of its range; the answer is
+    /// that of the walk over the whole node covering the range (what it
+    /// did before), for every range over a small module.
+    #[test]
+    fn a_range_walks_only_its_tokens_with_the_same_answer() {
+        let text = "#[version = \"0.0.5\"]\ntype T { A }\n// note\ndef @f(%x: float32) {\n  let %y = add(%x, %x) /* c */;\n  (%y, A, 1f)\n}\ndef @g() { @f(2f) }\n";
+        let analysis = fixture::analysis(text);
+        let ctors = HashSet::from(["A"]);
+        let root = analysis.root();
+        let len = text.len() as u32;
+        for start in 0..=len {
+            for end in start..=len {
+                let range = TextRange::new(start.into(), end.into());
+                let expected: Vec<SemanticToken> = match root.covering_element(range) {
+                    SyntaxElement::Node(node) => node
+                        .descendants_with_tokens()
+                        .filter_map(|e| e.into_token())
+                        .filter(|t| t.text_range().intersect(range).is_some())
+                        .collect::<Vec<_>>(),
+                    SyntaxElement::Token(token) => vec![token],
+                }
+                .into_iter()
+                .filter_map(|token| {
+                    let (kind, modifiers) = classify(&analysis, &token, &ctors)?;
+                    Some(SemanticToken {
+                        range: token.text_range(),
+                        kind,
+                        modifiers,
+                    })
+                })
+                .collect();
+                assert_eq!(
+                    semantic_tokens(&analysis, Some(range)),
+                    expected,
+                    "{range:?}"
+                );
+            }
+        }
     }
 }

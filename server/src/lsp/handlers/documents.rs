@@ -3,10 +3,13 @@
 
 use crate::lsp::backend::Backend;
 use crate::lsp::documents::{retire, DocState};
-use crate::lsp::features::diagnostics::{on_save as run_on_save, OnSaveReport};
+use crate::lsp::features::diagnostics::{on_save_until as run_on_save, OnSaveReport};
 use crate::lsp::from_proto::uri_path;
+use crate::lsp::pipeline::Obsolete;
 use crate::lsp::project::project_for;
 use relay_passes::diagnostic::{Code, Diagnostic};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
@@ -43,12 +46,18 @@ pub async fn did_change(backend: &Backend, params: DidChangeTextDocumentParams) 
     backend.schedule(uri, backend.settings().debounce);
 }
 
+/// The on-save pipelines run in a task of their own: the notification
+/// returns at once, so edits that follow are never queued behind them, and
+/// a newer edit stops them (their report would describe an old version).
 pub async fn did_save(backend: &Backend, params: DidSaveTextDocumentParams) {
     let uri = params.text_document.uri;
-    if let Ok(analysis) = backend.analysis(&uri).await {
-        backend.publish(&uri, &analysis).await;
-    }
-    on_save(backend, &uri).await;
+    let backend = backend.clone_handle();
+    tokio::spawn(async move {
+        if let Ok(analysis) = backend.analysis(&uri).await {
+            backend.publish(&uri, &analysis).await;
+        }
+        on_save(&backend, &uri).await;
+    });
 }
 
 pub async fn did_close(backend: &Backend, params: DidCloseTextDocumentParams) {
@@ -69,6 +78,11 @@ async fn on_save(backend: &Backend, uri: &Uri) {
     let Ok(analysis) = backend.analysis(uri).await else {
         return;
     };
+    let Some(latest) = backend.docs().get(uri).map(|s| s.latest.clone()) else {
+        return;
+    };
+    let version = analysis.version;
+    let obsolete: Obsolete = Arc::new(move || latest.load(Ordering::Relaxed) != version);
     let path = uri_path(uri);
     let a = analysis.clone();
     let commands = backend.settings().external_commands();
@@ -87,7 +101,7 @@ async fn on_save(backend: &Backend, uri: &Uri) {
             if project.on_save.is_empty() {
                 return None;
             }
-            Some(run_on_save(&a, &project))
+            Some(run_on_save(&a, &project, Some(obsolete)))
         })
         .await;
     let report = match job {

@@ -1,0 +1,234 @@
+//! Where the memory of an open document goes: the live heap each part of
+//! the server's state for one document holds (the rope, the text snapshot,
+//! the syntax tree, the lowered and the typed module, the name index and
+//! its lookup tables, the span index, the line index, what the incremental
+//! checker keeps), counted by a global allocator that wraps the server's
+//! own (mimalloc), and whether the live heap grows over many edits
+//! analysed in process the way the server analyses them.
+//!
+//!     cargo bench -p relay-server --bench analysis_memory
+//!
+//! RELAY_BENCH_MEMORY_EDITS sets the number of edits analysed in process
+//! on the 10 MB module (default 200); RELAY_BENCH_SKIP_RESNET=1 leaves out
+//! resnet152.
+//!
+//! The figures are live bytes (what was asked of the allocator and not
+//! given back); resident memory adds the allocator's free pages and the
+//! binary, see `lsp_latency` for the server's resident memory over stdio.
+
+use relay_passes::lower::LowerOptions;
+use relay_server::lsp::analysis::{analyze_incrementally_with, Analysis, Incremental};
+use relay_server::lsp::text::{Document, Encoding};
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+
+/// The server's allocator, counting the bytes it has handed out.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call is forwarded to mimalloc unchanged; only a counter is
+// updated besides.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { relay_allocator::Mimalloc.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { relay_allocator::Mimalloc.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { relay_allocator::Mimalloc.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { relay_allocator::Mimalloc.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live_mb() -> f64 {
+    LIVE.load(Ordering::Relaxed) as f64 / (1 << 20) as f64
+}
+
+/// Prints the live heap `what` added since `before` and returns the new level.
+fn step(label: &str, what: &str, before: f64) -> f64 {
+    let now = live_mb();
+    println!("{label}:   {what:<44} {:>8.1} MB", now - before);
+    now
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// What one open document holds, part by part, built as the server builds
+/// it (one analysis, then the lazily built tables a first hover, a first
+/// navigation request and a first completion add).
+fn breakdown(label: &str, text: &str) -> (Document, Incremental, Analysis) {
+    let start = live_mb();
+    let document = Document::new(text, 1);
+    let mut level = step(label, "rope (the editor's copy)", start);
+    let snapshot: Arc<str> = document.text();
+    level = step(label, "text snapshot (shared by the analysis)", level);
+    let kept = Incremental::default();
+    let analysis = analyze_incrementally_with(
+        label,
+        snapshot,
+        (1, Encoding::Utf16),
+        &|| false,
+        &kept,
+        LowerOptions::LENIENT,
+    )
+    .expect("not obsolete");
+    let analysed = live_mb();
+    // The parts, measured by what dropping a clone of each gives back is
+    // not possible (they share nodes), so each part is rebuilt alone.
+    let parts = analysis_parts(label, &analysis);
+    println!(
+        "{label}:   {:<44} {:>8.1} MB  (parts built alone: {parts})",
+        "one analysis, as kept by the server",
+        analysed - level
+    );
+    level = analysed;
+    let _ = analysis.names.at(0.into());
+    level = step(label, "name index lookup tables (navigation)", level);
+    let _ = analysis.names.visible_at(0.into());
+    level = step(label, "visible-name tables (completion)", level);
+    let _ = analysis.index().len();
+    level = step(label, "span index (hover)", level);
+    println!(
+        "{label}: total live heap for the document {:>8.1} MB ({} bytes of text)",
+        level - start,
+        text.len()
+    );
+    (document, kept, analysis)
+}
+
+/// The live heap of each part of an analysis when built on its own.
+fn analysis_parts(label: &str, analysis: &Analysis) -> String {
+    let mut out = Vec::new();
+    let before = live_mb();
+    let parse = relay_syntax::parse_module(analysis.text());
+    out.push(format!("tree {:.1}", live_mb() - before));
+    let before = live_mb();
+    let lowered = relay_passes::lower::lower_parse(
+        relay_passes::source::FileId(0),
+        &parse,
+        LowerOptions::LENIENT,
+    )
+    .expect("a source file");
+    out.push(format!("lowered IR + names {:.1}", live_mb() - before));
+    let before = live_mb();
+    let names = lowered.names.clone();
+    out.push(format!("names {:.1}", live_mb() - before));
+    drop(names);
+    let before = live_mb();
+    let (typed, diagnostics) = relay_passes::infer::infer_module(&lowered.module);
+    drop(diagnostics);
+    out.push(format!("typed IR {:.1}", live_mb() - before));
+    drop((typed, lowered, parse));
+    let _ = label;
+    out.join(", ")
+}
+
+/// Analyses `edits` edits (a space inserted and deleted again at sites
+/// spread over the file), printing the live heap as it goes.
+fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edits: usize) {
+    use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+    let text = document.text();
+    let lines: Vec<u32> = text
+        .split('\n')
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("  %"))
+        .map(|(i, _)| i as u32)
+        .collect();
+    let step_by = (lines.len() / 50).max(1);
+    let sites: Vec<u32> = lines.into_iter().step_by(step_by).take(50).collect();
+    let mut last = None;
+    let base = live_mb();
+    let report_every = (edits / 5).max(1);
+    for i in 0..edits {
+        let at = Position::new(sites[(i / 2) % sites.len()], 2);
+        let change = TextDocumentContentChangeEvent {
+            range: Some(if i % 2 == 0 {
+                Range::new(at, at)
+            } else {
+                Range::new(at, Position::new(at.line, 3))
+            }),
+            range_length: None,
+            text: if i % 2 == 0 {
+                " ".into()
+            } else {
+                String::new()
+            },
+        };
+        document.apply_change(&change, Encoding::Utf16);
+        let analysis = analyze_incrementally_with(
+            label,
+            document.text(),
+            (i as i32 + 2, Encoding::Utf16),
+            &|| false,
+            &kept,
+            LowerOptions::LENIENT,
+        )
+        .expect("not obsolete");
+        let _ = analysis.index().len();
+        // The server keeps the newest analysis and drops the one before.
+        last = Some(analysis);
+        if (i + 1) % report_every == 0 {
+            println!(
+                "{label}: live heap after {:>6} edits: {:>8.1} MB ({:+.1} MB since the first)",
+                i + 1,
+                live_mb(),
+                live_mb() - base
+            );
+        }
+    }
+    drop(last);
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs benches as tests: nothing to do.
+        return;
+    }
+    let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
+    if std::env::var_os("RELAY_BENCH_SKIP_RESNET").is_none() {
+        match std::fs::read_to_string(&resnet) {
+            Ok(text) => {
+                let (document, kept, analysis) = breakdown("resnet152", &text);
+                drop(analysis);
+                edits_in_process("resnet152", document, kept, 200);
+            }
+            Err(e) => println!(
+                "!!!!!! SKIPPED resnet152: {} is not readable ({e})",
+                resnet.display()
+            ),
+        }
+    }
+    let large = relay_test_support::generate::resnet_module_of_size(10 << 20);
+    let (document, kept, analysis) = breakdown("generated-10MB", &large);
+    drop(analysis);
+    edits_in_process(
+        "generated-10MB",
+        document,
+        kept,
+        env_usize("RELAY_BENCH_MEMORY_EDITS", 200),
+    );
+}
