@@ -87,10 +87,17 @@ pub(super) fn drop_attribute(
         .filter(|t| removed.contains_range(t.text_range()))
         .collect();
     if tokens.iter().any(|t| is_comment(t.kind())) {
-        // Keep every comment (and the space around it): only the comma and
-        // the attribute's own tokens go.
-        for token in tokens.iter().filter(|t| !t.kind().is_trivia()) {
-            edits.remove(token.text_range());
+        // Keep every comment: only the comma, the attribute's own tokens
+        // and the space just before them go (not the line break that ends
+        // a `//` comment).
+        for (i, token) in tokens.iter().enumerate() {
+            let removed = !token.kind().is_trivia()
+                || token.kind() == SyntaxKind::WHITESPACE
+                    && tokens.get(i + 1).is_some_and(|t| !t.kind().is_trivia())
+                    && !(i > 0 && tokens[i - 1].kind() == SyntaxKind::LINE_COMMENT);
+            if removed {
+                edits.remove(token.text_range());
+            }
         }
     } else {
         edits.remove(removed);

@@ -54,8 +54,17 @@ fn a_dropped_attribute_keeps_its_comments() {
     let text = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, axis=1, /* old */ compute_dtype=\"float32\")\n}\n";
     assert_eq!(
         upgraded(text),
-        "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, axis=1 /* old */ )\n}\n"
+        "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, axis=1 /* old */)\n}\n"
     );
     let first = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, compute_dtype=\"float32\", axis=1)\n}\n";
     assert!(upgraded(first).contains("nn.softmax(%x, axis=1)"));
+}
+
+#[test]
+fn a_dropped_attribute_after_a_line_comment_keeps_the_line_break() {
+    let text = "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, axis=1, // old\n    compute_dtype=\"float32\")\n}\n";
+    assert_eq!(
+        upgraded(text),
+        "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, 4), float32]) {\n  nn.softmax(%x, axis=1 // old\n    )\n}\n"
+    );
 }
