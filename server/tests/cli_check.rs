@@ -109,6 +109,11 @@ fn every_code_has_an_explanation_and_an_example_that_produces_it() {
                     .output()
                     .unwrap()
             }
+            Run::Upgrade => relay()
+                .args(["fmt", "--upgrade"])
+                .arg(&file)
+                .output()
+                .unwrap(),
             Run::DiffWith(other) => {
                 let other = write(&dir, "other.relay", other);
                 relay().arg("diff").arg(&file).arg(&other).output().unwrap()

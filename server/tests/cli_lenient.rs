@@ -271,3 +271,172 @@ fn every_command_that_reads_relay_text_takes_lenient() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The files of `test_data/upgrade/`: leniencies with comments everywhere
+/// (before definitions, in bodies, trailing, in parameter and attribute
+/// lists, around the metadata section). `refused_*` files cannot be
+/// upgraded without losing or merging something.
+fn upgrade_cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/upgrade");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "relay"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The comments of a text, in order.
+fn comments(text: &str) -> Vec<String> {
+    relay_syntax::tokenize(text)
+        .0
+        .into_iter()
+        .scan(0usize, |at, token| {
+            let start = *at;
+            *at += usize::from(token.len);
+            Some((token.kind, &text[start..*at]))
+        })
+        .filter(|(kind, _)| {
+            matches!(
+                kind,
+                relay_syntax::SyntaxKind::LINE_COMMENT | relay_syntax::SyntaxKind::BLOCK_COMMENT
+            )
+        })
+        .map(|(_, text)| text.to_string())
+        .collect()
+}
+
+/// `relay fmt --upgrade` keeps every comment where it was: only what the
+/// lenient reading accepted is rewritten. The result reads strictly (what
+/// no upgrade can write aside: a constant without its value, an
+/// undeclared operator), means the module the lenient reading saw
+/// (`relay diff --lenient` finds no difference), and is a fixed point. A
+/// text the upgrade cannot rewrite is left unchanged, with the reason.
+#[test]
+fn upgrade_keeps_every_comment_in_place() {
+    let files = upgrade_cases();
+    assert!(files.len() >= 8, "{} cases", files.len());
+    let dir = std::env::temp_dir().join(format!("relay-upgrade-comments-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/upgrade/snapshots"),
+    );
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for path in &files {
+            let name = path.file_stem().unwrap().to_str().unwrap();
+            let original = std::fs::read_to_string(path).unwrap();
+            let copy = dir.join(path.file_name().unwrap());
+            std::fs::write(&copy, &original).unwrap();
+            let out = relay()
+                .args(["fmt", "--upgrade"])
+                .arg(&copy)
+                .output()
+                .unwrap();
+            let report = relative(&text_of(&out), &copy);
+            let upgraded = std::fs::read_to_string(&copy).unwrap();
+            if name.starts_with("refused") {
+                assert_eq!(out.status.code(), Some(1), "{name}: {report}");
+                assert_eq!(upgraded, original, "{name}: changed");
+                assert!(report.contains("error[E0114]"), "{name}: {report}");
+                insta::assert_snapshot!(name, format!("== relay fmt --upgrade\n{report}"));
+                continue;
+            }
+            assert_eq!(out.status.code(), Some(0), "{name}: {report}");
+            assert_eq!(
+                comments(&upgraded),
+                comments(&original),
+                "{name}:\n{upgraded}"
+            );
+
+            // Strict reading: clean 0.0.5 text, but for what the text never had.
+            let check = relay()
+                .args(["check", "--format", "json"])
+                .arg(&copy)
+                .output()
+                .unwrap();
+            let codes: Vec<String> = String::from_utf8_lossy(&check.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .filter_map(|d| d["code"].as_str().map(str::to_string))
+                .collect();
+            assert!(
+                codes
+                    .iter()
+                    .all(|c| ["E0103", "E0112", "E0205"].contains(&c.as_str())),
+                "{name}:\n{upgraded}\n{codes:?}"
+            );
+
+            // The module the lenient reading of the original means.
+            let before = dir.join(format!("{name}.before.relay"));
+            std::fs::write(&before, &original).unwrap();
+            let diff = relay()
+                // A constant without its value reads as a free variable
+                // named after its reference: matched by that name.
+                .args(["diff", "--lenient", "--free-vars-by-name"])
+                .arg(&before)
+                .arg(&copy)
+                .output()
+                .unwrap();
+            assert_eq!(diff.status.code(), Some(0), "{name}: {}", text_of(&diff));
+
+            // Upgrading again changes nothing.
+            let again = relay()
+                .args(["fmt", "--upgrade", "--check"])
+                .arg(&copy)
+                .output()
+                .unwrap();
+            assert_eq!(again.status.code(), Some(0), "{name}: {}", text_of(&again));
+
+            insta::assert_snapshot!(
+                name,
+                format!("== relay fmt --upgrade\n{report}\n== upgraded\n{upgraded}")
+            );
+        }
+    });
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// FuseOps groups a declared operator by its `pattern`: `vendor.gemm`
+/// (OutEWiseFusable) takes the broadcast `vendor.scale` and the elementwise
+/// `vendor.quantize` after it into one primitive function, while
+/// `vendor.barrier` (Opaque) stays alone, so the `exp` and `negative` after
+/// it form a group of their own.
+#[test]
+fn declared_operators_fuse_by_their_pattern() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lenient/declared");
+    let fused = relay()
+        .args(["opt", "-p", "FuseOps", "--opt-level", "2"])
+        .arg(dir.join("fusion.relay"))
+        .output()
+        .unwrap();
+    assert_eq!(fused.status.code(), Some(0), "{}", text_of(&fused));
+    let printed = String::from_utf8_lossy(&fused.stdout).to_string();
+    // Where each declared operator ended up: the function that calls it.
+    let functions: Vec<&str> = printed.split("fn (").skip(1).collect();
+    let function_of = |op: &str| {
+        functions
+            .iter()
+            .position(|f| f.contains(&format!("{op}(")))
+            .unwrap_or_else(|| panic!("{op} not fused into a function:\n{printed}"))
+    };
+    let gemm = function_of("vendor.gemm");
+    assert_eq!(function_of("vendor.scale"), gemm, "{printed}");
+    assert_eq!(function_of("vendor.quantize"), gemm, "{printed}");
+    let barrier = function_of("vendor.barrier");
+    assert_ne!(barrier, gemm, "{printed}");
+    assert!(!functions[barrier].contains("exp("), "{printed}");
+    assert_eq!(function_of("exp"), function_of("negative"), "{printed}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir.join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        insta::assert_snapshot!(
+            "declared_operators_fused",
+            format!("== relay opt -p FuseOps fusion.relay\n{printed}")
+        );
+    });
+}

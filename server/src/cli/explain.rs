@@ -63,6 +63,7 @@ pub fn explanation(code: Code) -> String {
             .trim_end()
             .to_string(),
         Run::Lenient => "relay check --lenient example.relay".to_string(),
+        Run::Upgrade => "relay fmt --upgrade example.relay".to_string(),
         Run::NotReproducible => return out,
     };
     out.push_str(&format!("\nExample (`{command}` reports {}):\n\n", info.id));

@@ -38,8 +38,9 @@ Examples:
 
 Comments are kept where they are written. The width is --width, else `width` under
 [format] in relay.toml (looked for upward from the file), else 100.
---upgrade reads each file leniently and writes it as TVM v0.13 prints the module it
-means (clean 0.0.5 text; comments are not kept).")]
+--upgrade reads each file leniently and rewrites only what that reading accepted (header,
+names, attributes, metadata) so that TVM v0.13 reads it; every comment stays where it is.
+A file it cannot rewrite so is left unchanged (error E0114).")]
 pub struct FmtArgs {
     /// Read each input as one expression (`tvm.relay.parse_expr`), not a module.
     #[arg(long)]
@@ -59,7 +60,7 @@ pub struct FmtArgs {
     lenient: LenientArg,
     /// Rewrite each file as clean Relay 0.0.5 text: read it leniently
     /// (old or missing header, dotted names, old attributes, a bare `fn`)
-    /// and write the module as TVM v0.13 prints it.
+    /// and rewrite what that reading accepted, keeping comments and layout.
     #[arg(long, conflicts_with = "expr")]
     upgrade: bool,
     /// Files, directories (every `*.relay` below them) or `-` for standard

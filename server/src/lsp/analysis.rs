@@ -125,6 +125,9 @@ pub struct Incremental {
     pub checker: Mutex<IncrementalChecker>,
     /// The text and parse of the last analysis.
     parses: Mutex<Option<(Arc<str>, ParseOptions, Parse)>>,
+    /// The `relay.toml` reading (`project::project_generation`) the type
+    /// results were inferred under.
+    project: std::sync::atomic::AtomicU64,
 }
 
 impl Incremental {
@@ -153,6 +156,21 @@ impl Incremental {
         *self.parses.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((text.clone(), options, parse.clone()));
         parse
+    }
+
+    /// Forgets the type results when the project's `relay.toml` was read
+    /// again since they were inferred: its declared operators (their type
+    /// rules, attributes) may have changed under unchanged text.
+    pub fn for_project(&self, generation: u64) {
+        let before = self
+            .project
+            .swap(generation, std::sync::atomic::Ordering::Relaxed);
+        if before != generation {
+            self.checker
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+        }
     }
 
     /// Forgets everything kept (after a stage panicked).

@@ -63,6 +63,14 @@ impl DocState {
         self.generation += 1;
     }
 
+    /// Makes the analysis of the current version be computed again (the
+    /// project's `relay.toml` changed, not the text).
+    pub fn reanalyse(&mut self) {
+        let previous = std::mem::replace(&mut self.cell, Arc::new(OnceCell::new()));
+        retire(previous);
+        self.generation += 1;
+    }
+
     /// The on-save diagnostics, if they belong to `version`.
     pub fn save_diagnostics_of(&self, version: i32) -> Vec<Diagnostic> {
         self.save_diagnostics

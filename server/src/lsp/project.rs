@@ -32,10 +32,14 @@ pub fn format_width(path: Option<&Path>) -> Result<usize, String> {
 
 /// How the editor reads the file at `path`: leniently, unless its
 /// `relay.toml` says `lenient = false` (an unreadable project file is
-/// reported elsewhere and does not change the reading).
-pub fn read_options(path: Option<&Path>) -> relay_passes::lower::LowerOptions {
+/// reported elsewhere and does not change the reading); and the
+/// [`project_generation`] after reading it.
+pub fn read_options(path: Option<&Path>) -> (relay_passes::lower::LowerOptions, u64) {
     let Some(file) = path.and_then(Project::find) else {
-        return relay_passes::lower::LowerOptions::LENIENT;
+        return (
+            relay_passes::lower::LowerOptions::LENIENT,
+            project_generation(),
+        );
     };
     // Asked on every analysis (each keystroke): the file is read, parsed and
     // its operators declared again only when its modification time changes.
@@ -45,7 +49,7 @@ pub fn read_options(path: Option<&Path>) -> relay_passes::lower::LowerOptions {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((seen, options)) = cache.get(&file) {
         if modified.is_some() && *seen == modified {
-            return *options;
+            return (*options, project_generation());
         }
     }
     let project = Project::load(&file).ok();
@@ -61,7 +65,28 @@ pub fn read_options(path: Option<&Path>) -> relay_passes::lower::LowerOptions {
         relay_passes::lower::LowerOptions::LENIENT
     };
     cache.insert(file, (modified, options));
-    options
+    // The operators it declares may have changed: what was inferred with
+    // the earlier declarations is no base for the next analysis.
+    let generation = PROJECT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    (options, generation)
+}
+
+/// Counts the readings of a `relay.toml` by [`read_options`]: an analysis
+/// keeps type results only while it is unchanged.
+pub fn project_generation() -> u64 {
+    PROJECT_GENERATION.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static PROJECT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Forgets what was read from the `relay.toml` at `file` (the editor says
+/// it changed): the next analysis reads it again, even if its modification
+/// time looks the same (file systems with coarse times, a quick save).
+pub fn forget_project(file: &Path) {
+    READ_OPTIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(file);
 }
 
 /// `relay.toml` path → (its modification time when read, the reading it asks for).

@@ -68,6 +68,7 @@ impl LanguageServer for Backend {
     async fn did_change(&self, p: DidChangeTextDocumentParams) { documents::did_change(self, p).await }
     async fn did_save(&self, p: DidSaveTextDocumentParams) { documents::did_save(self, p).await }
     async fn did_close(&self, p: DidCloseTextDocumentParams) { documents::did_close(self, p).await }
+    async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) { documents::did_change_watched_files(self, p).await }
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> { hover::hover(self, p).await }
     async fn goto_definition(&self, p: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> { navigation::goto_definition(self, p).await }

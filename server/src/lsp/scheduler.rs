@@ -65,7 +65,8 @@ impl Backend {
         let encoding = self.encoding();
         let path = super::from_proto::uri_path(uri);
         let job = worker::run(move || {
-            let options = super::project::read_options(path.as_deref());
+            let (options, project) = super::project::read_options(path.as_deref());
+            kept.for_project(project);
             guarded(|| {
                 analyze_incrementally_with(
                     &name,

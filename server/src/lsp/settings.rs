@@ -32,6 +32,10 @@ pub struct Settings {
     /// The client can be asked to fetch code lenses again
     /// (`workspace/codeLens/refresh`).
     pub code_lens_refresh: bool,
+    /// The client watches files for the server when asked to
+    /// (`client/registerCapability` of `workspace/didChangeWatchedFiles`):
+    /// how a changed `relay.toml` reaches the server.
+    pub watch_files: bool,
 }
 
 impl Default for Settings {
@@ -43,6 +47,7 @@ impl Default for Settings {
             trusted: false,
             default_pipeline: None,
             code_lens_refresh: false,
+            watch_files: false,
         }
     }
 }
@@ -71,6 +76,13 @@ impl Settings {
             .as_ref()
             .and_then(|w| w.code_lens.as_ref())
             .and_then(|c| c.refresh_support)
+            .unwrap_or(false);
+        self.watch_files = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|c| c.dynamic_registration)
             .unwrap_or(false);
         let options = params.initialization_options.as_ref();
         if let Some(ms) = options

@@ -25,6 +25,9 @@ pub struct LspClient {
     pub notifications: VecDeque<Value>,
     /// `workspace/applyEdit` params received, in order.
     pub applied_edits: Vec<Value>,
+    /// The `client/registerCapability` requests the server made (it asks
+    /// for `relay.toml` to be watched).
+    pub registrations: Vec<Value>,
     /// Every message received (for debugging failures).
     pub seen: usize,
     /// The answer to `initialize`.
@@ -105,6 +108,7 @@ impl LspClient {
             next_id: 1,
             notifications: VecDeque::new(),
             applied_edits: Vec::new(),
+            registrations: Vec::new(),
             seen: 0,
             initialize_result: None,
         }
@@ -130,7 +134,10 @@ impl LspClient {
                 "capabilities": {
                     "general": general,
                     "window": { "workDoneProgress": true },
-                    "workspace": { "applyEdit": true },
+                    "workspace": {
+                        "applyEdit": true,
+                        "didChangeWatchedFiles": { "dynamicRegistration": true }
+                    },
                     "textDocument": {
                         "publishDiagnostics": { "relatedInformation": true, "versionSupport": true }
                     }
@@ -206,6 +213,10 @@ impl LspClient {
                 "workspace/applyEdit" => {
                     self.applied_edits.push(message["params"].clone());
                     json!({ "applied": true })
+                }
+                "client/registerCapability" => {
+                    self.registrations.push(message["params"].clone());
+                    Value::Null
                 }
                 _ => Value::Null,
             };

@@ -34,6 +34,8 @@ pub enum Run {
     Run(&'static [&'static str]),
     /// `relay check --lenient FILE`: what a lenient reading accepts.
     Lenient,
+    /// `relay fmt --upgrade FILE`: what the upgrade to Relay 0.0.5 refuses.
+    Upgrade,
     /// No input produces it: it reports a bug in `relay` itself.
     NotReproducible,
 }
@@ -253,6 +255,19 @@ codes! {
     NegativeTupleIndex = "E0113", Name, "negative tuple index",
     "A tuple projection `t.N` has a negative index; indices start at 0.",
     check("#[version = \"0.0.5\"]\ndef @main(%t: (float32, float32)) { %t.-1 }\n");
+
+    InvalidUpgrade = "E0114", Name, "text the upgrade cannot rewrite",
+    "`relay fmt --upgrade` (and the editor's \"Upgrade to Relay 0.0.5\") \
+     rewrites only what a lenient reading accepted and keeps every other \
+     byte, comments included. When a rewrite would clash with the text (a \
+     frontend name whose TVM spelling the file already uses for another \
+     variable) or cannot be written (a metadata field of a kind it does \
+     not encode), the file is left unchanged and the place is reported: \
+     make that change by hand, then upgrade again.",
+    Example {
+        text: "def @main(%a.b: float32, %a_b: float32) { add(%a.b, %a_b) }\n",
+        run: Run::Upgrade,
+    };
 
     Redefinition = "W0101", Name, "name bound again",
     "A global, graph variable, local variable, free variable or type \

@@ -8,8 +8,9 @@
 //! The declaration is written in the operator table's own format
 //! (`ops.def`) and read by the same loader, so its types, defaults and
 //! patterns are checked as the built-in table's are. Declarations live for
-//! the process; declaring a name again keeps the first declaration (a
-//! changed `relay.toml` takes effect when the server restarts).
+//! the process; declaring a name again with another table text or rule
+//! replaces the declaration (the language server re-reads a `relay.toml`
+//! that changed while it runs), the same declaration again keeps it.
 
 use super::table::parse_table;
 use super::{AttrsSchema, OpDef};
@@ -55,6 +56,9 @@ pub struct Declaration {
 }
 
 struct Declared {
+    /// What it was declared from, to tell a changed declaration.
+    table_text: String,
+    rule_text: String,
     op: &'static OpDef,
     schema: Option<&'static AttrsSchema>,
     rule: &'static OutputRule,
@@ -69,8 +73,10 @@ fn declared() -> std::sync::MutexGuard<'static, HashMap<String, Declared>> {
 }
 
 /// Declares the operator of `declaration`; returns it. A name the built-in
-/// table has cannot be declared; a name declared before keeps its first
-/// declaration.
+/// table has cannot be declared; a name declared before keeps its
+/// declaration when this one is the same, and takes this one otherwise
+/// (what was built from the earlier one keeps it: declarations are never
+/// freed).
 pub fn declare(declaration: Declaration) -> Result<&'static OpDef, String> {
     let registry = parse_table(&declaration.table_text).map_err(|e| e.to_string())?;
     let [op]: [OpDef; 1] = registry
@@ -83,9 +89,12 @@ pub fn declare(declaration: Declaration) -> Result<&'static OpDef, String> {
             op.name
         ));
     }
+    let rule_text = format!("{:?}", declaration.rule);
     let mut declared = declared();
     if let Some(existing) = declared.get(&op.name) {
-        return Ok(existing.op);
+        if existing.table_text == declaration.table_text && existing.rule_text == rule_text {
+            return Ok(existing.op);
+        }
     }
     let schema = registry
         .schemas
@@ -95,7 +104,16 @@ pub fn declare(declaration: Declaration) -> Result<&'static OpDef, String> {
     let name = op.name.clone();
     let op: &'static OpDef = Box::leak(Box::new(op));
     let rule: &'static OutputRule = Box::leak(Box::new(declaration.rule));
-    declared.insert(name, Declared { op, schema, rule });
+    declared.insert(
+        name,
+        Declared {
+            table_text: declaration.table_text,
+            rule_text,
+            op,
+            schema,
+            rule,
+        },
+    );
     Ok(op)
 }
 

@@ -73,6 +73,20 @@ mod text;
 
 pub use scalar::push_decimal;
 
+/// The name a local variable hinted `hint` is written with in text that
+/// reads back (`conv1.weight` → `conv1_weight`, `1_bn.gamma` →
+/// `v1_bn_gamma`), before the printer makes it unique: what `relay fmt
+/// --upgrade` renames a frontend's name to.
+pub fn reparseable_local_name(hint: &str) -> String {
+    scalar::var_base_name(hint)
+}
+
+/// The name a global function is written with after `@` in text that reads
+/// back (`head.relu` → `head_relu`).
+pub fn reparseable_global_name(name: &str) -> String {
+    scalar::global_name(name)
+}
+
 use crate::{Expr, IRModule, Type};
 use text::{Printer, TypeStyle};
 

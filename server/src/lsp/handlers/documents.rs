@@ -1,20 +1,25 @@
 //! Document sync: `textDocument/didOpen`, `didChange`, `didSave` (which
-//! runs the on-save pipelines of `relay.toml`) and `didClose`.
+//! runs the on-save pipelines of `relay.toml`) and `didClose`; and
+//! `workspace/didChangeWatchedFiles` for `relay.toml` (its reading and
+//! declared operators change what every open document means).
 
 use crate::lsp::backend::Backend;
 use crate::lsp::documents::{retire, DocState};
 use crate::lsp::features::diagnostics::{on_save_until as run_on_save, OnSaveReport};
 use crate::lsp::from_proto::uri_path;
 use crate::lsp::pipeline::Obsolete;
-use crate::lsp::project::project_for;
+use crate::lsp::project::{forget_project, project_for};
 use relay_passes::diagnostic::{Code, Diagnostic};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tower_lsp_server::ls_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, Uri,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, Uri,
 };
+
+/// The file name whose changes the server watches.
+pub const PROJECT_FILE: &str = "relay.toml";
 
 pub async fn did_open(backend: &Backend, params: DidOpenTextDocumentParams) {
     let uri = params.text_document.uri;
@@ -70,6 +75,37 @@ pub async fn did_close(backend: &Backend, params: DidCloseTextDocumentParams) {
         .client
         .publish_diagnostics(uri, Vec::new(), None)
         .await;
+}
+
+/// A `relay.toml` was created, changed or deleted: it is read again and
+/// every open document analysed again (diagnostics, hover and completion
+/// follow its `lenient` and `[ops]` without a restart).
+pub async fn did_change_watched_files(backend: &Backend, params: DidChangeWatchedFilesParams) {
+    let mut projects_changed = false;
+    for change in &params.changes {
+        let Some(path) = uri_path(&change.uri) else {
+            continue;
+        };
+        if path.file_name().is_some_and(|name| name == PROJECT_FILE) {
+            forget_project(&path);
+            projects_changed = true;
+        }
+    }
+    if !projects_changed {
+        return;
+    }
+    let open: Vec<Uri> = {
+        let mut docs = backend.docs();
+        docs.iter_mut()
+            .map(|(uri, state)| {
+                state.reanalyse();
+                uri.clone()
+            })
+            .collect()
+    };
+    for uri in open {
+        backend.schedule(uri, Duration::ZERO);
+    }
 }
 
 /// Runs the `on_save` pipelines of `relay.toml` and publishes what they

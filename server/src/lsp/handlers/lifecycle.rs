@@ -1,9 +1,11 @@
 //! `initialize` (the position encoding and settings the client offers, the
-//! capabilities the server announces), `initialized`, `shutdown`, and
+//! capabilities the server announces), `initialized` (which asks the client
+//! to watch `relay.toml` files), `shutdown`, and
 //! `workspace/didChangeConfiguration` (workspace trust).
 
 use crate::lsp::backend::Backend;
 use crate::lsp::ext::{APPLY_PIPELINE, FIND_PATTERN, LIST_PASSES};
+use crate::lsp::handlers::documents::PROJECT_FILE;
 use crate::lsp::settings::trusted_flag;
 use crate::lsp::text::Encoding;
 use crate::lsp::to_proto::{TOKEN_MODIFIERS, TOKEN_TYPES};
@@ -130,6 +132,30 @@ pub async fn initialized(backend: &Backend, _: InitializedParams) {
         .client
         .log_message(MessageType::INFO, "relay language server started")
         .await;
+    if backend.settings().watch_files {
+        // A changed relay.toml (its `lenient`, its declared operators)
+        // changes every open document's analysis.
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String(format!("**/{PROJECT_FILE}")),
+                kind: None,
+            }],
+        };
+        let registration = Registration {
+            id: "relay-watch-relay-toml".to_string(),
+            method: "workspace/didChangeWatchedFiles".to_string(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        if let Err(e) = backend.client.register_capability(vec![registration]).await {
+            backend
+                .client
+                .log_message(
+                    MessageType::WARNING,
+                    format!("relay: cannot watch {PROJECT_FILE} files: {e}"),
+                )
+                .await;
+        }
+    }
 }
 
 /// The editor's trust decision can change while the server runs (VS
