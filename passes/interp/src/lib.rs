@@ -33,6 +33,7 @@ pub mod npz;
 mod pattern;
 pub mod print;
 pub mod random;
+pub mod summary;
 mod value;
 
 pub use error::{RunResult, RuntimeError};
