@@ -138,7 +138,10 @@ fn the_run_lens_runs_the_function_and_shows_its_summary() {
         run["outputs"][0]["min"].as_f64().unwrap(),
         run["outputs"][0]["max"].as_f64().unwrap(),
     );
-    assert!((0.0..2.0).contains(&min) && min <= max && max < 2.0, "{run}");
+    assert!(
+        (0.0..2.0).contains(&min) && min <= max && max < 2.0,
+        "{run}"
+    );
     let summary = run["summary"].as_str().unwrap();
     assert!(summary.starts_with("(2, 3) float32 min "), "{summary}");
 
@@ -162,7 +165,10 @@ fn the_run_lens_runs_the_function_and_shows_its_summary() {
     assert_eq!(values.len(), 6, "{printed}");
     let cli_min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let cli_max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    assert!((cli_min - min).abs() < 1e-6 && (cli_max - max).abs() < 1e-6, "{printed} vs {run}");
+    assert!(
+        (cli_min - min).abs() < 1e-6 && (cli_max - max).abs() < 1e-6,
+        "{printed} vs {run}"
+    );
 
     // The lens now shows the result.
     let titles = lens_titles(&mut client, &uri);
@@ -186,7 +192,11 @@ fn a_run_time_error_is_a_diagnostic_at_the_failing_expression() {
         "relay.runFunction",
         json!({ "uri": uri, "function": "main" }),
     );
-    assert_eq!(run["error"]["range"]["start"], json!({"line": 3, "character": 2}), "{run}");
+    assert_eq!(
+        run["error"]["range"]["start"],
+        json!({"line": 3, "character": 2}),
+        "{run}"
+    );
     let diagnostics = diagnostics_where(&mut client, &uri, |d| !d.is_empty());
     assert_eq!(diagnostics[0]["code"], "E0305", "{diagnostics:?}");
     assert_eq!(diagnostics[0]["range"]["start"]["line"], 3);
@@ -234,7 +244,9 @@ fn check_semantics_names_the_wrong_pass_and_agrees_on_a_correct_pipeline() {
     );
     let message = diagnostics[0]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("semantic check: pass AddToSubtract changed the result on the input of seed 0: output["),
+        message.starts_with(
+            "semantic check: pass AddToSubtract changed the result on the input of seed 0: output["
+        ),
         "{message}"
     );
 
@@ -242,9 +254,20 @@ fn check_semantics_names_the_wrong_pass_and_agrees_on_a_correct_pipeline() {
     let result = execute(
         &mut client,
         "relay.checkSemantics",
-        json!({ "uri": uri, "pipeline": "FoldConstant, DeadCodeElimination", "inputs": 2 }),
+        json!({ "uri": uri, "pipeline": "FoldConstant, ToANormalForm", "inputs": 2 }),
     );
     assert_eq!(result["agree"], true, "{result}");
+    let checked = result["checked"].as_u64().unwrap();
+    assert!(
+        checked >= 1 && result["agreed"].as_u64() == Some(checked),
+        "{result}"
+    );
+    assert!(
+        result["headline"].as_str().unwrap().starts_with(&format!(
+            "FoldConstant, ToANormalForm: the results agree ({checked} pass"
+        )),
+        "{result}"
+    );
     assert_eq!(result["difference"], Value::Null);
     diagnostics_where(&mut client, &uri, <[Value]>::is_empty);
 
@@ -274,7 +297,10 @@ fn a_time_limit_stops_a_long_run_and_a_cancelled_request_is_answered() {
     );
     assert_eq!(run["stopped"], true, "{run}");
     assert!(
-        run["error"]["message"].as_str().unwrap().contains("time limit"),
+        run["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("time limit"),
         "{run}"
     );
     let bad = client.request_raw(

@@ -31,6 +31,10 @@ interface CheckResult {
   agree: boolean;
   checked: number;
   agreed: number;
+  unchanged: number;
+  notChecked: number;
+  /** One line: the difference, the error, or the agreement with its counts. */
+  headline: string;
   summary: string;
   difference?: {
     pass: string;
@@ -158,11 +162,9 @@ export async function checkSemantics(
       await vscode.window.showTextDocument(document);
     }
   } else if (result.error) {
-    void vscode.window.showErrorMessage(`Relay: ${result.pipeline}: ${result.error}`);
+    void vscode.window.showErrorMessage(`Relay: ${result.headline}`);
   } else {
-    void vscode.window.showInformationMessage(
-      `Relay: ${result.pipeline}: the results agree (${result.checked} pass${result.checked === 1 ? '' : 'es'} compared, ${result.agreed} agree)`,
-    );
+    void vscode.window.showInformationMessage(`Relay: ${result.headline}`);
   }
   return result;
 }

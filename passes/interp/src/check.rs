@@ -255,12 +255,14 @@ impl SemanticCheck {
 
     fn run_all(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
         args.iter()
-            .map(|a| crate::run(
+            .map(|a| {
+                crate::run(
                     module,
                     &self.options.entry,
                     a.clone(),
                     self.options.limits.clone(),
-                ))
+                )
+            })
             .collect()
     }
 

@@ -124,7 +124,10 @@ mod tests {
         assert_eq!(s[0].min, Some(-0.5));
         assert_eq!(s[0].max, Some(2.0));
         assert_eq!(s[0].mean, Some(0.6875));
-        assert_eq!(s[0].to_string(), "(2, 2) float32 min -0.5 max 2 mean 0.6875");
+        assert_eq!(
+            s[0].to_string(),
+            "(2, 2) float32 min -0.5 max 2 mean 0.6875"
+        );
     }
 
     #[test]
@@ -132,13 +135,19 @@ mod tests {
         let s = summarize(&tensor(vec![3], &[f64::NAN, 1.0, f64::INFINITY]));
         assert_eq!(s[0].non_finite, 2);
         assert_eq!(s[0].mean, Some(1.0));
-        assert_eq!(s[0].to_string(), "(3,) float32 min 1 max 1 mean 1 (2 NaN/Inf)");
+        assert_eq!(
+            s[0].to_string(),
+            "(3,) float32 min 1 max 1 mean 1 (2 NaN/Inf)"
+        );
     }
 
     #[test]
     fn a_tuple_lists_each_field() {
         let value = Value::tuple(vec![tensor(vec![], &[3.0]), tensor(vec![0], &[])]);
         let texts: Vec<String> = summarize(&value).iter().map(|s| s.to_string()).collect();
-        assert_eq!(texts, ["0: () float32 min 3 max 3 mean 3", "1: (0,) float32"]);
+        assert_eq!(
+            texts,
+            ["0: () float32 min 3 max 3 mean 3", "1: (0,) float32"]
+        );
     }
 }

@@ -187,21 +187,27 @@ pub fn interpret(
             "the module has no function @{entry} to run"
         )));
     }
-    let args = args
-        .iter()
-        .map(from_python)
-        .collect::<PyResult<Vec<_>>>()?;
+    let args = args.iter().map(from_python).collect::<PyResult<Vec<_>>>()?;
     let infer = registry::create_by_name("InferType").map_err(TVMError::new_err)?;
     let ctx = PassContext::current();
-    let typed = run_pass(&*infer, module, &ctx)
-        .map_err(|e| pass_error_to_py(py, &e, None))?;
-    let function = typed.function(&entry).expect("InferType keeps the functions");
+    let typed = run_pass(&*infer, module, &ctx).map_err(|e| pass_error_to_py(py, &e, None))?;
+    let function = typed
+        .function(&entry)
+        .expect("InferType keeps the functions");
     if function.params().len() != args.len() {
         return Err(PyValueError::new_err(format!(
             "@{} takes {} argument{}, {} given",
-            if entry == ENTRY { "the function" } else { &entry },
+            if entry == ENTRY {
+                "the function"
+            } else {
+                &entry
+            },
             function.params().len(),
-            if function.params().len() == 1 { "" } else { "s" },
+            if function.params().len() == 1 {
+                ""
+            } else {
+                "s"
+            },
             args.len()
         )));
     }

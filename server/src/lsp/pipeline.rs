@@ -77,8 +77,7 @@ pub fn typed_input(analysis: &Analysis) -> Result<IRModule, (String, Vec<Diagnos
         ));
     }
     let infer = registry::create_by_name("InferType").map_err(|e| (e, Vec::new()))?;
-    let parse_ctx =
-        PassContext::new(PassContextOptions::default()).map_err(|e| (e, Vec::new()))?;
+    let parse_ctx = PassContext::new(PassContextOptions::default()).map_err(|e| (e, Vec::new()))?;
     run_pass(&*infer, analysis.lowered.clone(), &parse_ctx).map_err(|e| (e.message, e.diagnostics))
 }
 

@@ -67,6 +67,11 @@ function M.run_function(name, bufnr, on_done)
     else
       notify(('@%s (seed %d): %s'):format(name, result.seed, result.summary))
     end
+    -- The lens title shows the run now (also where the editor does not take the server's
+    -- workspace/codeLens/refresh).
+    if not err and vim.lsp.codelens and relay().config.codelens ~= false then
+      pcall(vim.lsp.codelens.refresh, { bufnr = bufnr })
+    end
     if on_done then
       on_done(err, result)
     end
@@ -92,10 +97,9 @@ function M.check_semantics(pipeline, bufnr, on_done)
     elseif result.difference and result.difference ~= vim.NIL then
       notify(result.difference.message, vim.log.levels.ERROR)
     elseif result.error and result.error ~= vim.NIL then
-      notify(result.pipeline .. ': ' .. result.error, vim.log.levels.ERROR)
+      notify(result.headline, vim.log.levels.ERROR)
     else
-      notify(('%s: the results agree (%d passes compared, %d agree)'):format(result.pipeline, result.checked,
-        result.agreed))
+      notify(result.headline)
     end
     if on_done then
       on_done(err, result)

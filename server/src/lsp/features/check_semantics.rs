@@ -66,6 +66,12 @@ pub struct CheckResult {
     /// Passes compared, and how many of them agreed.
     pub checked: usize,
     pub agreed: usize,
+    /// Passes that left the module unchanged (nothing to compare), and
+    /// those that could not be checked (see `summary` for why).
+    pub unchanged: usize,
+    pub not_checked: usize,
+    /// One line for a notification (see [`CheckResult::headline`]).
+    pub headline: String,
     /// The check's summary lines (counts, tolerances, what was not checked).
     pub summary: String,
     pub difference: Option<PassDifference>,
@@ -83,18 +89,27 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    /// One line for a notification.
+    /// One line for a notification: the difference, the error, or the
+    /// agreement with its counts.
     pub fn headline(&self) -> String {
+        let passes = |n: usize| format!("{n} pass{}", if n == 1 { "" } else { "es" });
         match (&self.difference, &self.error) {
             (Some(d), _) => d.message.clone(),
             (None, Some(e)) => format!("{}: {}", self.pipeline, e.lines().next().unwrap_or("")),
-            (None, None) => format!(
-                "{}: the results agree ({} pass{} compared, {} agree)",
-                self.pipeline,
-                self.checked,
-                if self.checked == 1 { "" } else { "es" },
-                self.agreed
-            ),
+            (None, None) => {
+                let mut text = format!(
+                    "{}: the results agree ({} compared, {} agree; {} left the module unchanged",
+                    self.pipeline,
+                    passes(self.checked),
+                    self.agreed,
+                    self.unchanged
+                );
+                if self.not_checked > 0 {
+                    text.push_str(&format!("; {} not checked", self.not_checked));
+                }
+                text.push(')');
+                text
+            }
         }
     }
 }
@@ -138,6 +153,16 @@ pub fn check_semantics(
     project: Option<&Project>,
     request: &CheckRequest,
 ) -> CheckResult {
+    let mut result = run_check(analysis, project, request);
+    result.headline = result.headline();
+    result
+}
+
+fn run_check(
+    analysis: &Analysis,
+    project: Option<&Project>,
+    request: &CheckRequest,
+) -> CheckResult {
     let log: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink_log = log.clone();
     let sink: LogSink = Arc::new(move |text: &str| {
@@ -168,17 +193,23 @@ pub fn check_semantics(
         pipeline: request.pipeline.clone(),
         checked: stats.checked,
         agreed: stats.agreed,
+        unchanged: stats.unchanged,
+        not_checked: stats.not_checked.len(),
         summary: stats.render(),
         log: run.log,
         blocked: run.blocked,
         ..CheckResult::default()
     };
-    result
-        .log
-        .extend(std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner())));
+    result.log.extend(std::mem::take(
+        &mut *log.lock().unwrap_or_else(|e| e.into_inner()),
+    ));
     if let Some(report) = check.report() {
         let (element, before, after) = element_values(&report.finding);
-        let function = report.bisect.as_ref().and_then(|b| b.as_ref().ok()).cloned();
+        let function = report
+            .bisect
+            .as_ref()
+            .and_then(|b| b.as_ref().ok())
+            .cloned();
         let mut message = report.to_string();
         if let Some(dir) = &report.reproducer {
             message.push_str(&format!("; reproducer in {}", dir.display()));
@@ -248,14 +279,19 @@ mod tests {
         assert_eq!(result.difference, None);
         assert!(result.checked >= 1, "{result:?}");
         assert_eq!(result.checked, result.agreed);
-        assert!(result.headline().contains("the results agree"), "{}", result.headline());
+        assert!(
+            result
+                .headline
+                .starts_with("FoldConstant, DeadCodeElimination: the results agree ("),
+            "{}",
+            result.headline
+        );
         assert!(result.diagnostics.is_empty());
     }
 
     #[test]
     fn a_pipeline_that_fails_is_an_error_not_a_difference() {
-        let analysis =
-            fixture::analysis("#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n");
+        let analysis = fixture::analysis("#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n");
         let result = check_semantics(&analysis, None, &request("NoSuchPass", None));
         assert!(!result.agree);
         assert_eq!(result.difference, None);

@@ -141,10 +141,17 @@ mod tests {
         assert_eq!(run.error, None);
         assert_eq!(run.outputs.len(), 1);
         let out = &run.outputs[0];
-        assert_eq!((out.shape.as_slice(), out.dtype.as_str()), (&[2, 3][..], "float32"));
+        assert_eq!(
+            (out.shape.as_slice(), out.dtype.as_str()),
+            (&[2, 3][..], "float32")
+        );
         // relu of inputs in [-1, 1): nothing below 0 or from 1 up.
         assert!(out.min.unwrap() >= 0.0 && out.max.unwrap() < 1.0, "{out}");
-        assert!(run.summary().starts_with("(2, 3) float32 min "), "{}", run.summary());
+        assert!(
+            run.summary().starts_with("(2, 3) float32 min "),
+            "{}",
+            run.summary()
+        );
         assert!(run.diagnostics().is_empty());
     }
 
@@ -179,8 +186,7 @@ mod tests {
 
     #[test]
     fn a_missing_function_is_an_error_without_a_place() {
-        let analysis =
-            fixture::analysis("#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n");
+        let analysis = fixture::analysis("#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n");
         let run = run_function(&analysis, "nope", 0, Limits::default());
         assert_eq!(
             run.error,

@@ -136,9 +136,11 @@ fn pipeline_to_check(
     }
     match project_pipelines {
         [only] => Ok(only.clone()),
-        [] => Err("name the pipeline to check (no default pipeline is set and no relay.toml \
+        [] => Err(
+            "name the pipeline to check (no default pipeline is set and no relay.toml \
                    names one)"
-            .to_string()),
+                .to_string(),
+        ),
         several => Err(format!(
             "name the pipeline to check: relay.toml has {}",
             several.join(", ")
@@ -164,9 +166,7 @@ pub async fn check_semantics(backend: &Backend, arguments: Vec<Value>) -> Result
     let uri = Uri::from_str(&args.uri).map_err(|e| invalid(format!("bad uri: {e}")))?;
     let inputs = args.inputs.unwrap_or(3);
     if !(1..=1000).contains(&inputs) {
-        return Err(invalid(format!(
-            "inputs must be in 1..=1000, not {inputs}"
-        )));
+        return Err(invalid(format!("inputs must be in 1..=1000, not {inputs}")));
     }
     let (limits, _cancel_on_drop) = limits(args.time_limit_seconds, CHECK_TIME_LIMIT_SECONDS)?;
     let analysis = backend.analysis(&uri).await?;
@@ -218,14 +218,19 @@ mod tests {
         let pick = |asked: Option<&str>, default: Option<&str>, names: &[String]| {
             pipeline_to_check(asked.map(String::from), default.map(String::from), names)
         };
-        assert_eq!(pick(Some("FoldConstant"), Some("X"), &two), Ok("FoldConstant".into()));
+        assert_eq!(
+            pick(Some("FoldConstant"), Some("X"), &two),
+            Ok("FoldConstant".into())
+        );
         assert_eq!(pick(Some(" "), Some("X"), &two), Ok("X".into()));
         assert_eq!(pick(None, None, &one), Ok("cleanup".into()));
         assert_eq!(
             pick(None, None, &two),
             Err("name the pipeline to check: relay.toml has a, b".into())
         );
-        assert!(pick(None, None, &[]).unwrap_err().contains("no default pipeline"));
+        assert!(pick(None, None, &[])
+            .unwrap_err()
+            .contains("no default pipeline"));
     }
 
     #[test]
@@ -237,6 +242,9 @@ mod tests {
         let flag = limits.cancel.clone().unwrap();
         assert!(!flag.load(Ordering::Relaxed));
         drop(guard);
-        assert!(flag.load(Ordering::Relaxed), "dropping the request cancels the run");
+        assert!(
+            flag.load(Ordering::Relaxed),
+            "dropping the request cancels the run"
+        );
     }
 }

@@ -49,7 +49,13 @@ mod tests {
         let context = LensContext {
             uri: "file:///m.relay".to_string(),
             function_runs: [
-                ("main".to_string(), (analysis.version, "() float32 min 1 max 1 mean 1".to_string())),
+                (
+                    "main".to_string(),
+                    (
+                        analysis.version,
+                        "() float32 min 1 max 1 mean 1".to_string(),
+                    ),
+                ),
                 // A run of an older version of the text says nothing now.
                 ("g".to_string(), (analysis.version - 1, "stale".to_string())),
             ]
@@ -70,6 +76,9 @@ mod tests {
             ]
         );
         assert_eq!(lenses[1].command.as_deref(), Some("relay.runFunction"));
-        assert_eq!(lenses[1].arguments[0], json!({"uri": "file:///m.relay", "function": "main"}));
+        assert_eq!(
+            lenses[1].arguments[0],
+            json!({"uri": "file:///m.relay", "function": "main"})
+        );
     }
 }
