@@ -128,7 +128,7 @@ impl<'m> Interpreter<'m> {
             ));
         }
         self.evaluations += 1;
-        if self.evaluations % STOP_CHECK_EVERY == 0 {
+        if self.evaluations.is_multiple_of(STOP_CHECK_EVERY) {
             if let Some(reason) = self.limits.stop_reason() {
                 let mut error = RuntimeError::new(reason, expr.span());
                 error.stopped = true;

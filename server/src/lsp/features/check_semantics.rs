@@ -290,6 +290,30 @@ mod tests {
     }
 
     #[test]
+    fn a_check_past_its_time_limit_is_stopped_not_a_difference() {
+        let analysis = fixture::analysis(
+            "#[version = \"0.0.5\"]\n\
+             def @count(%n: int32) -> int32 {\n  \
+             if (less(%n, 1)) { %n } else { @count(subtract(%n, 1)) }\n}\n\
+             def @main() -> int32 { @count(5000) }\n",
+        );
+        let mut request = request("ToANormalForm", None);
+        request.limits.deadline = Some(std::time::Instant::now());
+        let result = check_semantics(&analysis, None, &request);
+        assert!(result.stopped, "{result:?}");
+        assert!(!result.agree);
+        assert_eq!(result.difference, None);
+        assert!(result.diagnostics.is_empty());
+        assert!(
+            result
+                .headline
+                .contains("semantic check stopped: the run took longer than its time limit"),
+            "{}",
+            result.headline
+        );
+    }
+
+    #[test]
     fn a_pipeline_that_fails_is_an_error_not_a_difference() {
         let analysis = fixture::analysis("#[version = \"0.0.5\"]\ndef @main(%x: float32) { %x }\n");
         let result = check_semantics(&analysis, None, &request("NoSuchPass", None));
