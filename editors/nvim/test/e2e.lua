@@ -208,7 +208,7 @@ end)
 
 test('setup: user commands exist', function()
   local cmds = vim.api.nvim_get_commands({})
-  for _, name in ipairs({ 'RelayApplyPass', 'RelayApplyPipeline', 'RelayPassOutput', 'RelayRestart', 'RelayGraph', 'RelayPassDiff' }) do
+  for _, name in ipairs({ 'RelayApplyPass', 'RelayApplyPipeline', 'RelayPassOutput', 'RelayRestart', 'RelayGraph', 'RelayPassDiff', 'RelayRunFunction', 'RelayCheckSemantics' }) do
     expect(cmds[name] ~= nil, ':%s is not defined', name)
   end
 end)
@@ -604,7 +604,7 @@ server_test(':RelayGraph writes the SVG of the function under the cursor', funct
 end, { real_only = true })
 
 test('the code lens commands are registered client-side', function()
-  for _, name in ipairs({ 'relay.showGraph', 'relay.pipelineExplorer' }) do
+  for _, name in ipairs({ 'relay.showGraph', 'relay.pipelineExplorer', 'relay.runFunction' }) do
     expect(type(vim.lsp.commands[name]) == 'function', 'no client command %s', name)
   end
 end)
@@ -697,6 +697,134 @@ server_test(':RelayFindPattern highlights and lists every match', function()
   expect(err and err.message:find('stands for the pattern before', 1, true), 'no parse error: %s', vim.inspect(err))
   vim.cmd('RelayFindPatternClear')
   expect(#vim.api.nvim_buf_get_extmarks(buf, find.namespace, 0, -1, {}) == 0, 'highlights left after clearing')
+end, { real_only = true })
+
+-- A module and a deliberately wrong external pass (every `add` becomes `subtract`).
+local RUN_SRC = [[#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = add(%x, 1f);
+  nn.relu(%0)
+}
+]]
+
+server_test('the "Run with random inputs" lens runs @main and its title shows the result', function()
+  local buf = open_and_attach(write_file('run-lens.relay', RUN_SRC))
+  local function lens_titles()
+    local titles = {}
+    for _, lens in ipairs(vim.lsp.codelens.get(buf)) do
+      if lens.command then
+        table.insert(titles, lens.command.title)
+      end
+    end
+    return titles
+  end
+  wait_for('the run lens', function()
+    return vim.tbl_contains(lens_titles(), '▶ Run with random inputs')
+  end)
+  -- As a user runs a lens: the cursor on its line, vim.lsp.codelens.run(), which asks with
+  -- vim.ui.select which of the line's lenses (Graph, the size, Run with random inputs).
+  local select = vim.ui.select
+  local offered = {}
+  vim.ui.select = function(items, opts, on_choice)
+    for i, item in ipairs(items) do
+      local title = opts.format_item and opts.format_item(item) or tostring(item)
+      table.insert(offered, title)
+      if title:find('Run with random inputs', 1, true) then
+        return on_choice(item, i)
+      end
+    end
+    on_choice(nil, nil)
+  end
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  local ok, err = pcall(vim.lsp.codelens.run)
+  vim.ui.select = select
+  expect(ok, 'codelens.run: %s', tostring(err))
+  wait_for('the summary to be printed', function()
+    for _, m in ipairs(notified) do
+      if m:find('relay: @main (seed 0): (2, 3) float32 min', 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+  wait_for('the lens title with the result', function()
+    for _, t in ipairs(lens_titles()) do
+      if t:match('^▶ Random inputs: %(2, 3%) float32 min [%d.e-]+ max [%d.e-]+ mean [%d.e-]+ · seed 0$') then
+        return true
+      end
+    end
+    return false
+  end)
+  out('       lenses: ' .. table.concat(lens_titles(), ' | '))
+end, { real_only = true })
+
+server_test(':RelayRunFunction reports a run-time error at its place', function()
+  local buf = open_and_attach(write_file('run-error.relay', [[#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil }
+def @main() -> float32 {
+  match? (Nil) { Cons(%x, _) => %x }
+}
+]]))
+  vim.api.nvim_win_set_cursor(0, { 4, 0 })
+  local done, result = false, nil
+  require('relay.run').run_function(nil, buf, function(_, r)
+    done, result = true, r
+  end)
+  wait_for('the run', function()
+    return done
+  end)
+  expect(result and result.error and result.error.range.start.line == 3, 'error: %s', vim.inspect(result))
+  wait_for('the run-time error diagnostic', function()
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.lnum == 3 and d.message:find('running @main on random inputs', 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+end, { real_only = true })
+
+server_test(':RelayCheckSemantics names the pass that changed the result', function()
+  local dir = tmpdir .. '/semantics'
+  vim.fn.mkdir(dir, 'p')
+  local f = assert(io.open(dir .. '/relay.toml', 'w'))
+  f:write('[passes.AddToSubtract]\ncommand = ["sed", "-e", "s/add(/subtract(/"]\nrequired = ["InferType"]\n')
+  f:close()
+  local relay = require('relay')
+  relay.config.trust = true
+  local buf = open_and_attach(write_file('semantics/model.relay', RUN_SRC))
+  relay.sync_trust(buf)
+  local done, result = false, nil
+  require('relay.run').check_semantics('FoldConstant, AddToSubtract', buf, function(_, r)
+    done, result = true, r
+  end)
+  wait_for('the check', function()
+    return done
+  end)
+  local d = result and result.difference
+  expect(d and d ~= vim.NIL and d.pass == 'AddToSubtract', 'no difference at AddToSubtract: %s', vim.inspect(result))
+  expect(d.element:match('^output%[%d, %d%]$') and d.before ~= d.after, 'element: %s', vim.inspect(d))
+  expect(vim.fn.filereadable(dir .. '/relay-check-semantics/before.relay') == 1, 'no reproducer')
+  wait_for('the diagnostic at @main', function()
+    for _, dg in ipairs(vim.diagnostic.get(buf)) do
+      if dg.lnum == 1 and dg.message:find('semantic check: pass AddToSubtract', 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+  -- A correct pipeline agrees.
+  done = false
+  vim.cmd('RelayCheckSemantics FoldConstant, ToANormalForm')
+  wait_for('the second check', function()
+    for _, m in ipairs(notified) do
+      if m:find('FoldConstant, ToANormalForm: the results agree (', 1, true) and not m:find('(0 passes', 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+  relay.config.trust = nil
 end, { real_only = true })
 
 if not E2E then

@@ -18,6 +18,8 @@ export const OWN_COMMANDS = new Set([
   'relay.restartServer',
   'relay.findPattern',
   'relay.clearPatternMatches',
+  'relay.runFunction',
+  'relay.checkSemantics',
 ]);
 
 export interface ServerSettings {

@@ -13,6 +13,7 @@ import { PASS_OUTPUT_SCHEME, PassOutputProvider, showPassOutput } from './passOu
 import { applyPipeline, listPasses } from './passes';
 import { CLEAR_PATTERN_COMMAND, clearOnEdit, clearPatternMatches, FIND_PATTERN_COMMAND, findPattern } from './findPattern';
 import { registerGraphViews } from './pipelineExplorer';
+import { CHECK_SEMANTICS_COMMAND, checkSemantics, RUN_FUNCTION_COMMAND, runFunction } from './run';
 import { forwardTrustGrants, trustOptions } from './trust';
 
 let client: LanguageClient | undefined;
@@ -267,6 +268,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('relay.restartServer', restartServer),
     vscode.commands.registerCommand(FIND_PATTERN_COMMAND, (pattern?: unknown) => findPattern(client, pattern)),
     vscode.commands.registerCommand(CLEAR_PATTERN_COMMAND, () => clearPatternMatches()),
+    vscode.commands.registerCommand(RUN_FUNCTION_COMMAND, (arg?: unknown) => runFunction(client, outputChannel, arg)),
+    vscode.commands.registerCommand(CHECK_SEMANTICS_COMMAND, (arg?: unknown) =>
+      checkSemantics(client, outputChannel, defaultPipeline(), arg),
+    ),
     clearOnEdit(),
     forwardTrustGrants(() => (client?.isRunning() ? client : undefined)),
     ...registerGraphViews(() => (client?.isRunning() ? client : undefined), provider),

@@ -198,6 +198,8 @@ struct State {
     cache: Vec<(IRModule, Outputs)>,
     stats: CheckStats,
     report: Option<SemanticReport>,
+    /// Why the check stopped before the end (time limit, cancellation).
+    stopped: Option<String>,
 }
 
 /// The instrument. Add it to a `PassContext`'s instruments; after the run
@@ -224,6 +226,12 @@ impl SemanticCheck {
         self.state().report.clone()
     }
 
+    /// Why the check was stopped from outside (its limits' deadline or
+    /// cancel flag), if it was: the pipeline then fails with that message.
+    pub fn stopped(&self) -> Option<String> {
+        self.state().stopped.clone()
+    }
+
     pub fn stats(&self) -> CheckStats {
         self.state().stats.clone()
     }
@@ -241,13 +249,20 @@ impl SemanticCheck {
             .function(entry)
             .ok_or_else(|| format!("the module has no @{entry} to run"))?;
         self.seeds()
-            .map(|seed| random_arguments(function, seed, self.options.limits))
+            .map(|seed| random_arguments(function, seed, self.options.limits.clone()))
             .collect()
     }
 
     fn run_all(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
         args.iter()
-            .map(|a| crate::run(module, &self.options.entry, a.clone(), self.options.limits))
+            .map(|a| {
+                crate::run(
+                    module,
+                    &self.options.entry,
+                    a.clone(),
+                    self.options.limits.clone(),
+                )
+            })
             .collect()
     }
 
@@ -269,12 +284,28 @@ impl SemanticCheck {
             return outputs;
         }
         let outputs = self.run_all(module, args);
+        if stop_message(&outputs).is_some() {
+            return outputs;
+        }
         let mut state = self.state();
         if state.cache.len() >= CACHED_MODULES {
             state.cache.remove(0);
         }
         state.cache.push((module.clone(), outputs.clone()));
         outputs
+    }
+
+    /// Ends the check when a run was stopped from outside: a stopped run
+    /// says nothing about the pass.
+    fn fail_if_stopped(&self, outputs: &Outputs) -> HookResult {
+        match stop_message(outputs) {
+            Some(message) => {
+                let message = format!("semantic check stopped: {message}");
+                self.state().stopped = Some(message.clone());
+                Err(message)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Compares `before` with `after` for the pass `description`.
@@ -294,6 +325,7 @@ impl SemanticCheck {
             }
         };
         let outputs_before = self.outputs(before, &args);
+        self.fail_if_stopped(&outputs_before)?;
         if let Some(Err(e)) = outputs_before.iter().find(|o| o.is_err()) {
             if outputs_before.iter().all(Result::is_err) {
                 let why = format!("the module before it does not run: {}", e.message);
@@ -305,6 +337,7 @@ impl SemanticCheck {
             }
         }
         let outputs_after = self.outputs(after, &args);
+        self.fail_if_stopped(&outputs_after)?;
         // An operator the evaluator cannot run after the pass (FastMath's
         // `fast_exp`) says nothing about the pass.
         if let Some(Err(e)) = outputs_after
@@ -419,9 +452,10 @@ impl SemanticCheck {
                 &hybrid,
                 &self.options.entry,
                 args.to_vec(),
-                self.options.limits,
+                self.options.limits.clone(),
             ) {
                 Ok(v) => compare(reference, &v).is_some(),
+                Err(e) if e.stopped => return Err(format!("stopped: {}", e.message)),
                 Err(_) => true,
             };
             if differs {
@@ -433,6 +467,14 @@ impl SemanticCheck {
             changed.len()
         ))
     }
+}
+
+/// The message of the first run that was stopped from outside.
+fn stop_message(outputs: &Outputs) -> Option<String> {
+    outputs.iter().find_map(|o| match o {
+        Err(e) if e.stopped => Some(e.message.clone()),
+        _ => None,
+    })
 }
 
 /// A parameter's name for files: its name, or `p<i>` when it has none or

@@ -15,6 +15,9 @@ pub struct RuntimeError {
     /// The operator without an evaluator kernel, when that is the failure
     /// (a limit of the evaluator, not of the program).
     pub missing_kernel: Option<String>,
+    /// The run was stopped from outside (time limit, cancellation): says
+    /// nothing about the program.
+    pub stopped: bool,
 }
 
 impl RuntimeError {
@@ -24,6 +27,7 @@ impl RuntimeError {
             span,
             trace: Vec::new(),
             missing_kernel: None,
+            stopped: false,
         }
     }
 

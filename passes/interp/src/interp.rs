@@ -13,16 +13,24 @@ use crate::value::{AdtValue, Closure, Value};
 use relay_eval::{CallInfo, EvalError};
 use relay_ir::source::Span;
 use relay_ir::{Expr, ExprKind, Function, IRModule, TypeKind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Limits of a run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     /// The most elements one operator result may have.
     pub max_elements: u64,
     /// The deepest nesting of evaluations (calls inside arguments, function
     /// calls inside function bodies); deeper is a run-time error.
     pub max_depth: usize,
+    /// When the run must stop (an editor's time limit); past it the run
+    /// fails with a [`RuntimeError`] whose `stopped` is set.
+    pub deadline: Option<Instant>,
+    /// Set by another thread to stop the run (an editor's cancelled
+    /// request), with the same error.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for Limits {
@@ -30,9 +38,33 @@ impl Default for Limits {
         Limits {
             max_elements: 1 << 28,
             max_depth: 400_000,
+            deadline: None,
+            cancel: None,
         }
     }
 }
+
+impl Limits {
+    /// Why the run must stop now, if it must.
+    fn stop_reason(&self) -> Option<&'static str> {
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Some("the run was cancelled");
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some("the run took longer than its time limit");
+        }
+        None
+    }
+}
+
+/// How many evaluations pass between two looks at the clock and the
+/// cancel flag (reading the clock at every node would cost more than many
+/// nodes do).
+const STOP_CHECK_EVERY: u64 = 256;
 
 /// Operators with no computation: their value is their first argument.
 /// They have no kernel because FoldConstant leaves them alone, but a run
@@ -44,6 +76,8 @@ pub struct Interpreter<'m> {
     module: &'m IRModule,
     limits: Limits,
     depth: usize,
+    /// Evaluations so far, to look at the stop conditions now and then.
+    evaluations: u64,
     /// Operator calls evaluated, for statistics.
     pub op_calls: u64,
 }
@@ -57,6 +91,7 @@ impl<'m> Interpreter<'m> {
             module,
             limits,
             depth: 0,
+            evaluations: 0,
             op_calls: 0,
         }
     }
@@ -91,6 +126,14 @@ impl<'m> Interpreter<'m> {
                 ),
                 expr.span(),
             ));
+        }
+        self.evaluations += 1;
+        if self.evaluations.is_multiple_of(STOP_CHECK_EVERY) {
+            if let Some(reason) = self.limits.stop_reason() {
+                let mut error = RuntimeError::new(reason, expr.span());
+                error.stopped = true;
+                return Err(error);
+            }
         }
         self.depth += 1;
         let result = stacker::maybe_grow(RED_ZONE, SEGMENT, || self.eval_memo(expr, frame));

@@ -4,8 +4,9 @@
 //! Python classes (`expr`, `ty`, `attrs`), modules, parsing and printing
 //! (`module`), the operator table (`ops`), the pass registry, passes and
 //! Python passes run by the pass manager (`passes`), pass contexts and
-//! instruments (`context`), and analyses and structural comparison
-//! (`analysis`). The Python layer under `python/relay_tools/` arranges these
+//! instruments (`context`), analyses and structural comparison
+//! (`analysis`), and the reference interpreter (`executor`). The Python
+//! layer under `python/relay_tools/` arranges these
 //! into TVM's module layout.
 
 // PyO3 0.22's macros expand to unsafe calls without `unsafe` blocks, test
@@ -18,6 +19,7 @@ mod analysis;
 mod attrs;
 mod context;
 mod diagnostics;
+mod executor;
 mod expr;
 mod module;
 mod ops;
@@ -111,5 +113,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::structural_equal, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::assert_structural_equal, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::structural_hash, m)?)?;
+
+    m.add_class::<executor::PyRuntimeValue>()?;
+    m.add_function(wrap_pyfunction!(executor::interpret, m)?)?;
     Ok(())
 }

@@ -4,10 +4,11 @@ version of the file (commit 4e01034, before v0.13); its nine test functions
 are all here: eight pass, ``test_function_class_pass`` is a strict xfail
 (reason on the test) with a typed variant beside it.
 
-Left out inside them: the blocks that execute the transformed functions
-with ``relay.create_executor`` over ``ctx_list()`` and compare numbers
-(relay_tools runs passes, it has no executor or code generation). Every
-structural assertion is kept.
+The blocks that execute the transformed functions with
+``relay.create_executor`` over TVM's list of targets run here on the
+reference interpreter, once per executor kind (``"graph"`` and ``"debug"``
+are both the interpreter in relay_tools; see ``relay.backend``), against
+numpy (``run_each_executor``). Every structural assertion is kept.
 """
 
 import numpy as np
@@ -99,6 +100,14 @@ def get_rand(shape, dtype="float32"):
     return tvm.nd.array(np.random.rand(*shape).astype(dtype))
 
 
+def run_each_executor(func, args, expected):
+    """Runs ``func`` on ``args`` with each executor kind TVM's tests loop
+    over and compares with numpy's ``expected``."""
+    for kind in ("graph", "debug"):
+        result = relay.create_executor(kind).evaluate(func)(*args)
+        np.testing.assert_allclose(result.numpy(), expected, rtol=1e-5)
+
+
 def check_func(func, ref_func):
     func = run_infer_type(func)
     ref_func = run_infer_type(ref_func)
@@ -165,6 +174,11 @@ def test_module_pass():
         transformed_v_add = ret.get_global_var(v_add.name_hint)
         transformed_add = mod[transformed_v_add]
         check_func(new_add, transformed_add)
+
+        # Run the add function.
+        x_nd = get_rand(shape, dtype)
+        y_nd = get_rand(shape, dtype)
+        run_each_executor(new_add, [x_nd, y_nd], x_nd.numpy() + y_nd.numpy())
 
     test_pass_registration()
     # (TVM's test names this function without calling it; so do we, and
@@ -278,6 +292,10 @@ def test_function_pass():
         # Check the log function in the python transformed function.
         ret = opt_tester.transform(log, pass_ctx)
         check_func(new_log, ret)
+
+        # Run the rewritten log function: log(x + x).
+        x_nd = get_rand(shape, dtype)
+        run_each_executor(new_log, [x_nd], np.log(x_nd.numpy() * 2))
 
     test_pass_registration()
     test_pass_registration_no_decorator()
@@ -427,6 +445,13 @@ def test_sequential_pass():
         # Check the log function is modified correctly.
         _, new_log = extract_var_func(ret_mod, v_log.name_hint)
         check_func(new_log, get_ref_log())
+
+        # Run the rewritten subtract and abs functions.
+        x_nd = get_rand(shape, dtype)
+        y_nd = get_rand(shape, dtype)
+        run_each_executor(new_sub, [x_nd, y_nd], x_nd.numpy() * 2 - y_nd.numpy() * 2)
+        x_nd = get_rand((5, 10), dtype)
+        run_each_executor(new_abs, [x_nd], np.abs(x_nd.numpy() * 2))
 
     test_pass_registration()
     test_no_pass()

@@ -108,7 +108,7 @@ pub fn run(args: &RunArgs) -> i32 {
         return EXIT_USAGE;
     };
     let limits = Limits::default();
-    let arguments = match interp::bind_arguments(function, &inputs, args.random, limits) {
+    let arguments = match interp::bind_arguments(function, &inputs, args.random, limits.clone()) {
         Ok(arguments) => arguments,
         Err(message) => {
             eprintln!("error: {message}");

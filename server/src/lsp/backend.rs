@@ -37,6 +37,10 @@ pub struct State {
     /// What the last pipeline run on a function did, by document and
     /// function: `(pipeline, summary)`, shown by its code lens.
     pub pipeline_runs: Mutex<HashMap<(Uri, String), (String, String)>>,
+    /// What the last run on random inputs of a function gave, by document
+    /// and function: `(version, summary)`, shown by its code lens while the
+    /// document is at that version.
+    pub function_runs: Mutex<HashMap<(Uri, String), (i32, String)>>,
 }
 
 /// The server, as tower-lsp-server drives it (see `router.rs` for the
@@ -58,6 +62,7 @@ impl Backend {
                 progress_tokens: AtomicU64::new(1),
                 told_blocked: Mutex::new(HashSet::new()),
                 pipeline_runs: Mutex::new(HashMap::new()),
+                function_runs: Mutex::new(HashMap::new()),
             }),
         }
     }

@@ -22,6 +22,10 @@ pub struct DocState {
     pub generation: u64,
     /// Diagnostics of the on-save pipelines, for the version they ran on.
     pub save_diagnostics: Option<(i32, Vec<Diagnostic>)>,
+    /// Diagnostics of the last run of a function and the last semantic
+    /// check, by what made them (`"run"`, `"check"`), for the version they
+    /// ran on.
+    pub tool_diagnostics: std::collections::BTreeMap<&'static str, (i32, Vec<Diagnostic>)>,
     /// The parse and type inference results kept between the document's
     /// analyses.
     pub kept: Arc<Incremental>,
@@ -35,6 +39,7 @@ impl DocState {
             cell: Arc::new(OnceCell::new()),
             generation: 0,
             save_diagnostics: None,
+            tool_diagnostics: Default::default(),
             kept: Arc::default(),
         }
     }
@@ -71,13 +76,15 @@ impl DocState {
         self.generation += 1;
     }
 
-    /// The on-save diagnostics, if they belong to `version`.
+    /// The on-save diagnostics, then those of runs and checks, that belong
+    /// to `version`.
     pub fn save_diagnostics_of(&self, version: i32) -> Vec<Diagnostic> {
         self.save_diagnostics
-            .as_ref()
+            .iter()
+            .chain(self.tool_diagnostics.values())
             .filter(|(v, _)| *v == version)
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default()
+            .flat_map(|(_, d)| d.iter().cloned())
+            .collect()
     }
 }
 

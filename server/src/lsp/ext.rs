@@ -73,3 +73,60 @@ pub struct FindPatternArgs {
     /// The pattern, in the syntax of `docs/patterns.md`.
     pub pattern: String,
 }
+
+/// The command that runs a global function on seeded random inputs (the
+/// "Run with random inputs" code lens): `{uri, function, seed?,
+/// timeLimitSeconds?}` → `{function, seed, outputs, summary, error?,
+/// stopped, timeMs}`.
+pub const RUN_FUNCTION: &str = "relay.runFunction";
+/// The command that checks that a pipeline keeps what the module computes
+/// ("Check pass semantics"): `{uri, pipeline?, inputs?, seed?, entry?,
+/// timeLimitSeconds?}` → `{pipeline, agree, checked, agreed, summary,
+/// difference?, error?, stopped}`.
+pub const CHECK_SEMANTICS: &str = "relay.checkSemantics";
+
+/// The arguments of `relay.runFunction`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFunctionArgs {
+    pub uri: String,
+    /// The global function, without the `@`.
+    pub function: String,
+    /// The seed of the random inputs (default 0, as `relay run --random 0`).
+    #[serde(default)]
+    pub seed: u64,
+    /// How long the run may take (default [`RUN_TIME_LIMIT_SECONDS`]).
+    #[serde(default)]
+    pub time_limit_seconds: Option<f64>,
+}
+
+/// The arguments of `relay.checkSemantics`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckSemanticsArgs {
+    pub uri: String,
+    /// The pipeline (text, or the name of a `relay.toml` pipeline); without
+    /// it, the editor's default pipeline, else `relay.toml`'s only one.
+    #[serde(default)]
+    pub pipeline: Option<String>,
+    /// How many random inputs (default 3, as `--check-semantics`).
+    #[serde(default)]
+    pub inputs: Option<u64>,
+    /// The first seed (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// The function run before and after each pass (default `main`).
+    #[serde(default)]
+    pub entry: Option<String>,
+    /// How long the whole check may take (default
+    /// [`CHECK_TIME_LIMIT_SECONDS`]).
+    #[serde(default)]
+    pub time_limit_seconds: Option<f64>,
+}
+
+/// The default time limit of a run from the editor: a big model on the
+/// reference interpreter takes seconds; a minute means something is off.
+pub const RUN_TIME_LIMIT_SECONDS: f64 = 60.0;
+/// The default time limit of a semantic check (a pipeline runs the model
+/// twice per pass and input).
+pub const CHECK_TIME_LIMIT_SECONDS: f64 = 300.0;

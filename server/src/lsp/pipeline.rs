@@ -86,6 +86,25 @@ impl PassInstrument for Cancellation {
     }
 }
 
+/// The analysed module lowered and type-checked as TVM's parser does (and
+/// `relay opt`, `relay run`): what pipelines and runs start from. Errors:
+/// the message and InferType's diagnostics.
+pub fn typed_input(analysis: &Analysis) -> Result<IRModule, (String, Vec<Diagnostic>)> {
+    if analysis
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && matches!(d.layer, Layer::Syntax | Layer::Name))
+    {
+        return Err((
+            "the file has errors; fix them before running passes".to_string(),
+            Vec::new(),
+        ));
+    }
+    let infer = registry::create_by_name("InferType").map_err(|e| (e, Vec::new()))?;
+    let parse_ctx = PassContext::new(PassContextOptions::default()).map_err(|e| (e, Vec::new()))?;
+    run_pass(&*infer, analysis.lowered.clone(), &parse_ctx).map_err(|e| (e.message, e.diagnostics))
+}
+
 /// Runs `pipeline_text` on the analysed module. With `stages`, each
 /// top-level pass runs on its own (as a Sequential would run it: passes the
 /// context disables are skipped) and the module is printed after each.
@@ -95,7 +114,14 @@ pub fn run_pipeline(
     pipeline_text: &str,
     with_stages: bool,
 ) -> RunResult {
-    run_pipeline_until(analysis, project, pipeline_text, with_stages, None)
+    run_pipeline_with(
+        analysis,
+        project,
+        pipeline_text,
+        with_stages,
+        Vec::new(),
+        None,
+    )
 }
 
 /// [`run_pipeline`], stopped before the next pass once `obsolete` says so
@@ -105,6 +131,26 @@ pub fn run_pipeline_until(
     project: Option<&Project>,
     pipeline_text: &str,
     with_stages: bool,
+    obsolete: Option<Obsolete>,
+) -> RunResult {
+    run_pipeline_with(
+        analysis,
+        project,
+        pipeline_text,
+        with_stages,
+        Vec::new(),
+        obsolete,
+    )
+}
+
+/// [`run_pipeline`] with more instruments in the context (the semantic
+/// check), stopped once `obsolete` says so when given.
+pub fn run_pipeline_with(
+    analysis: &Analysis,
+    project: Option<&Project>,
+    pipeline_text: &str,
+    with_stages: bool,
+    instruments: Vec<Arc<dyn PassInstrument>>,
     obsolete: Option<Obsolete>,
 ) -> RunResult {
     let mut result = RunResult {
@@ -130,34 +176,11 @@ pub fn run_pipeline_until(
             return result;
         }
     };
-    if analysis
-        .diagnostics
-        .iter()
-        .any(|d| d.is_error() && matches!(d.layer, Layer::Syntax | Layer::Name))
-    {
-        result.error = Some("the file has errors; fix them before running passes".to_string());
-        return result;
-    }
-    // Type-check as TVM's parser does (and `relay opt`).
-    let infer = match registry::create_by_name("InferType") {
-        Ok(p) => p,
-        Err(e) => {
-            result.error = Some(e);
-            return result;
-        }
-    };
-    let parse_ctx = match PassContext::new(PassContextOptions::default()) {
-        Ok(c) => c,
-        Err(e) => {
-            result.error = Some(e);
-            return result;
-        }
-    };
-    let input = match run_pass(&*infer, analysis.lowered.clone(), &parse_ctx) {
+    let input = match typed_input(analysis) {
         Ok(m) => m,
-        Err(e) => {
-            result.diagnostics = e.diagnostics;
-            result.error = Some(e.message);
+        Err((message, diagnostics)) => {
+            result.diagnostics = diagnostics;
+            result.error = Some(message);
             return result;
         }
     };
@@ -180,6 +203,7 @@ pub fn run_pipeline_until(
             .instruments
             .push(Arc::new(Cancellation(obsolete)) as Arc<dyn PassInstrument>);
     }
+    options.instruments.extend(instruments);
     let ctx = match PassContext::new(options) {
         Ok(c) => c,
         Err(e) => {

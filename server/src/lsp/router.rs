@@ -8,13 +8,13 @@
 use super::backend::Backend;
 use super::errors::invalid;
 use super::ext::{
-    GraphParams, PassOutputParams, APPLY_PIPELINE, DEBUG_PANIC, FIND_PATTERN, GRAPH, LIST_PASSES,
-    PASS_OUTPUT,
+    GraphParams, PassOutputParams, APPLY_PIPELINE, CHECK_SEMANTICS, DEBUG_PANIC, FIND_PATTERN,
+    GRAPH, LIST_PASSES, PASS_OUTPUT, RUN_FUNCTION,
 };
 use super::features::pass_output::PassOutput;
 use super::handlers::{
     code_actions, commands, completion, documents, formatting, graph, hover, inlay_hints,
-    lifecycle, navigation, outline, rename, semantic_tokens,
+    lifecycle, navigation, outline, rename, run, semantic_tokens,
 };
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
@@ -50,6 +50,8 @@ async fn execute_command(backend: &Backend, params: ExecuteCommandParams) -> Res
         APPLY_PIPELINE => commands::apply_pipeline(backend, params.arguments).await,
         LIST_PASSES => commands::list_passes().await,
         FIND_PATTERN => commands::find_pattern(backend, params.arguments).await,
+        RUN_FUNCTION => run::run_function(backend, params.arguments).await,
+        CHECK_SEMANTICS => run::check_semantics(backend, params.arguments).await,
         DEBUG_PANIC if std::env::var_os("RELAY_LSP_DEBUG_PANIC").is_some() => {
             commands::debug_panic(backend, params.arguments).await
         }

@@ -14,6 +14,7 @@ use super::features::highlights::{Highlight, HighlightKind};
 use super::features::hover::Hover;
 use super::features::inlay_hints::TypeHint;
 use super::features::metadata_links::MetadataLink;
+use super::features::run_function::FunctionRun;
 use super::features::semantic_tokens::{SemanticToken, TokenKind};
 use super::features::signature_help::SignatureHelp;
 use super::features::Replacement;
@@ -39,6 +40,41 @@ pub fn code_lens(lines: &LineIndex, lens: Lens) -> lsp::CodeLens {
         }),
         data: None,
     }
+}
+
+/// The answer of `relay.runFunction`: per tensor its shape, dtype and
+/// statistics, the one-line summary, and an error with its editor range.
+pub fn function_run(lines: &LineIndex, run: &FunctionRun) -> serde_json::Value {
+    let outputs: Vec<serde_json::Value> = run
+        .outputs
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "path": o.path,
+                "shape": o.shape,
+                "dtype": o.dtype,
+                "min": o.min,
+                "max": o.max,
+                "mean": o.mean,
+                "nonFinite": o.non_finite,
+            })
+        })
+        .collect();
+    let error = run.error.as_ref().map(|(message, at)| {
+        serde_json::json!({
+            "message": message,
+            "range": at.map(|r| range(lines, r)),
+        })
+    });
+    serde_json::json!({
+        "function": run.function,
+        "seed": run.seed,
+        "outputs": outputs,
+        "summary": run.summary(),
+        "error": error,
+        "stopped": run.stopped,
+        "timeMs": run.elapsed_ms,
+    })
 }
 
 /// Selection steps (innermost first) as LSP's linked list, outermost at

@@ -32,6 +32,9 @@ pub struct LspClient {
     pub seen: usize,
     /// The answer to `initialize`.
     pub initialize_result: Option<Value>,
+    /// Answers to requests sent with [`LspClient::send`] (not waited for
+    /// by [`LspClient::request_raw`]), by id.
+    pub responses: std::collections::HashMap<i64, Value>,
 }
 
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
@@ -111,6 +114,7 @@ impl LspClient {
             registrations: Vec::new(),
             seen: 0,
             initialize_result: None,
+            responses: std::collections::HashMap::new(),
         }
     }
 
@@ -206,6 +210,9 @@ impl LspClient {
     /// Answers server requests; queues notifications.
     fn dispatch(&mut self, message: Value) {
         let Some(method) = message.get("method").and_then(Value::as_str) else {
+            if let Some(id) = message.get("id").and_then(Value::as_i64) {
+                self.responses.insert(id, message);
+            }
             return;
         };
         if let Some(id) = message.get("id").cloned() {
@@ -244,6 +251,18 @@ impl LspClient {
                     return Some(n["params"].clone());
                 }
                 checked += 1;
+            }
+            let message = self.receive(deadline)?;
+            self.dispatch(message);
+        }
+    }
+
+    /// Waits for the answer to the request `id` sent with [`LspClient::send`].
+    pub fn response(&mut self, id: i64, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(answer) = self.responses.remove(&id) {
+                return Some(answer);
             }
             let message = self.receive(deadline)?;
             self.dispatch(message);

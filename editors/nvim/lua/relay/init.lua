@@ -29,6 +29,9 @@ M.defaults = {
   graph_open = true,
   -- Start the server automatically for relay buffers.
   autostart = true,
+  -- Show the server's code lenses ("Run with random inputs", "Graph", …) and refresh them on
+  -- attach, BufEnter, InsertLeave and write.
+  codelens = true,
   -- Whether the server may run the commands of relay.toml's external passes (also on save).
   -- nil: only when relay.toml is trusted through vim.secure (`:trust`, or :RelayTrust);
   -- true/false: always/never.
@@ -657,6 +660,7 @@ local function create_commands()
 
   require('relay.find_pattern').create_commands()
   require('relay.graph').create_commands()
+  require('relay.run').create_commands()
 end
 
 function M.setup(opts)

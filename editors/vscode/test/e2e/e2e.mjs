@@ -68,6 +68,26 @@ mark = "Mark"
 command = ["sh", "-c", "touch ran-marker; cat"]
 `;
 
+// A module and a deliberately wrong external pass (every `add` becomes `subtract`, sed on the
+// text): the semantic check must name AddToSubtract, a correct pipeline must agree.
+const RUN_SRC = `#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = add(%x, 1f);
+  nn.relu(%0)
+}
+`;
+const WRONG_PASS_TOML = `[passes.AddToSubtract]
+command = ["sed", "-e", "s/add(/subtract(/"]
+required = ["InferType"]
+`;
+
+/** The texts of the code lenses of the active editor, joined. */
+async function lensTexts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.part.editor .codelens-decoration')].map((e) => e.innerText).join(' | '),
+  );
+}
+
 // Helpers -----------------------------------------------------------------------------------
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -462,6 +482,79 @@ const scenarios = [
             }),
           );
           ctx.log(`status bar: ${status}`);
+        },
+      },
+    ],
+  },
+  {
+    // Running the program: the "Run with random inputs" lens and "Check Pass Semantics…".
+    name: 'run',
+    files: { 'run/relay.toml': WRONG_PASS_TOML, 'run/model.relay': RUN_SRC },
+    settings: { 'relay.server.path': RELAY, 'relay.defaultPipeline': 'FoldConstant, AddToSubtract' },
+    userSettings: { 'files.autoSave': 'off' },
+    codeServerArgs: ['--disable-workspace-trust'],
+    steps: [
+      {
+        name: 'the "Run with random inputs" lens shows the shape, dtype and min/max/mean',
+        async run(ctx) {
+          await openFile(ctx.page, 'model.relay');
+          await until('the run lens', async () => (await lensTexts(ctx.page)).includes('Run with random inputs'));
+          const lens = await ctx.page.evaluateHandle(() =>
+            [...document.querySelectorAll('.part.editor .codelens-decoration a')].find((a) =>
+              a.innerText.includes('Run with random inputs'),
+            ),
+          );
+          await lens.asElement().click();
+          const told = await until('a notification with the summary', async () =>
+            (await notificationTexts(ctx.page)).find((t) => t.includes('@main (seed 0): (2, 3) float32 min')),
+          );
+          ctx.log(`notification: ${told}`);
+          const lenses = await until('the lens with the result', async () => {
+            const t = await lensTexts(ctx.page);
+            return /Random inputs: \(2, 3\) float32 min [-\d.e]+ max [-\d.e]+ mean [-\d.e]+ · seed 0/.test(t) ? t : null;
+          });
+          ctx.log(`lenses: ${lenses.replace(/\s+/g, ' ')}`);
+          await ctx.screenshot('the run lens after the run');
+        },
+      },
+      {
+        name: '"Check Pass Semantics…" names the wrong pass, with a diagnostic and a reproducer',
+        async run(ctx) {
+          await runCommand(ctx.page, 'Relay: Check Pass Semantics…');
+          await until('the pipeline input', () => quickInputVisible(ctx.page));
+          await ctx.page.keyboard.press('Enter'); // the default pipeline, prefilled
+          const told = await until('a notification naming AddToSubtract', async () =>
+            (await notificationTexts(ctx.page)).find((t) => t.includes('pass AddToSubtract changed the result')),
+          );
+          ctx.log(`notification: ${told}`);
+          if (!/seed 0/.test(told) || !/output\[\d+, \d+\] was .*, is now/.test(told)) throw new Error(`report: ${told}`);
+          await runCommand(ctx.page, 'Problems: Focus on Problems View');
+          const row = await until('the semantic check in the Problems panel', () =>
+            ctx.page.evaluate(() => {
+              const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')];
+              const hit = rows.find((r) => /semantic check: pass AddToSubtract/.test(r.innerText));
+              return hit ? hit.innerText.replace(/\s+/g, ' ') : null;
+            }),
+          );
+          ctx.log(`problem: ${row.slice(0, 160)}`);
+          const before = path.join(ctx.workspace, 'run', 'relay-check-semantics', 'before.relay');
+          if (!fs.existsSync(before)) throw new Error(`no reproducer at ${before}`);
+        },
+      },
+      {
+        name: 'a correct pipeline agrees',
+        async run(ctx) {
+          await openFile(ctx.page, 'model.relay');
+          await runCommand(ctx.page, 'Relay: Check Pass Semantics…');
+          await until('the pipeline input', () => quickInputVisible(ctx.page));
+          await ctx.page.keyboard.type('FoldConstant, ToANormalForm', { delay: 10 });
+          await ctx.page.keyboard.press('Enter');
+          const told = await until('a notification saying the results agree', async () =>
+            (await notificationTexts(ctx.page)).find(
+              (t) => t.includes('FoldConstant, ToANormalForm: the results agree (') && !t.includes('(0 passes'),
+            ),
+          );
+          ctx.log(`notification: ${told}`);
         },
       },
     ],

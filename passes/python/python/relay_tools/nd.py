@@ -56,6 +56,13 @@ class NDArray:
 
     asnumpy = numpy
 
+    def __array__(self, dtype=None, copy=None):
+        """numpy's array protocol: ``np.asarray(nd)``, and numpy functions
+        (``np.testing.assert_allclose``) take an ``NDArray`` directly."""
+        del copy  # a new array is made either way
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
     def tolist(self):
         """The elements as (nested) Python lists, without numpy."""
         code = _STRUCT.get(self.dtype)

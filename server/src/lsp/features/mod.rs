@@ -19,6 +19,7 @@ use relay_syntax::TextRange;
 
 pub mod apply_pipeline;
 pub mod call_hierarchy;
+pub mod check_semantics;
 pub mod code_actions;
 pub mod code_lenses;
 pub mod completion;
@@ -40,6 +41,7 @@ pub mod pass_output;
 pub mod quick_fixes;
 pub mod references;
 pub mod rename;
+pub mod run_function;
 pub mod selection_ranges;
 pub mod semantic_tokens;
 pub mod signature_help;

@@ -93,10 +93,20 @@ pub async fn code_lens(backend: &Backend, params: CodeLensParams) -> Result<Opti
         .filter(|((u, _), _)| *u == uri)
         .map(|((_, f), run)| (f.clone(), run.clone()))
         .collect();
+    let function_runs = backend
+        .state
+        .function_runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|((u, _), _)| *u == uri)
+        .map(|((_, f), run)| (f.clone(), run.clone()))
+        .collect();
     let context = LensContext {
         uri: uri.as_str().to_string(),
         default_pipeline: backend.settings().default_pipeline,
         pipeline_runs,
+        function_runs,
     };
     backend
         .with_analysis(&uri, "codeLens", move |a| {

@@ -4,7 +4,7 @@
 //! `workspace/didChangeConfiguration` (workspace trust).
 
 use crate::lsp::backend::Backend;
-use crate::lsp::ext::{APPLY_PIPELINE, FIND_PATTERN, LIST_PASSES};
+use crate::lsp::ext::{APPLY_PIPELINE, CHECK_SEMANTICS, FIND_PATTERN, LIST_PASSES, RUN_FUNCTION};
 use crate::lsp::handlers::documents::PROJECT_FILE;
 use crate::lsp::settings::trusted_flag;
 use crate::lsp::text::Encoding;
@@ -120,6 +120,8 @@ fn capabilities() -> ServerCapabilities {
                 APPLY_PIPELINE.to_string(),
                 LIST_PASSES.to_string(),
                 FIND_PATTERN.to_string(),
+                RUN_FUNCTION.to_string(),
+                CHECK_SEMANTICS.to_string(),
             ],
             work_done_progress_options: Default::default(),
         }),

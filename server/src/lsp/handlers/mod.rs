@@ -16,4 +16,5 @@ pub mod lifecycle;
 pub mod navigation;
 pub mod outline;
 pub mod rename;
+pub mod run;
 pub mod semantic_tokens;

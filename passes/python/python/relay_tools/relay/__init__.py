@@ -1,5 +1,6 @@
 """``tvm.relay``: the IR (nodes, types, operators), ``relay.transform``,
-``relay.analysis`` and the expression functors."""
+``relay.analysis``, the expression functors and ``relay.create_executor``
+(the reference interpreter)."""
 
 from .. import _core
 from .._core import (
@@ -40,6 +41,8 @@ from . import transform
 from . import analysis
 from . import testing
 from .expr_functor import ExprFunctor, ExprVisitor, ExprMutator
+from . import backend
+from .backend import create_executor
 
 # Operator namespaces as TVM spells them.
 nn = op.nn

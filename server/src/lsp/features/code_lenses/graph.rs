@@ -93,6 +93,7 @@ mod tests {
                     ("FuseOps".to_string(), "FuseOps: 1 call grouped".to_string()),
                 )]
                 .into(),
+                ..LensContext::default()
             },
         );
         let titles: Vec<(&str, &str)> = lenses

@@ -3,6 +3,9 @@
 //! new file and one line there.
 
 mod graph;
+mod run;
+
+pub use run::RUN_FUNCTION;
 
 use crate::lsp::analysis::Analysis;
 use relay_syntax::TextRange;
@@ -18,6 +21,9 @@ pub struct LensContext {
     /// What the last pipeline run on each function did: function name →
     /// `(pipeline, summary)`.
     pub pipeline_runs: std::collections::HashMap<String, (String, String)>,
+    /// What the last run on random inputs of each function gave: function
+    /// name → `(document version, summary)`.
+    pub function_runs: std::collections::HashMap<String, (i32, String)>,
 }
 
 /// One lens: a title over `range`, running `command` with `arguments`
@@ -33,7 +39,7 @@ pub struct Lens {
 type Provider = fn(&Analysis, &LensContext) -> Vec<Lens>;
 
 /// Every lens provider, in the order their lenses show.
-const PROVIDERS: &[Provider] = &[graph::graph_lenses];
+const PROVIDERS: &[Provider] = &[graph::graph_lenses, run::run_lenses];
 
 /// The lenses of the document, grouped by provider.
 pub fn code_lenses(analysis: &Analysis, context: &LensContext) -> Vec<Lens> {
