@@ -19,7 +19,7 @@ pub const NOT_REGISTERED: &[NotRegistered] = &[
     NotRegistered {
         name: "build_config",
         reason: "not a pass: the deprecated constructor of a PassContext (here: `relay opt \
-                 --opt-level/--required/--disabled`, `[pipeline]` in relay.toml)",
+                 --opt-level/--required-pass/--disabled-pass`, `opt_level`/`required_pass` in relay.toml)",
     },
     NotRegistered {
         name: "FunctionPass",

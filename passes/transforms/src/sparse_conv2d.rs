@@ -120,7 +120,8 @@ pub(crate) fn frozen_spec() -> PassSpec {
         ))
         .doc(
             "Convert the constant float32 weight of each matching conv2d (layout, stride 1, kernel \
-             size) into BSR constants and call nn.sparse_conv2d, when enough of it is zero",
+             size) into BSR constants and call nn.sparse_conv2d, when enough of it is zero (opt_level \
+             5: in a pipeline it runs only with --required-pass)",
         )
         .build(|args| {
             let layout = args.string("layout");
