@@ -511,9 +511,15 @@ def @main(%x: Tensor[(1, 4, 4, 2), float32], %w1: Tensor[(1, 1, 2, 8), float32],
         let printed = rewrite(
             text,
             &[("w1", &[4, 2, 1, 4, 5]), ("w2", &[4, 1, 2, 4, 5])],
-            "NHWC",
+            "NCHW",
         );
-        insta::assert_snapshot!(printed, @"");
+        insta::assert_snapshot!(printed, @r#"
+        #[version = "0.0.5"]
+        def @main(%x: Tensor[(1, 4, 4, 2), float32], %w1_data: Tensor[(4, 2, 1), float32], %w1_indices: Tensor[(4), int32], %w1_indptr: Tensor[(5), int32], %w2_data: Tensor[(4, 1, 2), float32], %w2_indices: Tensor[(4), int32], %w2_indptr: Tensor[(5), int32]) {
+          %0 = nn.sparse_conv2d(%x, %w1_data, %w1_indices, %w1_indptr, layout="NCHW");
+          nn.sparse_conv2d(%0, %w2_data, %w2_indices, %w2_indptr, layout=None)
+        }
+        "#);
     }
 
     #[test]
