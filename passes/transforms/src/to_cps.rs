@@ -60,7 +60,7 @@ pub(crate) fn spec() -> PassSpec {
              `answer` and a continuation parameter %k); globals used inside get `<name>_cps` \
              copies; needs typed input, refuses graph form (a function pass in TVM)",
         )
-        .transform(|module, ctx| to_cps_module(module, ctx))
+        .transform(to_cps_module)
 }
 
 pub(crate) fn un_cps_spec() -> PassSpec {
