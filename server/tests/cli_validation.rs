@@ -156,3 +156,34 @@ fn opt_level_and_target_are_checked() {
     let run = opt(&["-p", "FoldConstant", "--target", "llvm", "--opt-level", "4"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
+
+/// `relay passes` accounts for every name of TVM v0.13's `relay.transform`
+/// (the checked-in list read from TVM's transform.py): each starts a line,
+/// either as a registered pass or in the closing list of names that are not
+/// passes here, with the reason.
+#[test]
+fn passes_lists_every_name_of_tvm_relay_transform() {
+    let names = include_str!("../../passes/transforms/data/tvm_relay_transform_names.txt");
+    let out = Command::new(BIN).args(["passes"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let (registered, not_registered) = listing
+        .split_once("Not registered (")
+        .expect("the listing ends with the names that are not registered");
+    for name in names
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let starts_a_line = |text: &str| {
+            text.lines()
+                .any(|line| line.split_whitespace().next() == Some(name))
+        };
+        let explained = not_registered.lines().any(|line| {
+            line.split_whitespace().next() == Some(name) && line.len() > name.len() + 10
+        });
+        assert!(
+            starts_a_line(registered) || explained,
+            "`relay passes` neither lists {name} nor says why it is not a pass"
+        );
+    }
+}

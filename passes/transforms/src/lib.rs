@@ -30,7 +30,9 @@ mod infer_type;
 pub mod inline;
 pub mod lambda_lift;
 pub mod legalize;
+pub mod manifest_lifetimes;
 pub mod normal_form;
+pub mod not_registered;
 pub mod partial_eval;
 pub mod pattern_rewrite;
 mod print_ir;
@@ -39,9 +41,11 @@ pub mod remove_unused_functions;
 pub mod simplify_expr;
 pub mod simplify_fc_transpose;
 pub mod simplify_inference;
+pub mod sparse_conv2d;
 pub mod split_args;
 pub mod to_a_normal_form;
 pub mod to_basic_block_normal_form;
+pub mod to_cps;
 pub mod to_graph_normal_form;
 pub mod to_mixed_precision;
 
@@ -84,10 +88,13 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         to_graph_normal_form::spec(),
         to_a_normal_form::spec(),
         to_basic_block_normal_form::spec(),
+        to_cps::spec(),
+        to_cps::un_cps_spec(),
         eta_expand::spec(),
         inline::spec(),
         lambda_lift::spec(),
         legalize::spec(),
+        manifest_lifetimes::spec(),
         flatten_atrous_conv::spec(),
         split_args::spec(),
         dynamic_to_static::spec(),
@@ -100,6 +107,8 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         simplify_fc_transpose::spec(),
         remove_standalone_reshapes::spec(),
         dense_to_sparse::spec(),
+        sparse_conv2d::spec(),
+        sparse_conv2d::frozen_spec(),
         convert_layout::spec(),
         alter_op_layout::spec(),
         byoc::merge_composite::spec(),

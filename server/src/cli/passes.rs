@@ -73,6 +73,7 @@ pub fn run(args: &PassesArgs) -> i32 {
             );
         }
     }
+    print_not_registered();
     EXIT_OK
 }
 
@@ -87,5 +88,16 @@ fn register_project_passes() {
             "`relay passes` only lists passes".to_string(),
         )),
         Err(error) => eprintln!("warning: {error}"),
+    }
+}
+
+/// The names of TVM v0.13's `relay.transform` with no registered pass, each
+/// with the reason, so the list of passes is complete.
+fn print_not_registered() {
+    use relay_passes::transforms::not_registered::NOT_REGISTERED;
+    println!();
+    println!("Not registered (names of TVM v0.13's relay.transform that are not passes here):");
+    for entry in NOT_REGISTERED {
+        println!("{:<28} {}", entry.name, entry.reason);
     }
 }
