@@ -46,7 +46,6 @@ const AWAITING: &[&str] = &[
     "nn.sparse_conv2d",
     "nn.sparse_dense",
     "nn.sparse_transpose",
-    "qnn.contrib_dense_pack",
     "sparse_fill_empty_rows",
     "sparse_reshape",
     "stft",

@@ -185,3 +185,73 @@ fn avg_pool2d(args: &[Value], call: &CallInfo) -> EvalResult {
     };
     Ok(Value::tensor(clip_cast(v, pooled.shape.clone(), data.dtype)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::{decode, encode, Col};
+    use crate::{eval_call, CallInfo, EvalError, Value};
+    use relay_ir::dtype::DataType;
+    use relay_ir::{AttrValue, Attrs};
+
+    fn int8(v: &[i128]) -> Value {
+        let dt = DataType::parse("int8").unwrap();
+        Value::tensor(encode(&Col::Int(v.to_vec()), dt, vec![v.len() as i64]).unwrap())
+    }
+
+    fn f32_scalar(v: f32) -> Value {
+        Value::tensor(encode(&Col::F32(vec![v]), DataType::FLOAT32, vec![]).unwrap())
+    }
+
+    fn i32_scalar(v: i128) -> Value {
+        Value::tensor(encode(&Col::Int(vec![v]), DataType::INT32, vec![]).unwrap())
+    }
+
+    fn run(op: &str, attrs: &Attrs, args: &[Value]) -> Result<Col, EvalError> {
+        eval_call(&CallInfo::new(op, Some(attrs)), args)
+            .map(|v| decode(v.as_tensor().unwrap()).unwrap())
+    }
+
+    #[test]
+    fn leaky_relu_scales_below_the_input_zero_point_by_fixed_point() {
+        let a = Attrs::new("test", vec![("alpha".into(), AttrValue::Double(0.25))]);
+        // alpha = 2^-2: (x + 2) >> 2, rounding half up; the rest passes.
+        let zero = [f32_scalar(0.5), i32_scalar(0), f32_scalar(0.5), i32_scalar(0)];
+        let mut args = vec![int8(&[-10, 0, 5, -128])];
+        args.extend(zero);
+        assert_eq!(
+            run("qnn.leaky_relu", &a, &args).unwrap(),
+            Col::Int(vec![-2, 0, 5, -32])
+        );
+        // Zero points 2: below 2, alpha·x' + round(0.75·2) = alpha·x' + 2.
+        let two = [f32_scalar(0.5), i32_scalar(2), f32_scalar(0.5), i32_scalar(2)];
+        let mut args = vec![int8(&[-10, 1, 5])];
+        args.extend(two);
+        assert_eq!(
+            run("qnn.leaky_relu", &a, &args).unwrap(),
+            Col::Int(vec![0, 2, 5])
+        );
+    }
+
+    #[test]
+    fn softmax_follows_the_integer_algorithm_and_refuses_undefined_shifts() {
+        let a = Attrs::new("test", vec![("axis".into(), AttrValue::Int(-1))]);
+        let params = |data: Value| {
+            vec![
+                data,
+                f32_scalar(0.25),
+                i32_scalar(0),
+                f32_scalar(1.0 / 128.0),
+                i32_scalar(0),
+            ]
+        };
+        // exps 4<<8 and 3<<7; 2^30/1408 = 762600; (762600·e) >> 23.
+        assert_eq!(
+            run("qnn.softmax", &a, &params(int8(&[0, -4]))).unwrap(),
+            Col::Int(vec![93, 34])
+        );
+        assert!(matches!(
+            run("qnn.softmax", &a, &params(int8(&[0, -100]))),
+            Err(EvalError::Unsupported(_))
+        ));
+    }
+}

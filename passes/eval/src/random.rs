@@ -413,3 +413,127 @@ fn float32_values(t: &TensorData) -> EvalResult<Vec<f32>> {
         _ => unsupported("random.multinomial: the probabilities are not numbers"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{eval_call, EvalError};
+    use relay_ir::{AttrValue, Attrs};
+
+    fn key(words: [u64; 10]) -> Value {
+        key_value(&words).unwrap()
+    }
+
+    fn words(v: &Value) -> Vec<u64> {
+        match decode(v.as_tensor().unwrap()).unwrap() {
+            Col::Int(w) => w.into_iter().map(|x| x as u64).collect(),
+            _ => panic!("integers"),
+        }
+    }
+
+    fn attrs(fields: Vec<(&str, AttrValue)>) -> Attrs {
+        Attrs::new(
+            "test",
+            fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        )
+    }
+
+    fn shape(v: &[i64]) -> AttrValue {
+        AttrValue::Array(v.iter().map(|&d| AttrValue::Int(d)).collect())
+    }
+
+    fn scalar(v: f32) -> Value {
+        Value::tensor(encode(&Col::F32(vec![v]), DataType::FLOAT32, vec![]).unwrap())
+    }
+
+    const FRESH: [u64; 10] = [0, 0, 0, 0, 0, 0, 0, 0, 1 << 63, 0];
+
+    #[test]
+    fn a_full_path_rekeys_on_split_as_tvm_tests_only_word_8() {
+        // gen[8] == 0 with gen[9] != 0: TOPI's `and` of deferred `==` checks
+        // word 8 alone, so the key is hashed although the path has room.
+        let gen = [1, 2, 3, 4, 5, 6, 7, 8, 0, 1 << 10];
+        let out = eval_call(&CallInfo::new("random.threefry_split", None), &[key(gen)]).unwrap();
+        let fields = out.as_tuple().unwrap();
+        let (left, right) = (words(&fields[0]), words(&fields[1]));
+        assert_eq!(left[..4], threefry(&gen[..4], &gen[4..8], 1)[..]);
+        assert_eq!(left[4..], [0, 0, 0, 0, 1 << 62, 0]);
+        assert_eq!(right[..4], left[..4]);
+        assert_eq!(right[4..], [1 << 63, 0, 0, 0, 1 << 62, 0]);
+    }
+
+    #[test]
+    fn an_exhausted_counter_extends_the_path_or_is_not_folded() {
+        let a = attrs(vec![("out_shape", shape(&[4]))]);
+        let call = CallInfo::new("random.threefry_generate", Some(&a));
+        let mut gen = FRESH;
+        gen[7] = u64::MAX - 2;
+        let out = eval_call(&call, &[key(gen)]).unwrap();
+        let new_key = words(&out.as_tuple().unwrap()[0]);
+        assert_eq!(new_key[4..], [1 << 63, 0, 0, 4, 1 << 62, 0]);
+        gen[8] = 0;
+        assert!(matches!(
+            eval_call(&call, &[key(gen)]),
+            Err(EvalError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn normal_is_box_muller_over_the_uniform_values() {
+        let n = attrs(vec![
+            ("out_shape", shape(&[3])),
+            ("out_dtype", AttrValue::DataType(DataType::FLOAT32)),
+        ]);
+        let u = attrs(vec![
+            ("out_shape", shape(&[2, 3])),
+            ("out_dtype", AttrValue::DataType(DataType::FLOAT32)),
+        ]);
+        let normal = eval_call(
+            &CallInfo::new("random.normal", Some(&n)),
+            &[key(FRESH), scalar(1.5), scalar(2.0)],
+        )
+        .unwrap();
+        let uniform = eval_call(
+            &CallInfo::new("random.uniform", Some(&u)),
+            &[key(FRESH), scalar(0.0), scalar(1.0)],
+        )
+        .unwrap();
+        let (nf, uf) = (normal.as_tuple().unwrap(), uniform.as_tuple().unwrap());
+        assert_eq!(words(&nf[0]), words(&uf[0]), "the same new key");
+        let Col::F32(u) = decode(uf[1].as_tensor().unwrap()).unwrap() else {
+            panic!()
+        };
+        let Col::F32(got) = decode(nf[1].as_tensor().unwrap()).unwrap() else {
+            panic!()
+        };
+        for i in 0..3 {
+            let radius = (-2.0f32 * (1.0f32 - u[i]).ln()).sqrt();
+            let angle = (2.0 * std::f64::consts::PI) as f32 * u[i + 3];
+            assert_eq!(got[i].to_bits(), (radius * angle.sin() * 2.0 + 1.5).to_bits());
+        }
+    }
+
+    #[test]
+    fn multinomial_picks_the_only_possible_categories() {
+        let a = attrs(vec![("num_samples", AttrValue::Int(5))]);
+        let probs = Value::tensor(
+            encode(
+                &Col::F32(vec![-1.0, 0.0, 2.0, 0.0, 3.0, 0.0]),
+                DataType::FLOAT32,
+                vec![2, 3],
+            )
+            .unwrap(),
+        );
+        let out = eval_call(
+            &CallInfo::new("random.multinomial", Some(&a)),
+            &[key(FRESH), probs],
+        )
+        .unwrap();
+        let samples = out.as_tuple().unwrap()[1].as_tensor().unwrap().clone();
+        assert_eq!(samples.shape, vec![2, 5]);
+        assert_eq!(
+            decode(&samples).unwrap(),
+            Col::Int(vec![2, 2, 2, 2, 2, 1, 1, 1, 1, 1])
+        );
+    }
+}

@@ -100,3 +100,42 @@ fn unique(args: &[Value], call: &CallInfo) -> EvalResult {
     }
     Ok(Value::Tuple(outputs))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::{decode, encode, Col};
+    use crate::{eval_call, CallInfo, EvalError, Value};
+    use relay_ir::dtype::DataType;
+    use relay_ir::{AttrValue, Attrs};
+
+    fn data(v: &[i128]) -> Value {
+        Value::tensor(encode(&Col::Int(v.to_vec()), DataType::INT32, vec![v.len() as i64]).unwrap())
+    }
+
+    #[test]
+    fn unsorted_unique_orders_by_first_occurrence_and_keeps_sorted_indices() {
+        let a = Attrs::new("test", vec![("sorted".into(), AttrValue::Bool(false))]);
+        let out = eval_call(&CallInfo::new("unique", Some(&a)), &[data(&[4, 1, 3])]).unwrap();
+        let fields: Vec<Col> = out
+            .as_tuple()
+            .unwrap()
+            .iter()
+            .map(|f| decode(f.as_tensor().unwrap()).unwrap())
+            .collect();
+        assert_eq!(fields[0], Col::Int(vec![4, 1, 3]));
+        // TOPI returns the first occurrences in sorted order (1, 3, 4).
+        assert_eq!(fields[1], Col::Int(vec![1, 2, 0]));
+        assert_eq!(fields[2], Col::Int(vec![0, 1, 2]));
+        assert_eq!(fields[3], Col::Int(vec![3]));
+        assert_eq!(fields.len(), 4);
+    }
+
+    #[test]
+    fn repeated_elements_leave_undefined_outputs_and_are_not_folded() {
+        let a = Attrs::new("test", vec![]);
+        assert!(matches!(
+            eval_call(&CallInfo::new("unique", Some(&a)), &[data(&[2, 2, 1])]),
+            Err(EvalError::Unsupported(_))
+        ));
+    }
+}
