@@ -71,6 +71,7 @@ mod misc;
 mod never_folded;
 mod nn;
 mod nn_conv;
+mod nn_packed_conv;
 mod nn_spatial;
 mod norm;
 mod num;
@@ -85,6 +86,7 @@ mod resize;
 mod scatter_dense;
 mod set_slice;
 mod simulated_quantize;
+mod sparse;
 mod tensor;
 mod tensor_transform;
 mod unique;
@@ -299,6 +301,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| simulated_quantize::kernel(op))
         .or_else(|| set_slice::kernel(op))
         .or_else(|| unique::kernel(op))
+        .or_else(|| sparse::kernel(op))
+        .or_else(|| nn_packed_conv::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.
