@@ -50,13 +50,25 @@ fn conv2d_nchwc(args: &[Value], call: &CallInfo) -> EvalResult {
         Some(l) if !l.is_empty() => l,
         _ => data_layout,
     };
-    for (layout, primal) in [(data_layout, "NCHW"), (kernel_layout, "OIHW"), (out_layout, "NCHW")] {
+    for (layout, primal) in [
+        (data_layout, "NCHW"),
+        (kernel_layout, "OIHW"),
+        (out_layout, "NCHW"),
+    ] {
         let axes: String = layout.chars().filter(|c| c.is_ascii_uppercase()).collect();
         if axes != primal {
-            return unsupported(format!("{}: layout {layout} is not a blocked {primal}", call.op));
+            return unsupported(format!(
+                "{}: layout {layout} is not a blocked {primal}",
+                call.op
+            ));
         }
     }
-    let data = relayout(Value::tensor(arg_tensor(args, 0, call)?.clone()), data_layout, "NCHW", call)?;
+    let data = relayout(
+        Value::tensor(arg_tensor(args, 0, call)?.clone()),
+        data_layout,
+        "NCHW",
+        call,
+    )?;
     let weight = relayout(
         Value::tensor(arg_tensor(args, 1, call)?.clone()),
         kernel_layout,

@@ -70,7 +70,11 @@ fn leaky_relu(args: &[Value], call: &CallInfo) -> EvalResult {
         .zip(&data_v)
         .map(|((&b, n), &d)| if b != 0 { n } else { d })
         .collect();
-    Ok(Value::tensor(clip_cast(out, data.shape.clone(), data.dtype)?))
+    Ok(Value::tensor(clip_cast(
+        out,
+        data.shape.clone(),
+        data.dtype,
+    )?))
 }
 
 /// `QnnSoftmaxCanonicalize` (Algorithm 1 of arXiv:2207.01405): integer
@@ -145,11 +149,7 @@ fn softmax(args: &[Value], call: &CallInfo) -> EvalResult {
         }
     }
     let output = encode(&Col::Int(out), I32, data.shape.clone())?;
-    let q7_scale = encode(
-        &Col::F32(vec![1.0 / 128.0]),
-        DataType::FLOAT32,
-        Vec::new(),
-    )?;
+    let q7_scale = encode(&Col::F32(vec![1.0 / 128.0]), DataType::FLOAT32, Vec::new())?;
     let zero = encode(&Col::Int(vec![0]), I32, Vec::new())?;
     let int8 = DataType::parse("int8").expect("int8");
     Ok(Value::tensor(requantize_tensor(
@@ -183,7 +183,11 @@ fn avg_pool2d(args: &[Value], call: &CallInfo) -> EvalResult {
     let Col::Int(v) = decode(pooled)? else {
         return unsupported("qnn.avg_pool2d: integers expected");
     };
-    Ok(Value::tensor(clip_cast(v, pooled.shape.clone(), data.dtype)?))
+    Ok(Value::tensor(clip_cast(
+        v,
+        pooled.shape.clone(),
+        data.dtype,
+    )?))
 }
 
 #[cfg(test)]
@@ -215,7 +219,12 @@ mod tests {
     fn leaky_relu_scales_below_the_input_zero_point_by_fixed_point() {
         let a = Attrs::new("test", vec![("alpha".into(), AttrValue::Double(0.25))]);
         // alpha = 2^-2: (x + 2) >> 2, rounding half up; the rest passes.
-        let zero = [f32_scalar(0.5), i32_scalar(0), f32_scalar(0.5), i32_scalar(0)];
+        let zero = [
+            f32_scalar(0.5),
+            i32_scalar(0),
+            f32_scalar(0.5),
+            i32_scalar(0),
+        ];
         let mut args = vec![int8(&[-10, 0, 5, -128])];
         args.extend(zero);
         assert_eq!(
@@ -223,7 +232,12 @@ mod tests {
             Col::Int(vec![-2, 0, 5, -32])
         );
         // Zero points 2: below 2, alpha·x' + round(0.75·2) = alpha·x' + 2.
-        let two = [f32_scalar(0.5), i32_scalar(2), f32_scalar(0.5), i32_scalar(2)];
+        let two = [
+            f32_scalar(0.5),
+            i32_scalar(2),
+            f32_scalar(0.5),
+            i32_scalar(2),
+        ];
         let mut args = vec![int8(&[-10, 1, 5])];
         args.extend(two);
         assert_eq!(

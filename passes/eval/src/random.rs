@@ -434,7 +434,10 @@ mod tests {
     fn attrs(fields: Vec<(&str, AttrValue)>) -> Attrs {
         Attrs::new(
             "test",
-            fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         )
     }
 
@@ -509,7 +512,10 @@ mod tests {
         for i in 0..3 {
             let radius = (-2.0f32 * (1.0f32 - u[i]).ln()).sqrt();
             let angle = (2.0 * std::f64::consts::PI) as f32 * u[i + 3];
-            assert_eq!(got[i].to_bits(), (radius * angle.sin() * 2.0 + 1.5).to_bits());
+            assert_eq!(
+                got[i].to_bits(),
+                (radius * angle.sin() * 2.0 + 1.5).to_bits()
+            );
         }
     }
 

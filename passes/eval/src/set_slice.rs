@@ -115,7 +115,9 @@ fn matrix_set_diag(args: &[Value], call: &CallInfo) -> EvalResult {
 
 fn int32_vector(t: &TensorData, what: &str) -> EvalResult<Vec<i64>> {
     if t.dtype != DataType::INT32 || t.ndim() != 1 {
-        return unsupported(format!("strided_set: {what} must be an int32 vector (TOPI)"));
+        return unsupported(format!(
+            "strided_set: {what} must be an int32 vector (TOPI)"
+        ));
     }
     match decode(t)? {
         Col::Int(v) => Ok(v.into_iter().map(|x| x as i64).collect()),
@@ -215,4 +217,3 @@ mod tests {
         assert_eq!(floor_mod(-3, -2), -1);
     }
 }
-

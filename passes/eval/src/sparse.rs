@@ -112,7 +112,11 @@ fn product<T: Num>(
                         acc = (acc + (a * dense[i * dense_cols + col]).fix(dt)).fix(dt);
                     }
                 }
-                let at = if lhs { r * out_cols + i } else { i * out_cols + r };
+                let at = if lhs {
+                    r * out_cols + i
+                } else {
+                    i * out_cols + r
+                };
                 out[at] = acc;
             }
         }
@@ -130,7 +134,11 @@ fn sparse_dense(args: &[Value], call: &CallInfo) -> EvalResult {
     if dense.dtype != values.dtype {
         return unsupported("nn.sparse_dense: the operands' types differ");
     }
-    let sparse = Sparse::of(values, arg_tensor(args, 2, call)?, arg_tensor(args, 3, call)?)?;
+    let sparse = Sparse::of(
+        values,
+        arg_tensor(args, 2, call)?,
+        arg_tensor(args, 3, call)?,
+    )?;
     let lhs = call.bool_or("sparse_lhs", false);
     let (rows, cols) = (dense.shape[0] as usize, dense.shape[1] as usize);
     let dt = dense.dtype;
@@ -162,7 +170,10 @@ fn sparse_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
     if idx.len() < nnz || idx.iter().take(nnz).any(|&c| c < 0 || c as usize >= n) {
         return unsupported("nn.sparse_transpose: a column index outside the square matrix");
     }
-    if ptr.windows(2).any(|w| w[0] < 0 || w[1] < w[0] || w[1] as usize > nnz) {
+    if ptr
+        .windows(2)
+        .any(|w| w[0] < 0 || w[1] < w[0] || w[1] as usize > nnz)
+    {
         return unsupported("nn.sparse_transpose: indptr points outside the stored elements");
     }
     let mut out_ptr = vec![0i64; n + 1];
