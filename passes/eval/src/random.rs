@@ -367,7 +367,7 @@ fn multinomial(args: &[Value], call: &CallInfo) -> EvalResult {
         .into_iter()
         .map(|x| x as f32)
         .collect();
-    let rows = if k == 0 { 0 } else { p.len() / k };
+    let rows = p.len().checked_div(k).unwrap_or(0);
     let s = samples.max(0) as usize;
     let mut out = Vec::with_capacity(rows * s);
     for row in 0..rows {
@@ -389,10 +389,14 @@ fn multinomial(args: &[Value], call: &CallInfo) -> EvalResult {
             for (i, &c) in cumulative.iter().enumerate() {
                 let diff = c - draw;
                 let v = if diff > 0.0 { diff } else { 1.0 };
-                if !(best_val < v || (best_val == v && best < i as i128)) {
+                // The reducer keeps the accumulator when it is smaller, or
+                // equal with a smaller index (NaN never compares less).
+                let kept = best_val.partial_cmp(&v) == Some(std::cmp::Ordering::Less);
+                let tie_kept = best_val == v && best < i as i128;
+                if !(kept || tie_kept) {
                     best = i as i128;
                 }
-                if !(best_val < v) {
+                if !kept {
                     best_val = v;
                 }
             }

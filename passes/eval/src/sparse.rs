@@ -191,8 +191,9 @@ fn sparse_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
     let mut out_data = vec![0u8; data.data.len()];
     let mut out_idx = vec![0i128; nnz];
     for row in 0..n {
-        for e in ptr[row] as usize..ptr[row + 1] as usize {
-            let col = idx[e] as usize;
+        let (start, end) = (ptr[row] as usize, ptr[row + 1] as usize);
+        for (e, &col) in idx.iter().enumerate().take(end).skip(start) {
+            let col = col as usize;
             let dest = out_ptr[col] as usize;
             out_idx[dest] = row as i128;
             out_data[dest * width..(dest + 1) * width]
@@ -202,9 +203,7 @@ fn sparse_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
     }
     let mut last = 0;
     for p in out_ptr.iter_mut().take(n) {
-        let next = *p;
-        *p = last;
-        last = next;
+        std::mem::swap(p, &mut last);
     }
     let int = |v: Vec<i128>, len: usize| -> EvalResult<Value> {
         Ok(Value::tensor(encode(
