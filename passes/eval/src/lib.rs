@@ -71,18 +71,25 @@ mod misc;
 mod never_folded;
 mod nn;
 mod nn_conv;
+mod nn_packed_conv;
 mod nn_spatial;
 mod norm;
 mod num;
 mod one_hot;
 mod pool;
 mod qnn;
+mod qnn_activation;
 mod qnn_linear;
+mod random;
 mod reduce;
 mod resize;
 mod scatter_dense;
+mod set_slice;
+mod simulated_quantize;
+mod sparse;
 mod tensor;
 mod tensor_transform;
+mod unique;
 mod vision;
 
 #[cfg(test)]
@@ -289,6 +296,13 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| loss::kernel(op))
         .or_else(|| vision::kernel(op))
         .or_else(|| scatter_dense::kernel(op))
+        .or_else(|| random::kernel(op))
+        .or_else(|| qnn_activation::kernel(op))
+        .or_else(|| simulated_quantize::kernel(op))
+        .or_else(|| set_slice::kernel(op))
+        .or_else(|| unique::kernel(op))
+        .or_else(|| sparse::kernel(op))
+        .or_else(|| nn_packed_conv::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

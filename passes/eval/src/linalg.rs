@@ -1,5 +1,6 @@
-//! Matrix products: `nn.dense`, `nn.matmul` and `nn.batch_matmul` (TOPI's
-//! `nn/dense.py` and `nn/batch_matmul.py`). Both operands are cast to
+//! Matrix products: `nn.dense`, `nn.matmul`, `nn.batch_matmul` and
+//! `nn.contrib_dense_pack` (TOPI's `nn/dense.py`, `nn/batch_matmul.py` and
+//! `x86/dense.py`'s `dense_pack`). Both operands are cast to
 //! `out_dtype` (when set) before they are multiplied, as TOPI does, and
 //! each output element is `Σ_k a·b` accumulated from zero in increasing
 //! `k`.
@@ -21,6 +22,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
         "nn.dense" => dense,
         "nn.matmul" => matmul,
         "nn.batch_matmul" => batch_matmul,
+        "nn.contrib_dense_pack" => dense_pack,
         _ => return None,
     })
 }
@@ -156,4 +158,28 @@ fn batch_matmul(args: &[Value], call: &CallInfo) -> EvalResult {
         unsupported("nn.batch_matmul: operands of different classes")
     );
     Ok(Value::tensor(encode(&out, dt, shape)?))
+}
+
+/// `topi.x86.dense_pack`: `data[M, K]` times a weight packed as
+/// `[N / n, K, n]` (`weight_layout` `NC{n}n`): output column `x` reads
+/// `weight[x / n, k, x % n]`.
+fn dense_pack(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 2, call)?;
+    let (x, w) = (arg_tensor(args, 0, call)?, arg_tensor(args, 1, call)?);
+    if x.ndim() != 2 || w.ndim() != 3 || x.shape[1] != w.shape[1] {
+        return unsupported("nn.contrib_dense_pack: data [M, K] and weight [N/n, K, n] expected");
+    }
+    let dt = out_dtype(call, x.dtype)?;
+    let (m, k) = (x.shape[0] as usize, x.shape[1] as usize);
+    let block = w.shape[2] as usize;
+    let n = w.shape[0] as usize * block;
+    call.check_size(&[m as i64, n as i64])?;
+    let bt = move |_, j: usize, r| ((j / block) * k + r) * block + j % block;
+    let out = on_cols!(
+        decode_as(x, dt)?,
+        decode_as(w, dt)?,
+        (a, b) => product(&a, &b, 1, m, n, k, |_, i, r| i * k + r, bt, dt),
+        unsupported("nn.contrib_dense_pack: operands of different classes")
+    );
+    Ok(Value::tensor(encode(&out, dt, vec![m as i64, n as i64])?))
 }

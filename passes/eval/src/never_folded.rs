@@ -42,6 +42,11 @@ pub const NEVER_FOLDED: &[(&str, &str)] = &[
         "non-computational without a QNN canonicalisation (FTVMQnnCanonicalize): skipped even with fold_qnn=true",
     ),
     (
+        "qnn.contrib_dense_pack",
+        "non-computational without a QNN canonicalisation; its only compute is Hexagon's \
+         (python/tvm/relay/op/strategy/generic.py, qnn_dense_pack_strategy, raises for any other target)",
+    ),
+    (
         "device_copy",
         "FoldConstant never folds a device copy (it names the operator as not to be folded)",
     ),

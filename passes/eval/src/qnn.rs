@@ -42,7 +42,7 @@ fn zero_i32() -> TensorData {
 }
 
 /// `GetScalarFromConstant<float>`: the first element read as a float32.
-fn scalar_as_f32(t: &TensorData, what: &str) -> EvalResult<f32> {
+pub(crate) fn scalar_as_f32(t: &TensorData, what: &str) -> EvalResult<f32> {
     if t.dtype != DataType::FLOAT32 || t.num_elements() < 1 {
         return unsupported(format!("{what} is not a float32 constant"));
     }
@@ -72,7 +72,7 @@ fn flatten(v: &TensorData) -> EvalResult<TensorData> {
         .map_err(|e| EvalError::Unsupported(e.message))
 }
 
-fn ints(t: &TensorData) -> EvalResult<Vec<i128>> {
+pub(crate) fn ints(t: &TensorData) -> EvalResult<Vec<i128>> {
     match decode(t)? {
         Col::Int(v) => Ok(v),
         _ => unsupported(format!("expected integers, got {}", t.dtype)),
@@ -80,7 +80,7 @@ fn ints(t: &TensorData) -> EvalResult<Vec<i128>> {
 }
 
 /// `clip(x, qmin, qmax)` then `cast(out_dtype)` (`ConvertDtype`).
-fn clip_cast(v: Vec<i128>, shape: Vec<i64>, out: DataType) -> EvalResult<TensorData> {
+pub(crate) fn clip_cast(v: Vec<i128>, shape: Vec<i64>, out: DataType) -> EvalResult<TensorData> {
     if !(out.is_int() || out.is_uint()) || out.bits > 32 {
         return unsupported(format!("QNN output type {out}"));
     }
@@ -130,7 +130,7 @@ fn wrap64(v: i128) -> i128 {
 
 /// `tir.q_multiply_shift(x, m, 31, s)` on int32 values as TVM legalises
 /// it (with the special case of `m == 2^30`, a power of two).
-fn q_multiply_shift(x: i128, m: i64, s: i64) -> EvalResult<i128> {
+pub(crate) fn q_multiply_shift(x: i128, m: i64, s: i64) -> EvalResult<i128> {
     if m == 1 << 30 {
         let exp = s - 1;
         if exp > 0 {

@@ -35,7 +35,11 @@ fn tensor(fields: &[&str]) -> TensorData {
         let v: Vec<f64> = values.iter().map(|x| x.parse().expect("a float")).collect();
         TensorData::from_f64s(dtype, shape, &v).expect("a tensor")
     } else {
-        let v: Vec<i64> = values.iter().map(|x| x.parse().expect("an int")).collect();
+        // uint64 words above i64::MAX keep their bits.
+        let v: Vec<i64> = values
+            .iter()
+            .map(|x| x.parse::<i128>().expect("an int") as i64)
+            .collect();
         TensorData::from_i64s(dtype, shape, &v).expect("a tensor")
     }
 }

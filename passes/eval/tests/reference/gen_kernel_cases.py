@@ -555,6 +555,184 @@ case("crop_and_resize_nhwc_bilinear_extrapolation", "image.crop_and_resize",
      [("float32", cr_img), ("float32", cr_boxes), ("int32", cr_idx)],
      [("float32", crop_ref(cr_img, cr_boxes, cr_idx, (3, 2), -2.0))], tol=1e-5)
 
+
+# ---- random: TOPI's Threefry variant, word by word with Python integers ----
+MASK64 = (1 << 64) - 1
+ROT = [[14, 16], [52, 57], [23, 40], [5, 37], [25, 33], [46, 12], [58, 22], [32, 32]]
+
+
+def threefry_block(key, counter):
+    ks = list(key) + [0x1BD11BDAA9FC1A22 ^ key[0] ^ key[1] ^ key[2] ^ key[3]]
+    x = list(counter)
+    for g in range(5):
+        x = [(x[j] + ks[(g + j) % 5] + (g if j == 3 else 0)) & MASK64 for j in range(4)]
+        for r in range(4):
+            rot = ROT[(4 * g + r) % 8]
+            for p_ in range(2):
+                a, b = x[2 * p_], x[2 * p_ + 1]
+                total = (a + b) & MASK64
+                rolled = ((b << rot[p_]) | (b >> (64 - rot[p_]))) & MASK64
+                x[2 * p_], x[2 * p_ + 1] = total, total ^ rolled
+            x = [x[0], x[3], x[2], x[1]]
+    return x
+
+
+def threefry_bits(gen, n):
+    """TOPI's threefry_generate with room left in the counter."""
+    assert gen[7] < MASK64 - n
+    words = []
+    blocks = n // 4
+    for i in range(blocks):
+        words += threefry_block(gen[:4], [(c + i) & MASK64 for c in gen[4:8]])
+    if n % 4:
+        counter = list(gen[4:8])
+        counter[3] = (counter[3] + blocks * 4) & MASK64
+        words += threefry_block(gen[:4], counter)[: n % 4]
+        new_counter = counter[3] + 4
+    else:
+        new_counter = gen[7] + n
+    new_gen = list(gen[:6]) + [0, new_counter & MASK64] + list(gen[8:])
+    return new_gen, words
+
+
+key0 = [0, 0, 0, 0, 0, 0, 0, 0, 1 << 63, 0]  # threefry_key(0)
+new_key, bits = threefry_bits(key0, 6)
+case("threefry_generate_partial_block", "random.threefry_generate", {"out_shape": ("ints", [2, 3])},
+     [("uint64", np.array(key0, dtype=np.uint64))],
+     [("uint64", np.array(new_key, dtype=np.uint64)), ("uint64", np.array(bits, dtype=np.uint64).reshape(2, 3))])
+# threefry_split with room in the path: the left key keeps the path, the right one adds a 1.
+split_left = key0[:8] + [1 << 62, 0]
+split_right = key0[:4] + [1 << 63] + key0[5:8] + [1 << 62, 0]
+case("threefry_split_path", "random.threefry_split", {}, [("uint64", np.array(key0, dtype=np.uint64))],
+     [("uint64", np.array(split_left, dtype=np.uint64)), ("uint64", np.array(split_right, dtype=np.uint64))])
+key5 = [5, 7, 11, 13, 1 << 63, 0, 0, 40, 1 << 62, 0]
+new_key5, bits5 = threefry_bits(key5, 4)
+standard = (np.array(bits5, dtype=np.uint64).astype(np.uint32) >> np.uint32(9)) | np.uint32(127 << 23)
+uniform01 = standard.view(np.float32) - np.float32(1)
+low, high = np.float32(-2.0), np.float32(3.0)
+case("uniform_float32", "random.uniform", {"out_shape": ("ints", [4]), "out_dtype": ("dtype", "float32")},
+     [("uint64", np.array(key5, dtype=np.uint64)), ("float32", low), ("float32", high)],
+     [("uint64", np.array(new_key5, dtype=np.uint64)), ("float32", uniform01 * (high - low) + low)])
+
+# ---- writing into tensors: NumPy's slicing and index arithmetic ----
+ms = small_ints((2, 3, 4))
+md = small_ints((2, 3, 3))  # diagonals 1, 0, -1 (rows k2 - k), length 3
+ms_out = ms.copy()
+for b in range(2):
+    for r, k in enumerate([1, 0, -1]):
+        length = min(4 - k, 3) if k >= 0 else min(4, 3 + k)
+        offset = 3 - length if k >= 0 else 0  # super-diagonals right-aligned, sub left
+        for t in range(length):
+            i, j = (t, t + k) if k >= 0 else (t - k, t)
+            ms_out[b, i, j] = md[b, r, t + offset]
+case("matrix_set_diag_band_right_left", "matrix_set_diag", {"k1": ("int", -1), "k2": ("int", 1)},
+     [("int32", ms), ("int32", md)], [("int32", ms_out)])
+sa = small_ints((4, 5))
+sv = small_ints((2, 2))
+sa_out = sa.copy()
+sa_out[3:0:-2, 1:5:3] = sv
+case("strided_set_negative_stride", "strided_set", {},
+     [("int32", sa), ("int32", sv), ("int32", np.array([3, 1])), ("int32", np.array([0, 5])),
+      ("int32", np.array([-2, 3]))], [("int32", sa_out)])
+ud = np.array([7, -3, 12, 0, 5], dtype=np.int64)
+uvals, uidx, uinv, ucnt = np.unique(ud, return_index=True, return_inverse=True, return_counts=True)
+case("unique_sorted_counts", "unique", {"sorted": ("bool", True), "return_counts": ("bool", True)},
+     [("int32", ud)], [("int32", uvals), ("int32", uidx), ("int32", uinv), ("int32", np.array([len(uvals)])),
+                       ("int32", ucnt)])
+
+# ---- simulated quantisation in float32 ----
+sq = (rng.standard_normal((2, 3)) * 40).astype(np.float32)
+sq_scale = np.array([0.5, 0.25, 2.0], dtype=np.float32)
+sq_zp = np.array([3, -2, 0], dtype=np.int32)
+sq_ref = np.clip(np.round(sq / sq_scale) + sq_zp.astype(np.float32), -128, 127).astype(np.float32)
+case("qnn_simulated_quantize_per_channel_int8", "qnn.simulated_quantize", {"axis": ("int", -1)},
+     [("float32", sq), ("int32", np.int32(1)), ("float32", sq_scale), ("int32", sq_zp)], [("float32", sq_ref)])
+case("qnn_simulated_dequantize_per_channel", "qnn.simulated_dequantize", {"axis": ("int", 1)},
+     [("float32", sq_ref), ("int32", np.int32(2)), ("float32", sq_scale), ("int32", sq_zp)],
+     [("float32", (sq_ref - sq_zp.astype(np.float32)) * sq_scale)])
+an_scale, an_lo, an_hi = np.float32(0.25), np.float32(-20.0), np.float32(30.0)
+case("annotation_simulated_quantize", "relay.op.annotation.simulated_quantize",
+     {"kind": ("int", 2), "sign": ("bool", True), "rounding": ("str", "round")},
+     [("float32", sq), ("float32", an_scale), ("float32", an_lo), ("float32", an_hi)],
+     [("float32", np.round(np.clip(sq / an_scale, an_lo, an_hi)) * an_scale)])
+
+# ---- qnn.avg_pool2d with equal input and output parameters: an int32 average ----
+qp = small_ints((1, 1, 4, 4), -128, 128)
+qp_out = np.zeros((1, 1, 2, 2), dtype=np.int64)
+for i in range(2):
+    for j in range(2):
+        window = qp[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2].astype(np.int64)
+        total = int(window.sum())
+        qp_out[0, 0, i, j] = int(total / 4)  # C division truncates
+case("qnn_avg_pool2d_same_params", "qnn.avg_pool2d",
+     {"pool_size": ("ints", [2, 2]), "strides": ("ints", [2, 2])},
+     [("int8", qp), ("float32", np.float32(0.5)), ("int32", np.int32(0)), ("float32", np.float32(0.5)),
+      ("int32", np.int32(0))], [("int8", qp_out)])
+
+# ---- sparse products: the sparse operand made dense, then a NumPy matmul ----
+def csr_of(dense):
+    rows, cols = np.nonzero(dense)
+    ptr = np.searchsorted(rows, np.arange(dense.shape[0] + 1))
+    return dense[rows, cols], cols, ptr
+
+
+sp_w = small_ints((4, 5)) * (rng.random((4, 5)) < 0.5)
+sp_x = small_ints((3, 5))
+w_data, w_idx, w_ptr = csr_of(sp_w)
+case("sparse_dense_csr_rhs", "nn.sparse_dense", {"sparse_lhs": ("bool", False)},
+     [("int32", sp_x), ("int32", w_data), ("int32", w_idx), ("int32", w_ptr)], [("int32", sp_x @ sp_w.T)])
+# BSR with 2x2 blocks on the left: block rows 0 and 1 of a 4x6 matrix.
+bsr_blocks = small_ints((3, 2, 2))
+bsr_idx = np.array([0, 2, 1])
+bsr_ptr = np.array([0, 2, 3])
+bsr_dense = np.zeros((4, 6), dtype=np.int64)
+for block_row in range(2):
+    for e in range(bsr_ptr[block_row], bsr_ptr[block_row + 1]):
+        c = bsr_idx[e]
+        bsr_dense[2 * block_row:2 * block_row + 2, 2 * c:2 * c + 2] = bsr_blocks[e]
+sp_y = small_ints((3, 6))
+case("sparse_dense_bsr_lhs", "nn.sparse_dense", {"sparse_lhs": ("bool", True)},
+     [("int32", sp_y), ("int32", bsr_blocks), ("int32", bsr_idx), ("int32", bsr_ptr)],
+     [("int32", bsr_dense @ sp_y.T)])
+sq_m = (small_ints((4, 4)) * (rng.random((4, 4)) < 0.5)).astype(np.float32)
+t_data, t_idx, t_ptr = csr_of(sq_m)
+tt_data, tt_idx, tt_ptr = csr_of(sq_m.T)
+case("sparse_transpose_csr", "nn.sparse_transpose", {},
+     [("float32", t_data), ("int32", t_idx), ("int32", t_ptr)],
+     [("float32", tt_data), ("int32", tt_idx), ("int32", tt_ptr)])
+
+# ---- packed dense: the weight packed with NumPy's reshape/transpose ----
+dp_x, dp_w = small_ints((2, 5)), small_ints((6, 5))
+dp_packed = dp_w.reshape(3, 2, 5).transpose(0, 2, 1)  # [N/2, K, 2]
+case("contrib_dense_pack_nc2n", "nn.contrib_dense_pack", {"units": ("int", 6), "weight_layout": ("str", "NC2n")},
+     [("int32", dp_x), ("int32", np.ascontiguousarray(dp_packed))], [("int32", dp_x @ dp_w.T)])
+
+# ---- blocked convolutions: NumPy packs the plain window sums ----
+def pack_nchwc(x, c):
+    n, ch, h, w = x.shape
+    return np.ascontiguousarray(x.reshape(n, ch // c, c, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def pack_oihwio(w, i, o):
+    oc, ic, kh, kw = w.shape
+    return np.ascontiguousarray(w.reshape(oc // o, o, ic // i, i, kh, kw).transpose(0, 2, 4, 5, 3, 1))
+
+
+xc, wc = small_ints((1, 4, 4, 5)), small_ints((4, 4, 3, 3))
+refc = conv_ref(xc, wc, [1, 2], [1, 1], [1, 1], [1, 1], 1)
+case("contrib_conv2d_nchw2c", "nn.contrib_conv2d_NCHWc",
+     {"strides": ("ints", [1, 2]), "padding": ("ints", [1, 1]), "channels": ("int", 4), "kernel_size": ("ints", [3, 3]),
+      "data_layout": ("str", "NCHW2c"), "kernel_layout": ("str", "OIHW2i2o"), "out_layout": ("str", "NCHW2c")},
+     [("int32", pack_nchwc(xc, 2)), ("int32", pack_oihwio(wc, 2, 2))],
+     [("int32", pack_nchwc(refc.astype(np.int64), 2))])
+wdw = small_ints((4, 1, 3, 3))
+refdw = conv_ref(xc, wdw, [1, 1], [1, 1], [1, 1], [1, 1], 4)
+case("contrib_depthwise_conv2d_nchw2c", "nn.contrib_depthwise_conv2d_NCHWc",
+     {"padding": ("ints", [1, 1]), "groups": ("int", 4), "channels": ("int", 4), "kernel_size": ("ints", [3, 3]),
+      "data_layout": ("str", "NCHW2c"), "kernel_layout": ("str", "OIHW1i2o"), "out_layout": ("str", "NCHW2c")},
+     [("int32", pack_nchwc(xc, 2)), ("int32", pack_oihwio(wdw, 1, 2))],
+     [("int32", pack_nchwc(refdw.astype(np.int64), 2))])
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_cases.txt")
 with open(path, "w") as f:
     f.write("# Generated by gen_kernel_cases.py (NumPy reference values); do not edit.\n")
