@@ -214,3 +214,53 @@ fn deep_chain_does_not_overflow() {
         "fn (Tensor[(2), float32]) -> Tensor[(2), float32]"
     );
 }
+
+/// Convolution layout conversions are built once per thread and reused:
+/// a call with other layouts, or with an invalid one, still gets its own
+/// type or error, before and after the valid ones are cached.
+#[test]
+fn cached_convolution_layouts_are_per_combination() {
+    let valid = header(
+        r#"def @main(%x: Tensor[(1, 4, 8, 8), float32], %y: Tensor[(1, 8, 8, 4), float32], %w: Tensor[(4, 4, 3, 3), float32], %k: Tensor[(3, 3, 4, 4), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.conv2d(%y, %k, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3], data_layout="NHWC", kernel_layout="HWIO");
+  %2 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3], out_layout="NHWC");
+  (%0, %1, %2)
+}"#,
+    );
+    let invalid = header(
+        r#"def @main(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(4, 4, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3], data_layout="NCHWc")
+}"#,
+    );
+    let body_type = |text: &str| {
+        let (m, d) = parse_and_lower("t.relay", text);
+        assert!(!d.has_errors(), "lowering failed: {d:?}");
+        let (typed, diags) = crate::infer_module(&m);
+        let ty = typed
+            .function("main")
+            .and_then(|f| f.body().checked_type().cloned())
+            .map(|t| relay_ir::printer::print_type(&t));
+        let errors: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+        (ty, errors)
+    };
+    let expected = Some(
+        "(Tensor[(1, 4, 8, 8), float32], Tensor[(1, 8, 8, 4), float32], \
+         Tensor[(1, 8, 8, 4), float32])"
+            .to_string(),
+    );
+    let (cold_invalid_type, cold_invalid_errors) = body_type(&invalid);
+    assert_eq!(cold_invalid_errors.len(), 1, "{cold_invalid_errors:?}");
+    assert!(
+        cold_invalid_errors[0].contains("Invalid layout NCHWc"),
+        "{cold_invalid_errors:?}"
+    );
+    for _ in 0..2 {
+        assert_eq!(body_type(&valid), (expected.clone(), Vec::new()));
+    }
+    assert_eq!(
+        body_type(&invalid),
+        (cold_invalid_type, cold_invalid_errors),
+        "an invalid layout is reported the same once valid ones are cached"
+    );
+}

@@ -14,7 +14,8 @@ use relay_ir::op::OpPattern;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{Expr, ExprKind, Function};
 use relay_pass_manager::registry::PassSpec;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::function("CanonicalizeCast", 3)

@@ -27,7 +27,7 @@
 //! the conservative choice.
 
 use relay_ir::diagnostic::Diagnostic;
-use relay_ir::rewrite::{children, with_children};
+use relay_ir::rewrite::{children, for_each_child, with_children};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern, TypeKind, VarId};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{pass_error, PassContext};
@@ -825,9 +825,10 @@ impl<'p> UsageVisitor<'p> {
                 stack.push(Task::Visit(data.clone()));
             }
             _ => {
-                for child in children(e).into_iter().rev() {
-                    stack.push(Task::Visit(child.clone()));
-                }
+                // Children in reverse order, without a vector per node.
+                let first = stack.len();
+                for_each_child(e, |child| stack.push(Task::Visit(child.clone())));
+                stack[first..].reverse();
             }
         }
     }
@@ -895,27 +896,39 @@ impl Eliminator<'_> {
         }
     }
 
-    /// The nodes to rewrite before `e`: a let's value only when the binding
-    /// stays or is inlined; an inlined variable's value; no binding sites.
-    fn traversal_children(&self, e: &Expr) -> Vec<Expr> {
+    /// Calls `f` on each node to rewrite before `e`, in order: a let's
+    /// value only when the binding stays or is inlined; an inlined
+    /// variable's value; no binding sites.
+    fn for_each_traversal_child<'e>(&'e self, e: &'e Expr, mut f: impl FnMut(&'e Expr)) {
         match e.kind() {
-            ExprKind::Var(v) => match self.action(v.id) {
-                Action::Inline => vec![self.usage.let_bound_values[&v.id].clone()],
-                _ => Vec::new(),
-            },
-            ExprKind::Let { var, value, body } => {
-                if self.action(var.id()) == Action::Elide {
-                    vec![body.clone()]
-                } else {
-                    vec![value.clone(), body.clone()]
+            ExprKind::Var(v) => {
+                if self.action(v.id) == Action::Inline {
+                    f(&self.usage.let_bound_values[&v.id]);
                 }
             }
-            ExprKind::Function(f) => vec![f.body.clone()],
-            ExprKind::Match { data, clauses, .. } => std::iter::once(data.clone())
-                .chain(clauses.iter().map(|c| c.rhs.clone()))
-                .collect(),
-            _ => children(e).into_iter().cloned().collect(),
+            ExprKind::Let { var, value, body } => {
+                if self.action(var.id()) != Action::Elide {
+                    f(value);
+                }
+                f(body);
+            }
+            ExprKind::Function(func) => f(&func.body),
+            ExprKind::Match { data, clauses, .. } => {
+                f(data);
+                clauses.iter().for_each(|c| f(&c.rhs));
+            }
+            _ => for_each_child(e, f),
         }
+    }
+
+    /// Whether [`Self::mapped`] of `e` is `e` itself (without cloning it).
+    fn mapped_is_itself(&self, e: &Expr) -> bool {
+        if let ExprKind::Var(v) = e.kind() {
+            if self.action(v.id) != Action::Inline {
+                return true;
+            }
+        }
+        self.memo.get(&key(e)).is_none_or(|m| m.ptr_eq(e))
     }
 
     /// The rewritten `e`. A variable stays itself (the very node, binding
@@ -942,11 +955,14 @@ impl Eliminator<'_> {
                 continue;
             }
             stack.push((e.clone(), true));
-            for child in self.traversal_children(&e).into_iter().rev() {
-                if !seen.contains(&key(&child)) {
-                    stack.push((child, false));
+            // Children in reverse order, without a vector per node.
+            let first = stack.len();
+            self.for_each_traversal_child(&e, |child| {
+                if !seen.contains(&key(child)) {
+                    stack.push((child.clone(), false));
                 }
-            }
+            });
+            stack[first..].reverse();
         }
         self.mapped(root)
     }
@@ -979,6 +995,13 @@ impl Eliminator<'_> {
                 }
             },
             _ => {
+                // Most nodes keep all their children: then the node stays,
+                // and no vector of children is built.
+                let mut changed = false;
+                for_each_child(e, |c| changed |= !self.mapped_is_itself(c));
+                if !changed {
+                    return e.clone();
+                }
                 let new_children: Vec<Expr> =
                     children(e).into_iter().map(|c| self.mapped(c)).collect();
                 with_children(e, &new_children)

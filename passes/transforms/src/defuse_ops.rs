@@ -15,7 +15,8 @@ use relay_ir::rewrite::rewrite_post_order;
 use relay_ir::{Expr, ExprKind, Function, IRModule, Pattern};
 use relay_pass_manager::registry::PassSpec;
 use relay_pass_manager::{pass_error, PassContext};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// The registry entry.
 pub(crate) fn spec() -> PassSpec {
@@ -73,7 +74,7 @@ fn inline_body<'a>(
     body: &Expr,
     args: &[Expr],
 ) -> Result<Expr, String> {
-    let mut by_name: HashMap<&str, &Expr> = HashMap::new();
+    let mut by_name: HashMap<&str, &Expr> = HashMap::default();
     for (name, arg) in param_names.zip(args) {
         if by_name.insert(name, arg).is_some() {
             return Err(format!(

@@ -32,7 +32,8 @@ use relay_ir::{Dim, Function, IRModule, Type, Var, VarId};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::function("DenseToSparse", 4)
@@ -79,7 +80,7 @@ fn bsr_shapes(
             shapes.len()
         ));
     }
-    let mut weights = HashMap::new();
+    let mut weights = HashMap::default();
     for (name, shape) in names.iter().zip(&shapes) {
         let PipelineValue::Str(name) = name else {
             return Err(format!(

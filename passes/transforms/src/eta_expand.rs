@@ -18,7 +18,8 @@ use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{Call, Expr, ExprKind, Function, IRModule, Var};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::module("EtaExpand", 1)
@@ -63,7 +64,7 @@ pub fn eta_expand(mut module: IRModule, options: EtaOptions) -> Result<IRModule,
         .map(|(name, _)| name.to_string())
         .collect();
     // The expansion of each global, shared across uses and functions.
-    let mut expansions: HashMap<String, Expr> = HashMap::new();
+    let mut expansions: HashMap<String, Expr> = HashMap::default();
     for name in names {
         let Some(function) = module.function(&name).cloned() else {
             continue;

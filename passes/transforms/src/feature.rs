@@ -12,7 +12,8 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::printer::{print_expr, PrintOptions};
 use relay_ir::rewrite::for_each_child_except_pattern_vars;
 use relay_ir::{Expr, ExprKind, IRModule, VarId};
-use std::collections::HashSet;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxSet as HashSet;
 
 /// One feature, numbered as TVM's `enum Feature`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +118,7 @@ impl std::fmt::Display for FeatureSet {
 /// programs cannot overflow the call stack.
 pub fn detect_features(expr: &Expr) -> FeatureSet {
     let mut features = FeatureSet::none();
-    let mut visited: HashSet<usize> = HashSet::new();
+    let mut visited: HashSet<usize> = HashSet::default();
     let mut stack = vec![expr.clone()];
     while let Some(node) = stack.pop() {
         if !visited.insert(node.addr()) {

@@ -7,7 +7,8 @@
 
 use relay_ir::rewrite::post_order;
 use relay_ir::{Expr, ExprKind, Function, FunctionData, Pattern, Var, VarId};
-use std::collections::HashSet;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxSet as HashSet;
 
 /// `function` with its parameters rebuilt as TVM does: the free variables
 /// of its body in order of first use, those in `new_vars` last.
@@ -35,7 +36,7 @@ pub(crate) fn free_vars_as_params(function: &Function, new_vars: &[VarId]) -> Fu
 /// them.
 fn free_vars_of_body(function: &Function) -> Vec<Var> {
     let order = post_order(function.body());
-    let mut bound: HashSet<VarId> = HashSet::new();
+    let mut bound: HashSet<VarId> = HashSet::default();
     for node in &order {
         match node.kind() {
             ExprKind::Function(data) => bound.extend(data.params.iter().map(Var::id)),
@@ -50,7 +51,7 @@ fn free_vars_of_body(function: &Function) -> Vec<Var> {
             _ => {}
         }
     }
-    let mut seen: HashSet<VarId> = HashSet::new();
+    let mut seen: HashSet<VarId> = HashSet::default();
     order
         .iter()
         .filter_map(Expr::as_var)

@@ -25,7 +25,8 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
 use relay_pass_manager::PassSpec;
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 pub(crate) fn spec() -> PassSpec {
     // Registered under the constructor's name, `Inline`.
@@ -49,8 +50,8 @@ struct CallGraph {
 impl CallGraph {
     fn build(module: &IRModule) -> CallGraph {
         let mut graph = CallGraph {
-            callees: HashMap::new(),
-            references: HashMap::new(),
+            callees: HashMap::default(),
+            references: HashMap::default(),
         };
         for (name, function) in module.functions() {
             let mut mentioned: Vec<String> = Vec::new();
@@ -95,7 +96,7 @@ impl CallGraph {
     /// Functions, callees before callers (mentions followed depth first).
     fn callees_first(&self, module: &IRModule) -> Vec<String> {
         let mut order = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for (root, _) in module.functions() {
             let mut stack: Vec<(String, usize)> = vec![(root.to_string(), 0)];
             if !seen.insert(root.to_string()) {
@@ -192,7 +193,7 @@ fn inline_into(
 ) -> Result<Function, Diagnostic> {
     // Globals in callee position of a call that will be inlined are handled
     // with their call, not as plain references.
-    let mut handled_with_call: HashSet<usize> = HashSet::new();
+    let mut handled_with_call: HashSet<usize> = HashSet::default();
     for node in post_order(function.body()) {
         if let ExprKind::Call(call) = node.kind() {
             if let ExprKind::GlobalVar(global) = call.callee.kind() {
@@ -205,7 +206,7 @@ fn inline_into(
     let mut failure: Option<Diagnostic> = None;
     // A plain reference is replaced once per function, like TVM's memo on
     // the shared global node.
-    let mut references: HashMap<String, Expr> = HashMap::new();
+    let mut references: HashMap<String, Expr> = HashMap::default();
     let body = rewrite_post_order(function.body(), |old, rebuilt| {
         if failure.is_some() {
             return rebuilt;

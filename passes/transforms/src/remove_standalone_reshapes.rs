@@ -29,7 +29,8 @@ use relay_ir::metadata::table::NodeRef;
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{AttrValue, Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
 use relay_pass_manager::registry::PassSpec;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::module("RemoveStandaloneReshapes", 0)
@@ -72,7 +73,7 @@ fn rewrite_body(body: &Expr) -> Result<Expr, Diagnostic> {
     // The let variables bound to each value node: a value is rewritten
     // before the let's body, so when a reshape is reached the variable it
     // reads already knows its lowered call.
-    let mut let_vars_of_value: HashMap<usize, Vec<VarId>> = HashMap::new();
+    let mut let_vars_of_value: HashMap<usize, Vec<VarId>> = HashMap::default();
     for node in post_order(body) {
         if let ExprKind::Let { var, value, .. } = node.kind() {
             let_vars_of_value
@@ -81,7 +82,7 @@ fn rewrite_body(body: &Expr) -> Result<Expr, Diagnostic> {
                 .push(var.id());
         }
     }
-    let mut lowered_call_of_var: HashMap<VarId, Expr> = HashMap::new();
+    let mut lowered_call_of_var: HashMap<VarId, Expr> = HashMap::default();
     let mut failure: Option<Diagnostic> = None;
     let rewritten = rewrite_post_order(body, |pre, post| {
         if failure.is_some() {

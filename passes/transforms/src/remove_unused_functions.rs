@@ -10,7 +10,8 @@ use relay_ir::{ExprKind, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::HashSet;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxSet as HashSet;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::module("RemoveUnusedFunctions", 1)
@@ -46,7 +47,7 @@ pub fn remove_unused_functions(
     mut module: IRModule,
     entries: &[String],
 ) -> Result<IRModule, Diagnostic> {
-    let mut reached: HashSet<String> = HashSet::new();
+    let mut reached: HashSet<String> = HashSet::default();
     let mut pending: Vec<String> = Vec::new();
     for entry in entries {
         if module.function(entry).is_none() {

@@ -31,7 +31,8 @@ use relay_ir::{Call, Expr, ExprKind, Function, Type, Var, VarId};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::HashSet;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxSet as HashSet;
 
 pub(crate) fn spec() -> PassSpec {
     PassSpec::function("SimplifyFCTranspose", 4)
@@ -54,7 +55,7 @@ pub(crate) fn spec() -> PassSpec {
                         )),
                     })
                     .collect::<Result<HashSet<_>, _>>()?,
-                _ => HashSet::new(),
+                _ => HashSet::default(),
             };
             Ok(
                 move |function: Function, _module: &IRModule, _ctx: &PassContext| {

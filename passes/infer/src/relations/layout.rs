@@ -129,18 +129,16 @@ impl Layout {
     /// `FactorOf(primal)`: the product of the block sizes of `primal`'s
     /// subordinate axes, `None` when it has none.
     pub fn factor_of(&self, primal: char) -> Option<i64> {
+        // Asked for every axis of every shape a convolution converts: no
+        // vector of the factors is collected.
         let sub = primal.to_ascii_lowercase();
-        let factors: Vec<i64> = self
-            .axes
+        self.axes
             .iter()
             .filter(|axis| axis.name == sub)
             .filter_map(|axis| axis.factor)
-            .collect();
-        if factors.is_empty() {
-            None
-        } else {
-            Some(factors.iter().product())
-        }
+            .fold(None, |product: Option<i64>, factor| {
+                Some(product.map_or(factor, |p| p * factor))
+            })
     }
 }
 

@@ -465,6 +465,15 @@ impl<'a> AttrsView<'a> {
         }
     }
 
+    /// [`Self::str`], borrowed (no copy for a relation that only reads it).
+    pub fn str_ref(&self, name: &str) -> Result<&str, RelationError> {
+        match self.require(name)? {
+            AttrValue::Str(s) => Ok(s),
+            AttrValue::Null => Ok(""),
+            _ => Err(bad(name, "a string")),
+        }
+    }
+
     /// A `DataType` field (void for an empty string).
     pub fn dtype(&self, name: &str) -> Result<DataType, RelationError> {
         match self.require(name)? {

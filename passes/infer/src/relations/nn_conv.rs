@@ -25,6 +25,8 @@ use super::{check, error, relations, tensor, AboutAttribute, AttrsView, Ctx, Ste
 use crate::relation_contract::RelationError;
 use relay_ir::dtype::DataType;
 use relay_ir::Dim;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 relations! {
     /// `Conv1DRel`.
@@ -63,10 +65,73 @@ fn repr(layout: &str) -> String {
 /// A convolution's three layout conversions: the data and the output to the
 /// canonical data layout (`NCW`, `NCHW`, `NCDHW`), the kernel to the
 /// canonical kernel layout (`OIHW`, `IOHW`, `GOIHW`, …).
+///
+/// Shared (`Rc`): a model has thousands of convolutions with the same few
+/// layouts, and each conversion is built once per thread (see
+/// [`conv_layouts`]).
+#[derive(Clone)]
 pub(super) struct ConvLayouts {
-    pub data: BijectiveLayout,
-    pub kernel: BijectiveLayout,
-    pub out: BijectiveLayout,
+    pub data: Rc<BijectiveLayout>,
+    pub kernel: Rc<BijectiveLayout>,
+    pub out: Rc<BijectiveLayout>,
+}
+
+/// The attributes and targets [`conv_layouts`] converts between: the key of
+/// a cached result.
+#[derive(PartialEq, Eq)]
+struct ConvLayoutKey<'a> {
+    data: &'a str,
+    kernel: &'a str,
+    out: &'a str,
+    data_target: &'a str,
+    kernel_target: &'a str,
+}
+
+/// How many layout combinations a thread keeps: real models use one or
+/// two; names come from user text, so the cache is bounded.
+const CONV_LAYOUT_CACHE_SIZE: usize = 16;
+
+thread_local! {
+    /// The conversions built so far on this thread, most recent last
+    /// (keys as owned strings: data, kernel, out, data target, kernel
+    /// target). Parsing three layouts and building three conversions was
+    /// two dozen small allocations per convolution.
+    static CONV_LAYOUT_CACHE: RefCell<Vec<([String; 5], ConvLayouts)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+fn cached_conv_layouts(key: &ConvLayoutKey<'_>) -> Option<ConvLayouts> {
+    CONV_LAYOUT_CACHE.with(|cache| {
+        cache
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(k, _)| {
+                k[0] == key.data
+                    && k[1] == key.kernel
+                    && k[2] == key.out
+                    && k[3] == key.data_target
+                    && k[4] == key.kernel_target
+            })
+            .map(|(_, layouts)| layouts.clone())
+    })
+}
+
+fn remember_conv_layouts(key: &ConvLayoutKey<'_>, layouts: &ConvLayouts) {
+    CONV_LAYOUT_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= CONV_LAYOUT_CACHE_SIZE {
+            cache.remove(0);
+        }
+        let key = [
+            key.data.to_string(),
+            key.kernel.to_string(),
+            key.out.to_string(),
+            key.data_target.to_string(),
+            key.kernel_target.to_string(),
+        ];
+        cache.push((key, layouts.clone()));
+    });
 }
 
 /// Which layout an error is about.
@@ -148,32 +213,55 @@ pub(super) fn conv_layouts(
     kernel_target: &str,
 ) -> Result<ConvLayouts, RelationError> {
     let attrs = ctx.attrs;
-    let data_name = attrs.str("data_layout")?;
-    let kernel_name = attrs.str("kernel_layout")?;
-    let data_layout = Layout::parse(&data_name).about("data_layout")?;
-    let kernel_layout = Layout::parse(&kernel_name).about("kernel_layout")?;
+    let data_name = attrs.str_ref("data_layout")?;
+    let kernel_name = attrs.str_ref("kernel_layout")?;
+    let out_attr = attrs.str_ref("out_layout");
+    // An empty `out_layout` is the data's.
+    fn or_data<'s>(out: &'s str, data: &'s str) -> &'s str {
+        if out.is_empty() {
+            data
+        } else {
+            out
+        }
+    }
+    // Only conversions that succeeded are cached: errors are worded per
+    // operator and reported in TVM's order, so they are always rebuilt.
+    let key = out_attr.as_ref().ok().map(|&out| ConvLayoutKey {
+        data: data_name,
+        kernel: kernel_name,
+        out: or_data(out, data_name),
+        data_target,
+        kernel_target,
+    });
+    if let Some(layouts) = key.as_ref().and_then(cached_conv_layouts) {
+        return Ok(layouts);
+    }
+    let data_layout = Layout::parse(data_name).about("data_layout")?;
+    let kernel_layout = Layout::parse(kernel_name).about("kernel_layout")?;
     let convert = |layout: &Layout, role: LayoutRole, target: &str, name: &str| {
         let to = Layout::parse(target)?;
         BijectiveLayout::new(layout, &to)
+            .map(Rc::new)
             .ok_or_else(|| RelationError::new(wording.message(op, role, target, name)))
     };
     let data =
-        convert(&data_layout, LayoutRole::Input, data_target, &data_name).about("data_layout")?;
+        convert(&data_layout, LayoutRole::Input, data_target, data_name).about("data_layout")?;
     let kernel = convert(
         &kernel_layout,
         LayoutRole::Kernel,
         kernel_target,
-        &kernel_name,
+        kernel_name,
     )
     .about("kernel_layout")?;
-    let out_name = match attrs.str("out_layout")? {
-        s if s.is_empty() => data_name,
-        s => s,
-    };
-    let out_layout = Layout::parse(&out_name).about("out_layout")?;
+    let out_name = or_data(out_attr?, data_name);
+    let out_layout = Layout::parse(out_name).about("out_layout")?;
     let out =
-        convert(&out_layout, LayoutRole::Output, data_target, &out_name).about("out_layout")?;
-    Ok(ConvLayouts { data, kernel, out })
+        convert(&out_layout, LayoutRole::Output, data_target, out_name).about("out_layout")?;
+    let layouts = ConvLayouts { data, kernel, out };
+    if let Some(key) = &key {
+        remember_conv_layouts(key, &layouts);
+    }
+    Ok(layouts)
 }
 
 /// TVM's `ICHECK_EQ(name.size(), n)` on an attribute list.

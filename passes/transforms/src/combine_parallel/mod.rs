@@ -44,7 +44,8 @@ use relay_pass_manager::pass_builder::{OnFunctions, PassBuilder};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassArgs, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 use std::sync::Arc;
 
 /// One branch: a call of the combined operator, then the element-wise and
@@ -100,7 +101,7 @@ pub(crate) fn combine_parallel_ops(
     min_num_branches: u64,
 ) -> Function {
     let groups = find_branch_groups(function.expr(), &*combiner);
-    let mut replacements: HashMap<usize, Expr> = HashMap::new();
+    let mut replacements: HashMap<usize, Expr> = HashMap::default();
     for group in &groups {
         if (group.len() as u64) < min_num_branches {
             continue;
@@ -124,9 +125,9 @@ pub(crate) fn combine_parallel_ops(
 /// The branch groups of `root` (steps 1 and 2 of the module doc).
 fn find_branch_groups(root: &Expr, combiner: &dyn ParallelOpCombiner) -> Vec<Vec<Branch>> {
     let op_name = combiner.op_name();
-    let mut users: HashMap<usize, Vec<Expr>> = HashMap::new();
+    let mut users: HashMap<usize, Vec<Expr>> = HashMap::default();
     let mut branch_roots: Vec<Expr> = Vec::new();
-    let mut seen_roots: HashSet<usize> = HashSet::new();
+    let mut seen_roots: HashSet<usize> = HashSet::default();
     for node in post_order(root) {
         let Some(call) = node.as_call() else {
             continue;
@@ -279,8 +280,8 @@ fn check_level(
 /// replacement, itself substituted into. `None` if a replacement contains
 /// the node it replaces (the substitution would never end).
 fn substitute(root: &Expr, replacements: &HashMap<usize, Expr>) -> Option<Expr> {
-    let mut done: HashMap<usize, Expr> = HashMap::new();
-    let mut in_progress: HashSet<usize> = HashSet::new();
+    let mut done: HashMap<usize, Expr> = HashMap::default();
+    let mut in_progress: HashSet<usize> = HashSet::default();
     // (node as it appears in the graph, children already scheduled?)
     let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
     while let Some((node, expanded)) = stack.pop() {

@@ -23,7 +23,8 @@ use super::layout::{
 use relay_ir::build::attrs_replacing;
 use relay_ir::dtype::DataType;
 use relay_ir::{AttrValue, Attrs, Dim, Type};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// What an inference answers (`InferCorrectLayoutOutput`).
 #[derive(Debug, Clone)]
@@ -495,8 +496,8 @@ fn isomorphic(lhs: &Layout, rhs: &Layout) -> Result<bool, LayoutError> {
     if lhs.ndim() != rhs.ndim() {
         return Ok(false);
     }
-    let mut map_to: HashMap<char, char> = HashMap::new();
-    let mut map_back: HashMap<char, char> = HashMap::new();
+    let mut map_to: HashMap<char, char> = HashMap::default();
+    let mut map_back: HashMap<char, char> = HashMap::default();
     for (l, r) in lhs.axes.iter().zip(&rhs.axes) {
         if l.is_primal() != r.is_primal() {
             return Ok(false);

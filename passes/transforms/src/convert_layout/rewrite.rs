@@ -25,7 +25,8 @@ use relay_ir::build::op_call_with;
 use relay_ir::op;
 use relay_ir::rewrite::{children, post_order, with_children};
 use relay_ir::{AttrValue, Attrs, Call, Expr, ExprKind, Type, Var};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// The layouts asked for, per operator name.
 pub type DesiredLayouts = Vec<(String, Vec<String>)>;
@@ -88,17 +89,17 @@ impl<'a> LayoutRewriter<'a> {
     pub fn new(memorizer: &'a dyn CallWithNewLayouts) -> LayoutRewriter<'a> {
         LayoutRewriter {
             memorizer,
-            altered: HashMap::new(),
+            altered: HashMap::default(),
             placeholders: Vec::new(),
-            transforms: HashMap::new(),
-            realized: HashMap::new(),
+            transforms: HashMap::default(),
+            realized: HashMap::default(),
             keep: Vec::new(),
         }
     }
 
     /// Rewrites `root` and realizes the result.
     pub fn run(&mut self, root: &Expr) -> Result<Expr, LayoutError> {
-        let mut memo: HashMap<usize, Expr> = HashMap::new();
+        let mut memo: HashMap<usize, Expr> = HashMap::default();
         for node in post_order(root) {
             let new_children: Vec<Expr> = children(&node)
                 .into_iter()

@@ -26,7 +26,8 @@ use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
 use rules::{optional_rule_for, rule_for, AffineType, Rule, TypeMap};
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// Operators the QAT sweep may rewrite on their own (TVM's
 /// `is_op_enabled_for_optional_fq2i`), when they also have a rule.
@@ -186,7 +187,7 @@ type Region = (Vec<Expr>, Vec<(Expr, AffineType)>);
 /// of its boundary calls, or `None` when the region holds anything but
 /// data flow (a variable, a let, a function, control flow).
 fn extract_region(quantize: &Expr) -> Option<Region> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut calls = Vec::new();
     let mut types = Vec::new();
     let mut stack = vec![quantize.clone()];
@@ -225,7 +226,7 @@ fn extract_region(quantize: &Expr) -> Option<Region> {
 
 /// The main sweep: every `qnn.quantize` whose region can be rewritten is.
 fn rewrite_regions(root: &Expr, options: &Options) -> Result<Expr, String> {
-    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    let mut memo: HashMap<usize, Expr> = HashMap::default();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)
             .into_iter()
@@ -278,7 +279,7 @@ fn rewrite_region(
     let mut mutator = RegionMutator {
         types,
         out_type,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
         qat_root: None,
         options,
     };
@@ -402,7 +403,7 @@ impl RegionMutator<'_> {
 
 /// The QAT sweep (TVM's `QATRewriter`).
 fn rewrite_qat(root: &Expr, options: &Options) -> Result<Expr, String> {
-    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    let mut memo: HashMap<usize, Expr> = HashMap::default();
     for node in post_order(root) {
         let new_children: Vec<Expr> = children(&node)
             .into_iter()
@@ -454,7 +455,7 @@ fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
     let call = post.as_call().expect("an operator call");
     // The region under the operator's arguments, as TVM's
     // `QATSubgraphExtractor` walks it (dequantize args are not entered).
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut calls = Vec::new();
     let mut types = TypeMap::default();
     let mut stack: Vec<Expr> = call.args.clone();
@@ -529,7 +530,7 @@ fn rewrite_qat_operator(post: Expr, options: &Options) -> Result<Expr, String> {
     let mut mutator = RegionMutator {
         types,
         out_type: None,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
         qat_root: Some(post.addr()),
         options,
     };

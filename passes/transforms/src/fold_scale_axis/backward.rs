@@ -26,7 +26,8 @@ use super::axes::{
 use relay_ir::build::{expand_bias_to_match_axis, op_call};
 use relay_ir::rewrite::{children, post_order, with_children};
 use relay_ir::{Call, Expr, ExprKind, Function};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// How deep the scale may be pushed through a chain of operators; beyond
 /// it the function is left unchanged rather than risk the stack.
@@ -46,7 +47,7 @@ pub fn backward_fold_scale_axis(function: &Function) -> Function {
     }
     let mut transformer = Transformer {
         messages,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
     };
     match transformer.run(root, &order) {
         Ok(new_root) => new_root.as_function().unwrap_or_else(|| function.clone()),
@@ -56,7 +57,7 @@ pub fn backward_fold_scale_axis(function: &Function) -> Function {
 
 /// How many times each node is referenced (the root once).
 fn reference_counts(root: &Expr, order: &[Expr]) -> HashMap<usize, usize> {
-    let mut counts: HashMap<usize, usize> = HashMap::new();
+    let mut counts: HashMap<usize, usize> = HashMap::default();
     *counts.entry(root.addr()).or_default() += 1;
     for node in order {
         for child in children(node) {
@@ -69,7 +70,7 @@ fn reference_counts(root: &Expr, order: &[Expr]) -> HashMap<usize, usize> {
 /// Phase 1: the offers of the single-use calls.
 fn prepare(root: &Expr, order: &[Expr]) -> Fold<HashMap<usize, Message>> {
     let counts = reference_counts(root, order);
-    let mut messages: HashMap<usize, Message> = HashMap::new();
+    let mut messages: HashMap<usize, Message> = HashMap::default();
     for node in order {
         let ExprKind::Call(call) = node.kind() else {
             continue;

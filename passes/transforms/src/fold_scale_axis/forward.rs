@@ -29,7 +29,8 @@ use super::axes::{
 use relay_ir::build::{expand_bias_to_match_axis, op_call};
 use relay_ir::rewrite::{children, post_order, with_children};
 use relay_ir::{Call, Expr, ExprKind, Function};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// Folds the scales of `function` forward into its convolutions and dense
 /// layers; the function itself when nothing can be folded.
@@ -58,7 +59,7 @@ fn update(messages: &mut Messages, node: &Expr, message: Option<Message>) {
 
 /// Phase 1: the scale each node's consumers could absorb.
 fn prepare(root: &Expr, order: &[Expr]) -> Messages {
-    let mut messages = Messages::new();
+    let mut messages = Messages::default();
     update(&mut messages, root, None);
     // Reversed post-order visits every consumer before its producers, so a
     // node's message is complete when it is propagated further.
@@ -167,7 +168,7 @@ impl Rewritten {
 
 /// Phase 2: the bottom-up rewrite.
 fn rewrite(root: &Expr, order: &[Expr], messages: &Messages) -> Fold<Expr> {
-    let mut memo: HashMap<usize, Rewritten> = HashMap::new();
+    let mut memo: HashMap<usize, Rewritten> = HashMap::default();
     let lookup = |memo: &HashMap<usize, Rewritten>, expr: &Expr| {
         memo.get(&expr.addr())
             .cloned()

@@ -26,7 +26,8 @@
 use relay_ir::dtype::DataType;
 use relay_ir::op::OpPattern;
 use relay_ir::{Expr, ExprKind, Type, VarId};
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// The identity of an expression node: every use of a variable is the same
 /// variable, other nodes are identified by address (TVM keys on pointers).
@@ -119,9 +120,9 @@ const DATA_DEPENDENT_SHAPE_OPS: &[&str] = &[
 pub(crate) fn build_graph(root: &Expr) -> Result<IndexedGraph, String> {
     let mut builder = Builder {
         nodes: Vec::new(),
-        node_map: HashMap::new(),
+        node_map: HashMap::default(),
         post_dfs_order: Vec::new(),
-        visited: HashSet::new(),
+        visited: HashSet::default(),
     };
     builder.update(root, None, OpPattern::Opaque);
     builder.walk(root)?;
@@ -374,7 +375,8 @@ impl Builder {
 
     fn finish(self) -> Result<IndexedGraph, String> {
         let mut nodes = Vec::with_capacity(self.post_dfs_order.len());
-        let mut index_of = HashMap::with_capacity(self.post_dfs_order.len());
+        let mut index_of =
+            HashMap::with_capacity_and_hasher(self.post_dfs_order.len(), Default::default());
         for (index, &id) in self.post_dfs_order.iter().enumerate() {
             let node = &self.nodes[id];
             let expr = node

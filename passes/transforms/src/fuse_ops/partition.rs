@@ -26,7 +26,8 @@
 use super::dominator::TreeNode;
 use super::graph::IndexedGraph;
 use relay_ir::op::OpPattern;
-use std::collections::HashSet;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxSet as HashSet;
 
 fn code(pattern: OpPattern) -> i32 {
     pattern.code()
@@ -74,7 +75,7 @@ pub(crate) fn partition(
     let mut partitioner = Partitioner {
         graph,
         groups,
-        visited: HashSet::new(),
+        visited: HashSet::default(),
         max_depth,
     };
     if opt_level != 0 {

@@ -26,7 +26,8 @@ use super::graph::{node_key, IndexedGraph, NodeKey};
 use relay_ir::dtype::DataType;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{AttrValue, Call, DictAttrs, Expr, ExprKind, FunctionData, Type, Var};
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// Operators that only reshape (TVM's `TReshapeOp`).
 const RESHAPE_OPS: &[&str] = &[
@@ -61,8 +62,8 @@ impl<'a> FuseRewriter<'a> {
             graph,
             root_group,
             link_params,
-            memo: HashMap::new(),
-            inputs: HashMap::new(),
+            memo: HashMap::default(),
+            inputs: HashMap::default(),
         }
     }
 
@@ -263,7 +264,7 @@ fn is_primitive_function(expr: &Expr) -> bool {
 fn reshape_only_check(body: &Expr) -> (bool, bool) {
     let mut has_call = false;
     let mut reshape_only = true;
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut pending = vec![body];
     while let Some(expr) = pending.pop() {
         if !seen.insert(node_key(expr)) {

@@ -29,7 +29,8 @@ use relay_ir::{
 };
 use relay_pass_manager::PassSpec;
 use std::cell::RefCell;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 use std::rc::Rc;
 
 pub(crate) fn spec() -> PassSpec {
@@ -542,8 +543,8 @@ fn differentiate(f: &Function) -> Result<Function, Diagnostic> {
     let mut ad = ReverseAd {
         lets: LetList::default(),
         backprop: Vec::new(),
-        memo: HashMap::new(),
-        vars: HashMap::new(),
+        memo: HashMap::default(),
+        vars: HashMap::default(),
     };
     let mut params = Vec::with_capacity(f.params().len());
     for param in f.params() {

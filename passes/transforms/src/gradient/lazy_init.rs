@@ -34,7 +34,8 @@ use relay_ir::{
     VarId,
 };
 use relay_pass_manager::PassSpec;
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// TVM's `gradient.rly`, in our own copy (see the file).
 const GRADIENT_RLY: &str = include_str!("gradient.rly");
@@ -220,8 +221,8 @@ impl Initializer {
             add_grad_cell: global("AddGradCell")?,
             multiply_grad_cell: global("MultiplyGradCell")?,
             grad_cell,
-            memo: HashMap::new(),
-            vars: HashMap::new(),
+            memo: HashMap::default(),
+            vars: HashMap::default(),
         })
     }
 

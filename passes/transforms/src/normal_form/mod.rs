@@ -36,7 +36,9 @@ use relay_ir::build::fresh_let_variable;
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::{post_order, with_children};
 use relay_ir::{Call, Clause, Expr, ExprKind, Function, Var};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// Which normal form to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +63,7 @@ pub fn to_normal_form(function: &Function, form: NormalForm) -> Result<Function,
         scopes: &scopes,
         include,
         let_lists: vec![VecDeque::new(); scopes.scope_parent.len()],
-        memo: HashMap::new(),
+        memo: HashMap::default(),
         function_nesting: 0,
     };
     let body = filler.run(function.expr());
@@ -148,10 +150,10 @@ impl DependencyGraph {
     fn build(root: &Expr) -> DependencyGraph {
         let mut graph = DependencyGraph {
             nodes: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: HashMap::default(),
             post_order: Vec::new(),
         };
-        let mut visited: HashSet<NodeKey> = HashSet::new();
+        let mut visited: HashSet<NodeKey> = HashSet::default();
         // A stack of frames, each a reversed list of steps.
         let mut frames: Vec<Vec<BuildStep>> = vec![vec![BuildStep::Visit(root.clone())]];
         while let Some(frame) = frames.last_mut() {
@@ -332,7 +334,7 @@ impl ScopeAnalysis {
             scope_level: vec![0],
             scope_jump: vec![0],
             node_scope: vec![0; graph.nodes.len()],
-            lifted: HashSet::new(),
+            lifted: HashSet::default(),
         };
         for &id in graph.post_order.iter().rev() {
             let node = &graph.nodes[id];
@@ -833,7 +835,7 @@ mod tests {
             scope_level: vec![0],
             scope_jump: vec![0],
             node_scope: Vec::new(),
-            lifted: HashSet::new(),
+            lifted: HashSet::default(),
         }
     }
 

@@ -12,7 +12,8 @@ use relay_ir::rewrite::for_each_child;
 use relay_ir::{
     Call, Clause, Expr, ExprKind, FunctionData, Pattern, Type, TypeKind, TypeVar, Var, VarId,
 };
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// Type parameter id → the type that replaces it.
 pub(super) type TypeSubst = HashMap<u64, Type>;
@@ -23,8 +24,8 @@ pub(super) fn dedup(root: &Expr, subst: &TypeSubst) -> (Expr, Vec<(Expr, Expr)>)
     let mut renamer = Renamer {
         subst,
         use_types: use_types(root),
-        vars: HashMap::new(),
-        type_vars: HashMap::new(),
+        vars: HashMap::default(),
+        type_vars: HashMap::default(),
         functions: Vec::new(),
     };
     let (copy, _) = renamer.copy(root);
@@ -33,9 +34,9 @@ pub(super) fn dedup(root: &Expr, subst: &TypeSubst) -> (Expr, Vec<(Expr, Expr)>)
 
 /// The variables used in `root` but bound outside it, in first-use order.
 pub(super) fn free_vars(root: &Expr) -> Vec<Var> {
-    let mut bound: HashSet<VarId> = HashSet::new();
+    let mut bound: HashSet<VarId> = HashSet::default();
     let mut used: Vec<Var> = Vec::new();
-    let mut used_ids: HashSet<VarId> = HashSet::new();
+    let mut used_ids: HashSet<VarId> = HashSet::default();
     walk_uses(root, &mut |expr, is_binder| {
         let Some(var) = expr.as_var() else {
             return;
@@ -52,7 +53,7 @@ pub(super) fn free_vars(root: &Expr) -> Vec<Var> {
 
 /// The checked type of each variable's uses in `root`.
 pub(super) fn use_types(root: &Expr) -> HashMap<VarId, Option<Type>> {
-    let mut types = HashMap::new();
+    let mut types = HashMap::default();
     walk_uses(root, &mut |expr, is_binder| {
         if let (false, ExprKind::Var(data)) = (is_binder, expr.kind()) {
             types
@@ -68,7 +69,7 @@ pub(super) fn use_types(root: &Expr) -> HashMap<VarId, Option<Type>> {
 /// (a binder and its uses are the same node, so the position tells them
 /// apart, not the node).
 fn walk_uses(root: &Expr, f: &mut impl FnMut(&Expr, bool)) {
-    let mut seen: HashSet<usize> = HashSet::new();
+    let mut seen: HashSet<usize> = HashSet::default();
     let mut stack: Vec<Expr> = vec![root.clone()];
     while let Some(expr) = stack.pop() {
         if !seen.insert(expr.addr()) {

@@ -45,7 +45,8 @@ use relay_ir::{
     VarId,
 };
 use relay_pass_manager::registry::PassSpec;
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 use std::rc::Rc;
 use values::{Closure, Fuel, PStatic, Static, StaticFunc, PS};
 
@@ -87,7 +88,7 @@ pub fn partial_evaluate(module: IRModule) -> Result<IRModule, Diagnostic> {
 /// TVM's `CheckFeature(m, All - fGraph)`: a non-atomic node reached twice.
 fn check_no_sharing(module: &IRModule) -> Result<(), Diagnostic> {
     for (_, function) in module.functions() {
-        let mut seen: HashSet<usize> = HashSet::new();
+        let mut seen: HashSet<usize> = HashSet::default();
         let mut shared: Option<Expr> = None;
         let mut stack: Vec<&Expr> = vec![function.expr()];
         while let Some(expr) = stack.pop() {
@@ -177,7 +178,7 @@ impl Store {
     fn new() -> Store {
         Store {
             frames: vec![StoreFrame {
-                cells: HashMap::new(),
+                cells: HashMap::default(),
                 history_valid: true,
             }],
         }
@@ -185,7 +186,7 @@ impl Store {
 
     fn open(&mut self) {
         self.frames.push(StoreFrame {
-            cells: HashMap::new(),
+            cells: HashMap::default(),
             history_valid: true,
         });
     }
@@ -221,7 +222,7 @@ impl Store {
 
     fn invalidate(&mut self) {
         self.frames.push(StoreFrame {
-            cells: HashMap::new(),
+            cells: HashMap::default(),
             history_valid: false,
         });
     }
@@ -261,13 +262,13 @@ impl PartialEvaluator {
         PartialEvaluator {
             original: module.clone(),
             output: module,
-            env: vec![HashMap::new()],
+            env: vec![HashMap::default()],
             store: Store::new(),
-            globals: HashMap::new(),
-            func_ids: HashMap::new(),
+            globals: HashMap::default(),
+            func_ids: HashMap::default(),
             next_func_id: 0,
             keep_alive: Vec::new(),
-            fuel: HashMap::new(),
+            fuel: HashMap::default(),
             next_time: 0,
             next_ref: 0,
             depth: 0,
@@ -313,7 +314,7 @@ impl PartialEvaluator {
     }
 
     fn with_frame<T>(&mut self, body: impl FnOnce(&mut Self) -> T) -> T {
-        self.env.push(HashMap::new());
+        self.env.push(HashMap::default());
         let result = body(self);
         self.env.pop();
         result
@@ -347,7 +348,7 @@ impl PartialEvaluator {
     /// `InitializeFuncId`.
     fn initialize_func_ids(&mut self, root: &Expr) {
         let mut stack = vec![root.clone()];
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         while let Some(expr) = stack.pop() {
             if !seen.insert(expr.addr()) {
                 continue;

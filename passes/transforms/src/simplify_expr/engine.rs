@@ -33,7 +33,8 @@ use relay_ir::equal::structural_equal;
 use relay_ir::op::OpPattern;
 use relay_ir::rewrite::{children, post_order, rewrite_post_order, with_children};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern as MatchPattern};
-use std::collections::{HashMap, HashSet};
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// The index of a node in a [`Pattern`].
 pub(crate) type PatternId = usize;
@@ -141,7 +142,7 @@ impl<'p> Matcher<'p> {
     fn new(pattern: &'p Pattern) -> Self {
         Matcher {
             pattern,
-            memo: HashMap::new(),
+            memo: HashMap::default(),
             recorded: Vec::new(),
         }
     }
@@ -383,8 +384,8 @@ fn clause_vars<'a>(pattern: &'a MatchPattern, out: &mut Vec<&'a Expr>) {
 
 /// The accepted matches of one pattern over one graph, by root address.
 fn find_groups(pattern: &Pattern, graph: &ExprGraph) -> HashMap<usize, NodeMap> {
-    let mut groups = HashMap::new();
-    let mut claimed: HashSet<usize> = HashSet::new();
+    let mut groups = HashMap::default();
+    let mut claimed: HashSet<usize> = HashSet::default();
     let mut matcher = Matcher::new(pattern);
     for root in (0..graph.nodes.len()).rev() {
         if claimed.contains(&root) {
@@ -422,7 +423,7 @@ fn accept_group(
         .filter(|expr| !matches!(expr.kind(), ExprKind::Op(_) | ExprKind::Function(_)))
         .filter_map(|expr| graph.index.get(&expr.addr()).copied())
         .collect();
-    let mut interior = HashSet::new();
+    let mut interior = HashSet::default();
     let mut stack = vec![root];
     while let Some(i) = stack.pop() {
         if inputs.contains(&i) || !interior.insert(i) {
@@ -464,7 +465,7 @@ fn apply_once(rewrite: &dyn Rewrite, expr: &Expr) -> Expr {
     if groups.is_empty() {
         return expr.clone();
     }
-    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    let mut memo: HashMap<usize, Expr> = HashMap::default();
     for node in &graph.nodes {
         let new_children: Vec<Expr> = children(node)
             .into_iter()

@@ -48,7 +48,9 @@ use relay_ir::{
 };
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 
 /// The pass context key of TVM's `keep_orig_output_dtype` option.
 pub const KEEP_ORIG_OUTPUT_DTYPE: &str = "relay.ToMixedPrecision.keep_orig_output_dtype";
@@ -226,7 +228,7 @@ impl<'a> Converter<'a> {
         module: &'a IRModule,
         options: &MixedPrecisionOptions,
     ) -> Result<Converter<'a>, Diagnostic> {
-        let mut let_values = HashMap::new();
+        let mut let_values = HashMap::default();
         relay_ir::rewrite::post_order_each(function.expr(), |e| {
             if let ExprKind::Let { var, value, .. } = e.kind() {
                 let_values.insert(var.id(), value.clone());
@@ -235,8 +237,8 @@ impl<'a> Converter<'a> {
         let mut converter = Converter {
             module,
             mixed_type: options.mixed_type,
-            memo: HashMap::new(),
-            casts: HashMap::new(),
+            memo: HashMap::default(),
+            casts: HashMap::default(),
             let_values,
             missing_ops: BTreeMap::new(),
             kept_root: None,

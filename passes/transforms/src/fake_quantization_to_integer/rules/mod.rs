@@ -17,7 +17,8 @@ use relay_ir::build::{op_call, op_call_with};
 use relay_ir::dtype::DataType;
 use relay_ir::equal::structural_equal;
 use relay_ir::{AttrValue, Expr};
-use std::collections::HashMap;
+// Tables consulted per node: the fast hasher, not SipHash.
+use relay_ir::fxhash::FxMap as HashMap;
 use structural::*;
 
 /// `real = (q - zero_point) * scale`, per tensor or per tuple field.
