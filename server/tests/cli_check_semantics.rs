@@ -166,7 +166,7 @@ fn the_standard_pipeline_keeps_the_result() {
 /// A small dense network for the passes that change the result by design.
 const DENSE: &str = r#"#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32] {
-  %0 = nn.dense(%x, %w);
+  %0 = nn.dense(%x, %w, units=4);
   nn.relu(%0)
 }
 "#;
