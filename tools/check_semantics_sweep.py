@@ -1,17 +1,29 @@
 #!/usr/bin/env python3
 """Runs `relay opt --check-semantics` over modules: the standard pipeline
 and every registered pass alone, and counts (module, pass) pairs checked,
-agreeing, unchanged, not checked (with the reason) and differing.
+agreeing, differing, unchanged and skipped (with the reason).
 
-    python3 tools/check_semantics_sweep.py [--standard-only|--own-pass] RELAY OUT.jsonl FILE_OR_DIR...
+    python3 tools/check_semantics_sweep.py [--standard-only|--own-pass]
+        [--timeout SECONDS] [--resume] RELAY OUT.jsonl FILE_OR_DIR...
 
 `--standard-only` runs only the standard pipeline; `--own-pass` runs the
 standard pipeline and, for a file under `passes/<PassName>/` (the pass
-test cases), that pass alone.
+test cases), that pass alone. Modules run smallest file first. Each pair
+gets `--timeout` seconds of wall-clock time (default 300); `--resume`
+keeps the records already in OUT.jsonl and runs only the missing pairs.
 
-A pair is *checked* when the pass changed the module and the module ran
-before it; it *agrees* when every compared pass inside agreed on every
-input. Differences keep their reproducer under OUT.jsonl's directory.
+Every pair is one of:
+- *agrees*: the pass changed the module and every compared pass inside
+  agreed on the input (seed 0);
+- *differs*: a pass changed the result (the reproducer is kept under
+  OUT.jsonl's directory, `repro/MODULE.PASS`);
+- *unchanged*: the pipeline left the module as it was (nothing to run);
+- *skipped*: not checked, with the reason: the module cannot run (an
+  operator without a kernel, a parameter without a random value…), the
+  time limit, or the pass itself refused the module (its error).
+
+e.g. `python3 tools/check_semantics_sweep.py target/release/relay
+/tmp/sweep.jsonl ../shared/tvm/models examples`.
 """
 import json
 import os
@@ -26,19 +38,70 @@ SUMMARY = re.compile(r"semantic check: (\d+) pass(?:es)? compared, (\d+) agree; 
 
 
 def modules(paths):
+    found = []
     for path in paths:
         if os.path.isdir(path):
             for root, _, files in sorted(os.walk(path)):
-                for f in sorted(files):
-                    if f.endswith(".relay"):
-                        yield os.path.join(root, f)
+                found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".relay")]
         else:
-            yield path
+            found.append(path)
+    return sorted(found, key=lambda f: (os.path.getsize(f), f))
+
+
+def first_error(stderr):
+    """The first `error…` line of a failed run, without its file position."""
+    for line in stderr.splitlines():
+        if line.startswith("error"):
+            return re.sub(r"\s+", " ", line)[:160]
+    return stderr.strip().splitlines()[-1][:160] if stderr.strip() else "no output"
+
+
+def check(relay, module, label, pipeline, repro_root, timeout):
+    repro = os.path.join(repro_root, os.path.basename(module) + "." + label)
+    cmd = [relay, "opt", module, "-p", pipeline, "--opt-level", "3", "--no-external",
+           "--check-semantics=1", "--reproducer", repro, "-o", os.devnull]
+    record = {"module": module, "pass": label}
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        record.update(status="skipped", why=f"time limit ({timeout} s)")
+        return record
+    stderr = r.stderr
+    record["exit"] = r.returncode
+    m = SUMMARY.search(stderr)
+    if "changed the result" in stderr:
+        record["status"] = "differs"
+        record["report"] = next(l for l in stderr.splitlines() if "changed the result" in l)
+        record["repro"] = repro
+    elif m is None or r.returncode != 0:
+        # The pass refused the module (or its options): nothing to compare.
+        record.update(status="skipped", why="the pass failed: " + first_error(stderr))
+    else:
+        compared, agree, unchanged, not_checked = map(int, m.groups())
+        if compared and agree == compared and not not_checked:
+            record["status"] = "agrees"
+        elif not_checked:
+            reason = re.search(r"not checked \((.*?)\): (.*)", stderr)
+            why = reason.group(2) if reason else "?"
+            why = re.sub(r" \(in @.*", "", why)
+            why = re.sub(r"\(`relay ops [^`]*`\)", "", why).strip()
+            record.update(status="skipped", why=why)
+        else:
+            record["status"] = "unchanged"
+    return record
 
 
 def main():
     args = sys.argv[1:]
-    mode = args.pop(0) if args[0].startswith("--") else "--all"
+    mode, timeout, resume = "--all", 300, False
+    while args and args[0].startswith("--"):
+        flag = args.pop(0)
+        if flag == "--timeout":
+            timeout = int(args.pop(0))
+        elif flag == "--resume":
+            resume = True
+        else:
+            mode = flag
     relay, out_path, *paths = args
     passes = json.loads(subprocess.run([relay, "passes", "--json"], capture_output=True, text=True).stdout)
     names = {p["name"] for p in passes}
@@ -50,52 +113,33 @@ def main():
             folder = os.path.basename(os.path.dirname(module))
             return [("standard", STANDARD)] + ([(folder, folder)] if folder in names else [])
         return [("standard", STANDARD)] + [(p["name"], p["name"]) for p in passes]
+
     repro_root = os.path.join(os.path.dirname(os.path.abspath(out_path)), "repro")
-    counts = Counter()
-    reasons = Counter()
-    with open(out_path, "w") as out:
+    records = []
+    if resume and os.path.exists(out_path):
+        with open(out_path) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+    done = {(r["module"], r["pass"]) for r in records}
+    with open(out_path, "a" if resume else "w") as out:
         for module in modules(paths):
             for label, pipeline in pipelines_of(module):
-                repro = os.path.join(repro_root, os.path.basename(module) + "." + label)
-                cmd = [relay, "opt", module, "-p", pipeline, "--opt-level", "3", "--no-external",
-                       "--check-semantics=1", "--reproducer", repro, "-o", os.devnull]
-                try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-                    stderr, code = r.stderr, r.returncode
-                except subprocess.TimeoutExpired:
-                    stderr, code = "timeout", -1
-                m = SUMMARY.search(stderr)
-                record = {"module": module, "pass": label, "exit": code}
-                if "changed the result" in stderr:
-                    status = "differs"
-                    record["report"] = next(l for l in stderr.splitlines() if "changed the result" in l)
-                elif m is None:
-                    status = "pass_failed"
-                    record["stderr"] = stderr[-400:]
-                else:
-                    compared, agree, unchanged, not_checked = map(int, m.groups())
-                    if compared and agree == compared:
-                        status = "agrees"
-                    elif not_checked:
-                        status = "not_checked"
-                        reason = re.search(r"not checked \((.*?)\): (.*)", stderr)
-                        why = reason.group(2) if reason else "?"
-                        why = re.sub(r" \(in @.*", "", why)
-                        why = re.sub(r"\(`relay ops [^`]*`\)", "", why).strip()
-                        record["why"] = why
-                        reasons[why] += 1
-                    else:
-                        status = "unchanged"
-                counts[status] += 1
-                record["status"] = status
+                if (module, label) in done:
+                    continue
+                record = check(relay, module, label, pipeline, repro_root, timeout)
+                records.append(record)
                 out.write(json.dumps(record) + "\n")
                 out.flush()
+    counts = Counter(r["status"] for r in records)
+    reasons = Counter(r["why"] for r in records if r["status"] == "skipped")
     checked = counts["agrees"] + counts["differs"]
-    print(f"pairs: {sum(counts.values())}; checked {checked}, agree {counts['agrees']}, "
+    print(f"pairs: {len(records)}; checked {checked}: agree {counts['agrees']}, "
           f"differ {counts['differs']}; unchanged {counts['unchanged']}; "
-          f"not checked {counts['not_checked']}; pass failed {counts['pass_failed']}")
-    for why, n in reasons.most_common(15):
-        print(f"  not checked ×{n}: {why}")
+          f"skipped {counts['skipped']}")
+    for why, n in reasons.most_common(25):
+        print(f"  skipped ×{n}: {why}")
+    for r in records:
+        if r["status"] == "differs":
+            print(f"  differs: {os.path.basename(r['module'])} {r['pass']}: {r['report']}")
 
 
 if __name__ == "__main__":

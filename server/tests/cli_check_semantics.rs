@@ -163,6 +163,68 @@ fn the_standard_pipeline_keeps_the_result() {
     insta::assert_snapshot!("standard_pipeline", run.stderr);
 }
 
+/// A small dense network for the passes that change the result by design.
+const DENSE: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32] {
+  %0 = nn.dense(%x, %w, units=4);
+  nn.relu(%0)
+}
+"#;
+
+#[test]
+fn passes_that_change_the_result_type_by_design_are_compared_by_their_contract() {
+    let dir = project("contract");
+    std::fs::write(dir.join("dense.relay"), DENSE).unwrap();
+    // ToMixedPrecision returns float16 (as TVM does): compared within
+    // float16's tolerance. FirstOrderGradient returns (value, gradients):
+    // the value is compared. Both used to be reported as changing the result.
+    for pass in ["ToMixedPrecision", "FirstOrderGradient"] {
+        let run = relay_in(
+            &dir,
+            &[
+                "opt",
+                "dense.relay",
+                "-p",
+                pass,
+                "--opt-level",
+                "3",
+                "--check-semantics=2",
+            ],
+        );
+        assert_eq!(run.code(), 0, "{pass}: {}", run.stderr);
+        // "semantic check: N pass(es) compared, N agree; …" with N ≥ 1.
+        let summary = run
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("semantic check: "))
+            .unwrap_or_else(|| panic!("{pass}: no summary in {}", run.stderr));
+        let numbers: Vec<&str> = summary.split_whitespace().collect();
+        assert!(
+            numbers[0] != "0" && numbers[3] == numbers[0],
+            "{pass}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn relay_run_gives_question_mark_dimensions_a_size() {
+    let dir = project("any_dims");
+    std::fs::write(
+        dir.join("any.relay"),
+        "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(?, 2), float32]) -> Tensor[(?, 2), float32] {\n  nn.relu(%x)\n}\n",
+    )
+    .unwrap();
+    let run = relay_in(&dir, &["run", "any.relay", "--random", "0"]);
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("<tvm.nd.NDArray shape=(4, 2), cpu(0)>"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn relay_run_prints_writes_and_reads_arrays() {
     let dir = project("run");

@@ -61,6 +61,7 @@ mod dynamic;
 mod einsum;
 mod elemwise;
 mod fast_math;
+mod gemm;
 mod image;
 mod indexing;
 mod layout;

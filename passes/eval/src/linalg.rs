@@ -3,7 +3,9 @@
 //! `x86/dense.py`'s `dense_pack`). Both operands are cast to
 //! `out_dtype` (when set) before they are multiplied, as TOPI does, and
 //! each output element is `Σ_k a·b` accumulated from zero in increasing
-//! `k`.
+//! `k` — by the blocked product of `gemm.rs`, which reads the
+//! operands in place through strides and computes many outputs at once
+//! without changing any output's order of accumulation.
 //!
 //! Integer results are exact (wrapped at the output width like TVM's
 //! code). Float results round every product and partial sum to the
@@ -12,6 +14,7 @@
 //! result may differ from TVM's in the last bits: by at most
 //! `k · ε · Σ|a·b|` (ε = 2⁻²⁴), far less in practice.
 
+use super::gemm::{gemm, Strided};
 use super::num::{decode_as, on_cols, Num};
 use super::tensor::{dims, encode};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalResult, Kernel, Value};
@@ -32,9 +35,31 @@ pub(crate) fn out_dtype(call: &CallInfo, data: DataType) -> EvalResult<DataType>
     Ok(call.dtype("out_dtype")?.unwrap_or(data))
 }
 
-/// `out[b, i, j] = Σ_k a[b, i, k] · w[b, j, k]` with the element offsets
-/// of each operand given by closures (so transposes and broadcast batches
-/// are read in place).
+/// How one operand of a (batched) product is laid out: the offset of
+/// batch `p`, and the strides of its row and reduction indices.
+#[derive(Clone, Copy)]
+struct Layout {
+    batch_stride: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+impl Layout {
+    /// Batch `p` of `data` as a matrix.
+    fn view<T>(self, data: &[T], p: usize) -> Strided<'_, T> {
+        Strided {
+            data,
+            offset: p * self.batch_stride,
+            row_stride: self.row_stride,
+            col_stride: self.col_stride,
+        }
+    }
+}
+
+/// `out[p, i, j] = Σ_k a[p, i, k] · b[p, k, j]`, both operands read in
+/// place through their layouts (so transposes and broadcast batches need
+/// no copy); the blocked product keeps each element's order of
+/// accumulation.
 #[allow(clippy::too_many_arguments)]
 fn product<T: Num>(
     a: &[T],
@@ -43,21 +68,14 @@ fn product<T: Num>(
     m: usize,
     n: usize,
     k: usize,
-    at: impl Fn(usize, usize, usize) -> usize,
-    bt: impl Fn(usize, usize, usize) -> usize,
+    a_layout: Layout,
+    b_layout: Layout,
     dt: DataType,
 ) -> Vec<T> {
     let mut out = Vec::with_capacity(batch * m * n);
     for p in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = T::default();
-                for r in 0..k {
-                    acc = (acc + (a[at(p, i, r)] * b[bt(p, j, r)]).fix(dt)).fix(dt);
-                }
-                out.push(acc);
-            }
-        }
+        let (a, b) = (a_layout.view(a, p), b_layout.view(b, p));
+        out.extend(gemm(m, n, k, &a, &b, dt));
     }
     out
 }
@@ -81,7 +99,17 @@ fn dense(args: &[Value], call: &CallInfo) -> EvalResult {
     let out = on_cols!(
         decode_as(x, dt)?,
         decode_as(w, dt)?,
-        (a, b) => product(&a, &b, 1, m, n, k, |_, i, r| i * k + r, |_, j, r| j * k + r, dt),
+        (a, b) => product(
+            &a,
+            &b,
+            1,
+            m,
+            n,
+            k,
+            Layout { batch_stride: 0, row_stride: k, col_stride: 1 },
+            Layout { batch_stride: 0, row_stride: 1, col_stride: k },
+            dt
+        ),
         unsupported("nn.dense: operands of different classes")
     );
     Ok(Value::tensor(encode(&out, dt, vec![m as i64, n as i64])?))
@@ -107,8 +135,32 @@ fn matmul(args: &[Value], call: &CallInfo) -> EvalResult {
     }
     let dt = out_dtype(call, x.dtype)?;
     call.check_size(&[m as i64, n as i64])?;
-    let at = move |_, i, r| if ta { r * m + i } else { i * k + r };
-    let bt = move |_, j, r| if tb { j * k + r } else { r * n + j };
+    let at = if ta {
+        Layout {
+            batch_stride: 0,
+            row_stride: 1,
+            col_stride: m,
+        }
+    } else {
+        Layout {
+            batch_stride: 0,
+            row_stride: k,
+            col_stride: 1,
+        }
+    };
+    let bt = if tb {
+        Layout {
+            batch_stride: 0,
+            row_stride: 1,
+            col_stride: k,
+        }
+    } else {
+        Layout {
+            batch_stride: 0,
+            row_stride: n,
+            col_stride: 1,
+        }
+    };
     let out = on_cols!(
         decode_as(x, dt)?,
         decode_as(w, dt)?,
@@ -143,13 +195,32 @@ fn batch_matmul(args: &[Value], call: &CallInfo) -> EvalResult {
     let shape = vec![batch as i64, m as i64, n as i64];
     call.check_size(&shape)?;
     let (xs, ys) = (xd[1] * xd[2], yd[1] * yd[2]);
-    let at = move |p: usize, i, r| {
-        let base = if bx == 1 { 0 } else { p * xs };
-        base + if ta { r * m + i } else { i * k + r }
+    let batch_stride = |extent: usize, size: usize| if extent == 1 { 0 } else { size };
+    let at = if ta {
+        Layout {
+            batch_stride: batch_stride(bx, xs),
+            row_stride: 1,
+            col_stride: m,
+        }
+    } else {
+        Layout {
+            batch_stride: batch_stride(bx, xs),
+            row_stride: k,
+            col_stride: 1,
+        }
     };
-    let bt = move |p: usize, j, r| {
-        let base = if by == 1 { 0 } else { p * ys };
-        base + if tb { j * k + r } else { r * n + j }
+    let bt = if tb {
+        Layout {
+            batch_stride: batch_stride(by, ys),
+            row_stride: 1,
+            col_stride: k,
+        }
+    } else {
+        Layout {
+            batch_stride: batch_stride(by, ys),
+            row_stride: n,
+            col_stride: 1,
+        }
     };
     let out = on_cols!(
         decode_as(x, dt)?,
@@ -174,11 +245,29 @@ fn dense_pack(args: &[Value], call: &CallInfo) -> EvalResult {
     let block = w.shape[2] as usize;
     let n = w.shape[0] as usize * block;
     call.check_size(&[m as i64, n as i64])?;
-    let bt = move |_, j: usize, r| ((j / block) * k + r) * block + j % block;
+    // Unpacked to `[N, K]` (a copy of the weight, small next to the
+    // product), then multiplied as `nn.dense` does, in the same order.
+    let packed = move |j: usize, r: usize| ((j / block) * k + r) * block + j % block;
     let out = on_cols!(
         decode_as(x, dt)?,
         decode_as(w, dt)?,
-        (a, b) => product(&a, &b, 1, m, n, k, |_, i, r| i * k + r, bt, dt),
+        (a, b) => {
+            let unpacked: Vec<_> = (0..n)
+                .flat_map(|j| (0..k).map(move |r| packed(j, r)))
+                .map(|i| b[i])
+                .collect();
+            product(
+                &a,
+                &unpacked,
+                1,
+                m,
+                n,
+                k,
+                Layout { batch_stride: 0, row_stride: k, col_stride: 1 },
+                Layout { batch_stride: 0, row_stride: 1, col_stride: k },
+                dt,
+            )
+        },
         unsupported("nn.contrib_dense_pack: operands of different classes")
     );
     Ok(Value::tensor(encode(&out, dt, vec![m as i64, n as i64])?))

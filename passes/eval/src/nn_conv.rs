@@ -11,6 +11,12 @@
 //! (plus `output_padding` at the end), convolved with stride 1 by the
 //! kernel dilated, flipped and with its in/out channels swapped.
 //!
+//! Both are computed as matrix products (`gemm.rs`): per batch
+//! element and group, the weights `[out channels, (in channel, taps)]`
+//! times the data unrolled into one column per output position (im2col),
+//! which keeps that order of summation for every output; a transpose
+//! materialises its dilated, padded data and its flipped kernel first.
+//!
 //! Integer results are exact. Float results round each product and
 //! partial sum to the output type; TVM's x86 schedules (`conv2d_NCHWc`)
 //! reorder the reduction (channel blocks outside the kernel window,
@@ -18,6 +24,7 @@
 //! last bits: by at most `n · ε · Σ|terms|` for `n` terms, ε = 2⁻²⁴ for
 //! float32.
 
+use super::gemm::{gemm, Rows, Strided};
 use super::layout::{axes_of, padding, per_axis, spatial_letters};
 use super::linalg::out_dtype;
 use super::num::{decode_as, on_cols, Num};
@@ -67,46 +74,114 @@ struct Geometry {
 }
 
 impl Geometry {
-    /// Computes every output element (canonical order) into an output
-    /// buffer laid out by `out_st`.
+    /// Computes every output element into an output buffer laid out by
+    /// `out_st`: per batch element and group, the weights as a matrix
+    /// `[out channels of the group, (input channel, kernel tap…)]` times
+    /// the data unrolled into columns (`im2col`: one column per output
+    /// position, padding read as zero), by the blocked product, which sums
+    /// each output over (input channel, taps in row-major order) as the
+    /// definition does.
     fn run<T: Num>(&self, data: &[T], weight: &[T], dt: DataType) -> Vec<T> {
         let s = self.kernel.len();
         let og = self.out_channels / self.groups;
         let ig = self.in_channels / self.groups;
-        let total = self.batch * self.out_channels * numel(&self.out_spatial);
+        let positions = numel(&self.out_spatial);
+        let taps = numel(&self.kernel);
+        let total = self.batch * self.out_channels * positions;
         let mut out = vec![T::default(); total];
-        let mut canonical = vec![self.batch, self.out_channels];
-        canonical.extend(&self.out_spatial);
-        for_each_index(&canonical, |_, idx| {
-            let (n, o) = (idx[0], idx[1]);
-            let g = o / og;
-            let mut acc = T::default();
-            for ic in 0..ig {
-                let c = g * ig + ic;
-                let data_base = n * self.data_st[0] + c * self.data_st[1];
-                let weight_base = o * self.weight_st[0] + ic * self.weight_st[1];
-                for_each_index(&self.kernel, |_, k| {
-                    let mut at = Some(data_base);
-                    for a in 0..s {
-                        let pos = (idx[2 + a] * self.stride[a] + k[a] * self.dilation[a])
-                            .checked_sub(self.pad_before[a])
-                            .filter(|&p| p < self.in_spatial[a]);
-                        at = match (at, pos) {
-                            (Some(base), Some(p)) => Some(base + p * self.data_st[2 + a]),
-                            _ => None,
-                        };
-                    }
-                    // Padding reads zero; its product is summed like any other.
-                    let x = at.map_or_else(T::default, |i| data[i]);
-                    let w_at =
-                        weight_base + (0..s).map(|a| k[a] * self.weight_st[2 + a]).sum::<usize>();
-                    acc = (acc + (x * weight[w_at]).fix(dt)).fix(dt);
-                });
-            }
-            let at: usize = idx.iter().zip(&self.out_st).map(|(i, st)| i * st).sum();
-            out[at] = acc;
+        if total == 0 {
+            return out;
+        }
+        // Per tap: its offset in the weight, and per axis its distance
+        // from the window's origin.
+        let mut tap_weight = Vec::with_capacity(taps);
+        let mut tap_reach = Vec::with_capacity(taps * s);
+        for_each_index(&self.kernel, |_, k| {
+            tap_weight.push((0..s).map(|a| k[a] * self.weight_st[2 + a]).sum::<usize>());
+            tap_reach.extend((0..s).map(|a| k[a] * self.dilation[a]));
         });
+        // Per output position: its window's origin per axis (in padded
+        // coordinates) and its offset in the output.
+        let mut origin = Vec::with_capacity(positions * s);
+        let mut out_offset = Vec::with_capacity(positions);
+        for_each_index(&self.out_spatial, |_, idx| {
+            origin.extend((0..s).map(|a| idx[a] * self.stride[a]));
+            out_offset.push((0..s).map(|a| idx[a] * self.out_st[2 + a]).sum::<usize>());
+        });
+        let reduce = ig * taps;
+        let mut weights = Vec::with_capacity(og * reduce);
+        for g in 0..self.groups {
+            weights.clear();
+            for oo in 0..og {
+                for ic in 0..ig {
+                    let base = (g * og + oo) * self.weight_st[0] + ic * self.weight_st[1];
+                    weights.extend(tap_weight.iter().map(|&t| weight[base + t]));
+                }
+            }
+            let a = Strided {
+                data: &weights,
+                offset: 0,
+                row_stride: reduce,
+                col_stride: 1,
+            };
+            for n in 0..self.batch {
+                let columns = Im2col {
+                    data,
+                    base: n * self.data_st[0] + g * ig * self.data_st[1],
+                    channel_stride: self.data_st[1],
+                    taps,
+                    tap_reach: &tap_reach,
+                    origin: &origin,
+                    geometry: self,
+                };
+                let product = gemm(og, positions, reduce, &a, &columns, dt);
+                for (oo, row) in product.chunks_exact(positions).enumerate() {
+                    let base = n * self.out_st[0] + (g * og + oo) * self.out_st[1];
+                    for (&v, &at) in row.iter().zip(&out_offset) {
+                        out[base + at] = v;
+                    }
+                }
+            }
+        }
         out
+    }
+}
+
+/// The data of one batch element and group unrolled into a matrix: row
+/// (input channel, tap), column an output position, the element the tap
+/// reads for that position (zero in the padding).
+struct Im2col<'a, T> {
+    data: &'a [T],
+    base: usize,
+    channel_stride: usize,
+    taps: usize,
+    tap_reach: &'a [usize],
+    origin: &'a [usize],
+    geometry: &'a Geometry,
+}
+
+impl<T: Num> Rows<T> for Im2col<'_, T> {
+    fn fill(&self, row: usize, col0: usize, dst: &mut [T]) {
+        let g = self.geometry;
+        let s = g.kernel.len();
+        let (channel, tap) = (row / self.taps, row % self.taps);
+        let reach = &self.tap_reach[tap * s..tap * s + s];
+        let channel_base = self.base + channel * self.channel_stride;
+        for (i, d) in dst.iter_mut().enumerate() {
+            let origin = &self.origin[(col0 + i) * s..(col0 + i) * s + s];
+            let mut at = channel_base;
+            let mut inside = true;
+            for a in 0..s {
+                // `p` in padded coordinates; the data starts at `pad_before`.
+                let p = origin[a] + reach[a];
+                match p.checked_sub(g.pad_before[a]) {
+                    Some(q) if q < g.in_spatial[a] => at += q * g.data_st[2 + a],
+                    _ => inside = false,
+                }
+            }
+            // Padding reads zero; its product is summed like any other.
+            *d = if inside { self.data[at] } else { T::default() };
+        }
     }
 }
 
@@ -220,11 +295,6 @@ fn conv(args: &[Value], call: &CallInfo) -> EvalResult {
     Ok(Value::tensor(encode(&out, dt, out_shape_i64)?))
 }
 
-/// Where an element of the dilated, padded data (batch, channel, position)
-/// or of the dilated, flipped kernel (channel, output channel, tap) is:
-/// `None` for the zeros between and around the real elements.
-type Locate<'a> = dyn Fn(usize, usize, &[usize]) -> Option<usize> + 'a;
-
 /// `nn.conv{1,2,3}d_transpose` on channel-first data (`NCW`, `NCHW`,
 /// `NCDHW`) and `IO…` kernels, the layouts TVM's x86 strategy compiles.
 fn conv_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
@@ -287,70 +357,72 @@ fn conv_transpose(args: &[Value], call: &CallInfo) -> EvalResult {
     call.check_size(&out_shape)?;
     let out_dims = dims(&out_shape);
     let dt = out_dtype(call, x.dtype)?;
+    let span: Vec<usize> = span.iter().map(|&k| k as usize).collect();
+    let padded: Vec<usize> = padded.iter().map(|&p| p as usize).collect();
     let xs = strides(&xd);
     let ws = strides(&wd);
-    let span: Vec<usize> = span.iter().map(|&k| k as usize).collect();
-    let value_at = |n: usize, ch: usize, pos: &[usize]| -> Option<usize> {
-        // A position of the dilated, padded data: a real element or zero.
-        let mut at = n * xs[0] + ch * xs[1];
+    // The dilated, padded data `[N, C, padded…]`: where each element comes
+    // from in `x`, or `None` for the zeros between and around.
+    let mut data_dims = vec![xd[0], c];
+    data_dims.extend(&padded);
+    let mut data_src = Vec::with_capacity(numel(&data_dims));
+    for_each_index(&data_dims, |_, idx| {
+        let mut at = idx[0] * xs[0] + idx[1] * xs[1];
         for a in 0..s {
-            let q = (pos[a] as i64) - lead[a];
+            let q = idx[2 + a] as i64 - lead[a];
             if q < 0 || q % stride[a] != 0 || q / stride[a] >= xd[2 + a] as i64 {
-                return None;
+                data_src.push(None);
+                return;
             }
             at += (q / stride[a]) as usize * xs[2 + a];
         }
-        Some(at)
-    };
-    let weight_at = |ch: usize, oo: usize, k: &[usize]| -> Option<usize> {
-        // The dilated, flipped kernel: zero between the taps.
+        data_src.push(Some(at));
+    });
+    // The kernel of the equivalent convolution `[O, C/groups, span…]`:
+    // dilated (zeros between the taps), flipped, in/out channels swapped.
+    let mut weight_dims = vec![o, ig];
+    weight_dims.extend(&span);
+    let mut weight_src = Vec::with_capacity(numel(&weight_dims));
+    for_each_index(&weight_dims, |_, idx| {
+        let (g, oo) = (idx[0] / og, idx[0] % og);
+        let ch = g * ig + idx[1];
         let mut at = ch * ws[0] + oo * ws[1];
         for a in 0..s {
-            let flipped = span[a] - 1 - k[a];
+            let flipped = span[a] - 1 - idx[2 + a];
             if !flipped.is_multiple_of(dilation[a] as usize) {
-                return None;
+                weight_src.push(None);
+                return;
             }
             at += flipped / dilation[a] as usize * ws[2 + a];
         }
-        Some(at)
+        weight_src.push(Some(at));
+    });
+    // That convolution has stride 1, no dilation and no padding, and sums
+    // over (input channel, tap) in the order of the definition.
+    let geometry = Geometry {
+        batch: xd[0],
+        in_channels: c,
+        in_spatial: padded.clone(),
+        out_channels: o,
+        kernel: span.clone(),
+        stride: vec![1; s],
+        dilation: vec![1; s],
+        pad_before: vec![0; s],
+        out_spatial: out_dims[2..].to_vec(),
+        groups,
+        data_st: strides(&data_dims),
+        weight_st: strides(&weight_dims),
+        out_st: strides(&out_dims),
     };
-    #[allow(clippy::too_many_arguments)]
-    fn sum<T: Num>(
-        data: &[T],
-        weight: &[T],
-        out_dims: &[usize],
-        span: &[usize],
-        ig: usize,
-        og: usize,
-        value_at: &Locate<'_>,
-        weight_at: &Locate<'_>,
-        dt: DataType,
-    ) -> Vec<T> {
-        let mut out = Vec::with_capacity(numel(out_dims));
-        let mut pos = vec![0usize; span.len()];
-        for_each_index(out_dims, |_, idx| {
-            let (n, o) = (idx[0], idx[1]);
-            let (g, oo) = (o / og, o % og);
-            let mut acc = T::default();
-            for ic in 0..ig {
-                let ch = g * ig + ic;
-                for_each_index(span, |_, k| {
-                    for a in 0..k.len() {
-                        pos[a] = idx[2 + a] + k[a];
-                    }
-                    let x = value_at(n, ch, &pos).map_or_else(T::default, |i| data[i]);
-                    let w = weight_at(ch, oo, k).map_or_else(T::default, |i| weight[i]);
-                    acc = (acc + (x * w).fix(dt)).fix(dt);
-                });
-            }
-            out.push(acc);
-        });
-        out
+    fn gather<T: Num>(values: &[T], src: &[Option<usize>]) -> Vec<T> {
+        src.iter()
+            .map(|at| at.map_or_else(T::default, |i| values[i]))
+            .collect()
     }
     let out = on_cols!(
         decode_as(x, dt)?,
         decode_as(w, dt)?,
-        (a, b) => sum(&a, &b, &out_dims, &span, ig, og, &value_at, &weight_at, dt),
+        (a, b) => geometry.run(&gather(&a, &data_src), &gather(&b, &weight_src), dt),
         unsupported(format!("{}: operands of different classes", call.op))
     );
     Ok(Value::tensor(encode(&out, dt, out_shape)?))

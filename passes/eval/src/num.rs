@@ -11,10 +11,20 @@ use std::ops::{Add, Mul, Sub};
 /// An element type kernels compute with: `f32` (float16, bfloat16,
 /// float32), `f64` or `i128` (every integer type, wrapped by `fix`).
 pub(crate) trait Num:
-    Copy + PartialOrd + Default + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self>
+    Copy
+    + PartialOrd
+    + Default
+    + Send
+    + Sync
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
 {
     /// Rounds or wraps a result to the data type `dt`.
     fn fix(self, dt: DataType) -> Self;
+    /// Whether `fix` leaves every value of `dt` unchanged (float32 in
+    /// `f32`, `f64`), so hot loops can skip it.
+    fn fix_is_identity(dt: DataType) -> bool;
     /// An integer count converted to `dt` (TVM's `cast(dtype, n)`).
     fn from_count(n: i64, dt: DataType) -> Self;
     /// `self / d`: a float division, or C's truncating integer division
@@ -35,6 +45,9 @@ pub(crate) trait Num:
 impl Num for f32 {
     fn fix(self, dt: DataType) -> f32 {
         round_f32(dt, self)
+    }
+    fn fix_is_identity(dt: DataType) -> bool {
+        !(dt.is_float16() || dt.is_bfloat16())
     }
     fn from_count(n: i64, dt: DataType) -> f32 {
         round_f32(dt, n as f32)
@@ -57,6 +70,9 @@ impl Num for f64 {
     fn fix(self, _: DataType) -> f64 {
         self
     }
+    fn fix_is_identity(_: DataType) -> bool {
+        true
+    }
     fn from_count(n: i64, _: DataType) -> f64 {
         n as f64
     }
@@ -71,6 +87,9 @@ impl Num for f64 {
 impl Num for i128 {
     fn fix(self, dt: DataType) -> i128 {
         wrap(dt, self)
+    }
+    fn fix_is_identity(_: DataType) -> bool {
+        false
     }
     fn from_count(n: i64, dt: DataType) -> i128 {
         wrap(dt, i128::from(n))

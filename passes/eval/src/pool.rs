@@ -84,8 +84,10 @@ struct Windows {
     dilation: Vec<usize>,
 }
 
-/// Reduces every window: `first` is the identity, `step` combines the
-/// accumulator with a tap (`None` for a tap in the padding).
+/// Reduces every window: `each` gets the output index and a walker that
+/// visits the window's taps in row-major order (`None` for a tap in the
+/// padding). The windows' starts and sizes are tabulated per axis once,
+/// and the walk reuses its buffers, so no output element allocates.
 fn reduce_windows<T: Num>(
     x: &[T],
     in_shape: &[usize],
@@ -93,22 +95,45 @@ fn reduce_windows<T: Num>(
     mut each: impl FnMut(&[usize], &mut dyn FnMut(&mut dyn FnMut(Option<T>))) -> T,
 ) -> Vec<T> {
     let st = strides(in_shape);
+    let s = w.axes.len();
+    let starts: Vec<Vec<i64>> = (0..s)
+        .map(|a| {
+            (0..w.out_shape[w.axes[a]])
+                .map(|i| (w.start)(i, a))
+                .collect()
+        })
+        .collect();
+    let taps: Vec<Vec<usize>> = (0..s)
+        .map(|a| {
+            (0..w.out_shape[w.axes[a]])
+                .map(|i| (w.taps)(i, a))
+                .collect()
+        })
+        .collect();
     let mut out = Vec::with_capacity(numel(&w.out_shape));
+    let mut first = vec![0i64; s];
+    let mut count = vec![0usize; s];
+    let mut tap = vec![0usize; s];
     for_each_index(&w.out_shape, |_, idx| {
-        let s = w.axes.len();
-        let starts: Vec<i64> = (0..s).map(|a| (w.start)(idx[w.axes[a]], a)).collect();
-        let taps: Vec<usize> = (0..s).map(|a| (w.taps)(idx[w.axes[a]], a)).collect();
         let mut base = 0usize;
         for (k, &i) in idx.iter().enumerate() {
             if !w.axes.contains(&k) {
                 base += i * st[k];
             }
         }
+        for a in 0..s {
+            first[a] = starts[a][idx[w.axes[a]]];
+            count[a] = taps[a][idx[w.axes[a]]];
+        }
         let mut walk = |visit: &mut dyn FnMut(Option<T>)| {
-            for_each_index(&taps, |_, t| {
+            if count.contains(&0) {
+                return;
+            }
+            tap.fill(0);
+            loop {
                 let mut at = Some(base);
                 for a in 0..s {
-                    let p = starts[a] + (t[a] * w.dilation[a]) as i64;
+                    let p = first[a] + (tap[a] * w.dilation[a]) as i64;
                     let ax = w.axes[a];
                     at = match at {
                         Some(b) if p >= 0 && (p as usize) < in_shape[ax] => {
@@ -118,7 +143,20 @@ fn reduce_windows<T: Num>(
                     };
                 }
                 visit(at.map(|i| x[i]));
-            });
+                // The next tap in row-major order, or the end of the window.
+                let mut a = s;
+                loop {
+                    if a == 0 {
+                        return;
+                    }
+                    a -= 1;
+                    tap[a] += 1;
+                    if tap[a] < count[a] {
+                        break;
+                    }
+                    tap[a] = 0;
+                }
+            }
         };
         out.push(each(idx, &mut walk));
     });

@@ -10,7 +10,8 @@
 //! why. A pass after which the module fails to run for another reason,
 //! although it ran before, is a difference.
 
-use crate::compare::{compare, tolerance_text, Difference};
+use crate::compare::{compare_with, tolerance_text, Difference};
+use crate::contract;
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -21,6 +22,14 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// How the result after the pass `description` differs from the result
+/// before it, by what the pass promises ([`contract`]).
+fn differs(description: &str, before: &Value, after: &Value) -> Option<Difference> {
+    let pass = description.split('(').next().unwrap_or(description).trim();
+    let (after, precision) = contract::comparable(pass, before, after);
+    compare_with(before, &after, precision)
+}
 
 /// Where the module is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,7 +372,7 @@ impl SemanticCheck {
                     state.stats.dtypes.insert(leaf.tensor.dtype.to_string());
                 }
                 let found = match a {
-                    Ok(a) => compare(b, a).map(Finding::Differs),
+                    Ok(a) => differs(description, b, a).map(Finding::Differs),
                     Err(e) => Some(Finding::FailsAfter(e.clone())),
                 };
                 if let Some(found) = found {
@@ -387,7 +396,13 @@ impl SemanticCheck {
             bisect: None,
         };
         if self.options.bisect {
-            report.bisect = Some(self.bisect(before, after, &args[index], &outputs_before[index]));
+            report.bisect = Some(self.bisect(
+                before,
+                after,
+                description,
+                &args[index],
+                &outputs_before[index],
+            ));
         }
         if let Some(dir) = &self.options.reproducer_dir {
             let before_out = outputs_before[index].as_ref().ok();
@@ -416,6 +431,7 @@ impl SemanticCheck {
         &self,
         before: &IRModule,
         after: &IRModule,
+        description: &str,
         args: &[Value],
         reference: &Result<Value, RuntimeError>,
     ) -> Result<String, String> {
@@ -454,7 +470,7 @@ impl SemanticCheck {
                 args.to_vec(),
                 self.options.limits.clone(),
             ) {
-                Ok(v) => compare(reference, &v).is_some(),
+                Ok(v) => differs(description, reference, &v).is_some(),
                 Err(e) if e.stopped => return Err(format!("stopped: {}", e.message)),
                 Err(_) => true,
             };

@@ -84,6 +84,16 @@ impl fmt::Display for Difference {
 
 /// Compares the result of the module before a pass with the result after.
 pub fn compare(before: &Value, after: &Value) -> Option<Difference> {
+    compare_with(before, after, None)
+}
+
+/// [`compare`], floats within the tolerance of `precision` when it is set
+/// (a pass that computes in a coarser type by design, [`crate::contract`]).
+pub fn compare_with(
+    before: &Value,
+    after: &Value,
+    precision: Option<DataType>,
+) -> Option<Difference> {
     let (sb, sa) = (before.skeleton(), after.skeleton());
     if sb != sa {
         return Some(Difference::Structure {
@@ -92,15 +102,23 @@ pub fn compare(before: &Value, after: &Value) -> Option<Difference> {
         });
     }
     for (b, a) in before.leaves().iter().zip(after.leaves()) {
-        if let Some(d) = compare_tensors(&b.path, &b.tensor, &a.tensor) {
+        if let Some(d) = compare_tensors(&b.path, &b.tensor, &a.tensor, precision) {
             return Some(d);
         }
     }
     None
 }
 
-fn compare_tensors(path: &str, before: &TensorData, after: &TensorData) -> Option<Difference> {
-    let dtype = before.dtype;
+fn compare_tensors(
+    path: &str,
+    before: &TensorData,
+    after: &TensorData,
+    precision: Option<DataType>,
+) -> Option<Difference> {
+    let dtype = match precision {
+        Some(coarse) if before.dtype.is_float() => coarse,
+        _ => before.dtype,
+    };
     let n = before.len();
     let exact = matches!(dtype.code, TypeCode::Int | TypeCode::UInt);
     let mut first = None;

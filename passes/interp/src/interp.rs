@@ -205,6 +205,7 @@ impl<'m> Interpreter<'m> {
                     .map(|a| self.eval(a, frame))
                     .collect::<RunResult<Vec<_>>>()?;
                 match call.callee.kind() {
+                    ExprKind::Op(op) if op.name == "call_lowered" => self.call_lowered(args, span),
                     ExprKind::Op(op) => self.call_op(expr, &op.name, call, args),
                     ExprKind::Constructor(c) => {
                         self.apply(Value::Constructor(c.clone()), args, span)
@@ -373,6 +374,28 @@ impl<'m> Interpreter<'m> {
             }
             e.or_span(span)
         })
+    }
+
+    /// `call_lowered(@f, (a, b, …))`, what LowerTE leaves: a call of the
+    /// function `@f` with the tuple's fields as its arguments.
+    fn call_lowered(&mut self, args: Vec<Value>, span: Option<Span>) -> RunResult<Value> {
+        let mut args = args.into_iter();
+        let (Some(callee), Some(arguments)) = (args.next(), args.next()) else {
+            return Err(RuntimeError::new(
+                "`call_lowered` takes the function and a tuple of its arguments",
+                span,
+            ));
+        };
+        match arguments {
+            Value::Tuple(fields) => self.apply(callee, fields.to_vec(), span),
+            other => Err(RuntimeError::new(
+                format!(
+                    "the arguments of `call_lowered` are {}, not a tuple",
+                    other.kind_name()
+                ),
+                span,
+            )),
+        }
     }
 
     /// An operator call through the evaluator's kernel of the operator.

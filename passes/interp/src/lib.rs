@@ -25,6 +25,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod contract;
 mod env;
 mod error;
 mod interp;

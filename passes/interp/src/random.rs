@@ -10,6 +10,11 @@
 //! | `int8`…`int64` | integers in [-8, 8] |
 //! | `uint8`…`uint64` | integers in [0, 16) |
 //! | `bool` | 0 or 1 |
+//!
+//! A `?` dimension (known only at run time) gets [`ANY_DIM_SIZE`]: every
+//! `?` the same size, so parameters that must agree (`add(%x, %y)` of two
+//! `(?, 3)` tensors) do; a symbolic size from the metadata has no value to
+//! take and is an error (give that input as a file).
 
 use crate::value::Value;
 use relay_ir::dtype::{DataType, TypeCode};
@@ -68,15 +73,21 @@ pub fn random_tensor(
     Ok(t)
 }
 
-/// A random value of a parameter type: tensors with static shapes and
-/// tuples of them.
+/// The size a `?` dimension of a random input gets.
+pub const ANY_DIM_SIZE: i64 = 4;
+
+/// A random value of a parameter type: tensors (a `?` dimension of size
+/// [`ANY_DIM_SIZE`]) and tuples of them.
 pub fn random_value(rng: &mut SplitMix64, ty: &Type, max_elements: u64) -> Result<Value, String> {
     match ty.kind() {
         TypeKind::Tensor(t) => {
             let shape = t
                 .shape
                 .iter()
-                .map(|d| d.as_int())
+                .map(|d| match d {
+                    relay_ir::Dim::Any => Some(ANY_DIM_SIZE),
+                    d => d.as_int(),
+                })
                 .collect::<Option<Vec<i64>>>()
                 .ok_or_else(|| {
                     format!(

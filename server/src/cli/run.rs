@@ -25,7 +25,8 @@ pub struct RunArgs {
     #[arg(long = "input", value_name = "NAME=FILE")]
     inputs: Vec<String>,
     /// Random values from this seed for the parameters without --input
-    /// (floats in [-1, 1), signed integers in [-8, 8], unsigned in [0, 16)).
+    /// (floats in [-1, 1), signed integers in [-8, 8], unsigned in [0, 16);
+    /// every `?` dimension of size 4).
     #[arg(long, value_name = "SEED")]
     random: Option<u64>,
     /// Write the result to a file instead of printing it: `.npy` for a
