@@ -121,6 +121,7 @@ pub fn run_pipeline(
         Ok(m) => m,
         Err(e) => {
             result.diagnostics = e.diagnostics;
+            analysis.resolve_diagnostics(&mut result.diagnostics);
             result.error = Some(e.message);
             return result;
         }
@@ -170,6 +171,7 @@ pub fn run_pipeline(
         }
     }
     result.diagnostics.extend(ctx.take_diagnostics());
+    analysis.resolve_diagnostics(&mut result.diagnostics);
     result.blocked = ctx.blocked_commands();
     let mut lines = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     let report = timing.render();
