@@ -163,9 +163,8 @@ fn check(incremental: &Analysis, full: &Analysis, rng: &mut Rng, edit_at: usize,
         incremental.parse == full.parse,
         "{context}: the trees differ"
     );
-    let diagnostics = |a: &Analysis| -> Vec<String> {
-        a.diagnostics.iter().map(|d| format!("{d:?}")).collect()
-    };
+    let diagnostics =
+        |a: &Analysis| -> Vec<String> { a.diagnostics.iter().map(|d| format!("{d:?}")).collect() };
     same(
         &diagnostics(incremental),
         &diagnostics(full),
@@ -236,8 +235,14 @@ fn run(base: &str, seed: u64, steps: usize, restart: usize) -> usize {
         if relowered.is_some() {
             by_definition += 1;
         }
-        let full = analyze("m.relay", Arc::from(text.as_str()), version, Encoding::Utf16, &|| false)
-            .expect("an analysis");
+        let full = analyze(
+            "m.relay",
+            Arc::from(text.as_str()),
+            version,
+            Encoding::Utf16,
+            &|| false,
+        )
+        .expect("an analysis");
         check(&incremental, &full, &mut rng, edit_at, &context);
     }
     by_definition
@@ -310,5 +315,3 @@ fn an_edit_inside_one_definition_lowers_only_it() {
     let new = after.lowered.function("net0").expect("the function");
     assert!(!old.expr().ptr_eq(new.expr()));
 }
-
-

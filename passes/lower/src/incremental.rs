@@ -253,7 +253,10 @@ fn lower_whole(
         file,
         options,
         reusable,
-        items: items.iter().map(|i| i.syntax().green().to_owned()).collect(),
+        items: items
+            .iter()
+            .map(|i| i.syntax().green().to_owned())
+            .collect(),
         item_names,
         module_definitions,
         module_uses,
@@ -307,10 +310,7 @@ fn lower_def(
 /// Lowers again only the definitions whose tree changed, when they can be
 /// lowered alone (see the module docs); `None` when the whole module must
 /// be (`last` may then have been changed). Also says how many were lowered.
-fn relower(
-    last: &mut Kept,
-    root: &ast::SourceFile,
-) -> Option<((Lowered, DefinitionSpans), usize)> {
+fn relower(last: &mut Kept, root: &ast::SourceFile) -> Option<((Lowered, DefinitionSpans), usize)> {
     let text_end = root.syntax().text_range().end();
     let green_root = root.to_green();
     let items: Vec<ast::Item<Node<'_>>> = green_root.items().collect();
@@ -347,8 +347,12 @@ fn relower(
     lw.ctors = last.ctors.clone();
     for definition in &last.module_definitions {
         let kind = definition.kind;
-        lw.names
-            .define(kind, definition.name.clone(), definition.range, definition.visible);
+        lw.names.define(
+            kind,
+            definition.name.clone(),
+            definition.range,
+            definition.visible,
+        );
     }
     let counts = lw.names.counts();
     for &i in &changed {
@@ -377,7 +381,10 @@ fn relower(
         last.defs[index] = piece;
         last.items[i] = items[i].syntax().green().to_owned();
     }
-    Some((last.assemble(names_of_items, &items, text_end), changed.len()))
+    Some((
+        last.assemble(names_of_items, &items, text_end),
+        changed.len(),
+    ))
 }
 
 impl Kept {
@@ -462,5 +469,8 @@ fn shift(range: TextRange, delta: i64) -> TextRange {
     if delta == 0 {
         return range;
     }
-    TextRange::new(shift_size(range.start(), delta), shift_size(range.end(), delta))
+    TextRange::new(
+        shift_size(range.start(), delta),
+        shift_size(range.end(), delta),
+    )
 }

@@ -56,8 +56,8 @@ mod scope;
 mod types;
 mod upgrade;
 
-pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 pub use self::incremental::{lower_incrementally, DefinitionSpans, IncrementalLowering};
+pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 pub use self::upgrade::upgrade;
 
 use relay_ir::diagnostic::{Code, Diagnostic, Diagnostics};
@@ -249,7 +249,8 @@ impl Lowerer {
                         )
                         .with_span(self.span(range));
                         if let Some(previous) = previous.range {
-                            diagnostic = diagnostic.with_label(self.span(previous), "first defined here");
+                            diagnostic =
+                                diagnostic.with_label(self.span(previous), "first defined here");
                         }
                         self.push(diagnostic);
                         duplicate_types.insert(range.start());
@@ -279,7 +280,9 @@ impl Lowerer {
     ) {
         for item in items {
             let data = match item {
-                ast::Item::TypeDef(def) => self.type_def(def.name(), def.type_params(), def.ctors()),
+                ast::Item::TypeDef(def) => {
+                    self.type_def(def.name(), def.type_params(), def.ctors())
+                }
                 // Constructors of an `extern type` are a syntax error; TVM keeps
                 // none of them in a well-formed module.
                 ast::Item::ExternTypeDef(def) => {

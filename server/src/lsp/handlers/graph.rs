@@ -8,7 +8,6 @@ use crate::lsp::features::code_lenses::{code_lenses, LensContext};
 use crate::lsp::features::graph_view::{graph_view, node_spans, GraphRequest, GraphView};
 use crate::lsp::project::project_for;
 use crate::lsp::{from_proto, to_proto};
-use relay_passes::source::Span;
 use relay_syntax::{TextRange, TextSize};
 use serde_json::Value;
 use std::str::FromStr;
@@ -43,19 +42,8 @@ pub async fn graph(backend: &Backend, params: GraphParams) -> Result<Value> {
                 },
             };
             let mut answer = serde_json::to_value(&view).unwrap_or(Value::Null);
-            // The graph's spans are in the function's file (its own, when
-            // lowering was incremental).
-            let file = analysis
-                .module()
-                .function(&view.function)
-                .and_then(|f| f.expr().span())
-                .map(|s| s.file);
-            for (pointer, span) in node_spans(&view.graph) {
+            for (pointer, span) in node_spans(&analysis, &view) {
                 let range = TextRange::new(TextSize::from(span.start), TextSize::from(span.end));
-                let range = match file {
-                    Some(file) => analysis.resolve(Span::new(file, range)).range,
-                    None => range,
-                };
                 let range = to_proto::range(&analysis.lines, range);
                 if let Some(Value::Object(node)) = answer.pointer_mut(&format!("/graph{pointer}")) {
                     node.insert(
