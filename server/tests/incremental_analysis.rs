@@ -6,7 +6,7 @@
 //!
 //! Each edit applies to the text of the previous one, with the same kept
 //! state, as in the editor. `RELAY_EQUIVALENCE_EDITS` sets the number of
-//! edits per module (default 300; the report of issue 19 ran 5,000).
+//! edits per module (default 300; 3,000 were run for issue 19).
 
 use relay_passes::lower::LowerOptions;
 use relay_passes::printer::print_type;
