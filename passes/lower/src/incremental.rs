@@ -247,8 +247,12 @@ fn lower_whole(
             reusable &= graph_owner.insert(number, index).is_none();
         }
     }
-    let (names_of_items, _) = lw.names.since((0, 0));
-    let names_of_items = names_of_items[..item_names].to_vec();
+    let (all_definitions, all_uses) = lw.names.since((0, 0));
+    let names_of_items = all_definitions[..item_names].to_vec();
+    // A definition that reads another's names (a shared piece) has uses the
+    // pieces cannot renumber: the index is the recorder's as it is.
+    let whole_names = (!reusable)
+        .then(|| super::NameIndex::from_parts(all_definitions.to_vec(), all_uses.to_vec()));
     let kept = Kept {
         file,
         options,
@@ -267,7 +271,10 @@ fn lower_whole(
         defs,
         graph_owner,
     };
-    let result = kept.assemble(names_of_items, &items, text_end);
+    let mut result = kept.assemble(names_of_items, &items, text_end);
+    if let Some(names) = whole_names {
+        result.0.names = names;
+    }
     (kept, result)
 }
 
