@@ -117,6 +117,13 @@ impl<'a> Node<'a> {
         TextRange::at(self.start, self.green.text_len())
     }
 
+    /// The green node (its address tells whether an incremental re-parse
+    /// kept it).
+    #[inline]
+    pub fn green(self) -> &'a GreenNodeData {
+        self.green
+    }
+
     /// The children, nodes and tokens, trivia included.
     #[inline]
     pub fn elements(self) -> Elements<'a> {

@@ -34,33 +34,20 @@ impl CheckScope {
     /// The scope of `root` (the text of `file`) given the diagnostics of
     /// parsing and lowering it.
     pub fn new(file: FileId, root: &ast::SourceFile, earlier: &[Diagnostic]) -> CheckScope {
-        let defs: Vec<(String, TextRange, HashSet<String>)> = root
+        let def_nodes: Vec<ast::Def> = root
             .items()
             .filter_map(|item| match item {
                 ast::Item::Def(def) => Some(def),
                 _ => None,
             })
-            .map(|def| {
-                let own = def.name().map(|n| n.syntax().text_range());
-                let name = def.name().map(|n| n.name().to_string()).unwrap_or_default();
-                let uses = def
-                    .syntax()
-                    .descendants_with_tokens()
-                    .filter_map(|e| e.into_token())
-                    .filter(|t| t.kind() == SyntaxKind::GLOBAL && Some(t.text_range()) != own)
-                    .map(|t| t.text().trim_start_matches('@').to_string())
-                    .collect();
-                (name, def.syntax().text_range(), uses)
-            })
             .collect();
+        let ranges: Vec<TextRange> = def_nodes.iter().map(|d| d.syntax().text_range()).collect();
         let mut nothing = false;
         let mut bad: HashSet<usize> = HashSet::new();
         for d in earlier {
             if !d.is_error() || !matches!(d.layer, Layer::Syntax | Layer::Name) {
                 continue;
             }
-            // A missing or wrong version header is reported at the first
-            // token, but is about the whole file.
             let span = d
                 .span
                 .filter(|s| s.file == file && d.code != Code::VersionHeader);
@@ -68,9 +55,9 @@ impl CheckScope {
                 nothing = true;
                 continue;
             };
-            match defs
+            match ranges
                 .iter()
-                .position(|(_, range, _)| contains(*range, span.range.start()))
+                .position(|range| contains(*range, span.range.start()))
             {
                 Some(i) => {
                     bad.insert(i);
@@ -78,34 +65,14 @@ impl CheckScope {
                 None => nothing = true,
             }
         }
-        // Whatever uses a skipped definition is skipped too, to a fixpoint.
-        let index: HashMap<&str, Vec<usize>> =
-            defs.iter()
-                .enumerate()
-                .fold(HashMap::new(), |mut map, (i, (name, _, _))| {
-                    map.entry(name.as_str()).or_default().push(i);
-                    map
-                });
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (i, (_, _, uses)) in defs.iter().enumerate() {
-                if bad.contains(&i) {
-                    continue;
-                }
-                let uses_bad = uses.iter().any(|name| {
-                    index
-                        .get(name.as_str())
-                        .is_some_and(|found| found.iter().any(|j| bad.contains(j)))
-                });
-                if uses_bad {
-                    bad.insert(i);
-                    changed = true;
-                }
-            }
+        // Which globals each definition uses, read only when some
+        // definition is bad (an edit of a clean file reads no tree).
+        if !bad.is_empty() && !nothing {
+            spread_badness(&def_nodes, &mut bad);
         }
+        let defs = &ranges;
         let (mut skipped, mut checked) = (Vec::new(), Vec::new());
-        for (i, (_, range, _)) in defs.iter().enumerate() {
+        for (i, range) in defs.iter().enumerate() {
             if nothing || bad.contains(&i) {
                 skipped.push(*range);
             } else {
@@ -156,6 +123,51 @@ impl CheckScope {
 
 /// Whether `offset` is in `range`, its end included (an error at the end
 /// of an unfinished definition belongs to it).
+/// Adds to `bad` the definitions that use a bad one's global, until none
+/// is left.
+fn spread_badness(defs: &[ast::Def], bad: &mut HashSet<usize>) {
+    let defs: Vec<(String, HashSet<String>)> = defs
+        .iter()
+        .map(|def| {
+            let own = def.name().map(|n| n.syntax().text_range());
+            let name = def.name().map(|n| n.name().to_string()).unwrap_or_default();
+            let uses = def
+                .syntax()
+                .descendants_with_tokens()
+                .filter_map(|e| e.into_token())
+                .filter(|t| t.kind() == SyntaxKind::GLOBAL && Some(t.text_range()) != own)
+                .map(|t| t.text().trim_start_matches('@').to_string())
+                .collect();
+            (name, uses)
+        })
+        .collect();
+    let index: HashMap<&str, Vec<usize>> =
+        defs.iter()
+            .enumerate()
+            .fold(HashMap::new(), |mut map, (i, (name, _))| {
+                map.entry(name.as_str()).or_default().push(i);
+                map
+            });
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, (_, uses)) in defs.iter().enumerate() {
+            if bad.contains(&i) {
+                continue;
+            }
+            let uses_bad = uses.iter().any(|name| {
+                index
+                    .get(name.as_str())
+                    .is_some_and(|found| found.iter().any(|j| bad.contains(j)))
+            });
+            if uses_bad {
+                bad.insert(i);
+                changed = true;
+            }
+        }
+    }
+}
+
 fn contains(range: TextRange, offset: TextSize) -> bool {
     range.start() <= offset && offset <= range.end()
 }

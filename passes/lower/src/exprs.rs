@@ -284,6 +284,7 @@ impl Lowerer {
             help,
         );
         let span = Some(self.span(range));
+        self.touch_shared();
         let entry = match self.undeclared.get(name) {
             Some(entry) => entry.clone(),
             None => {
@@ -312,9 +313,18 @@ impl Lowerer {
         };
         if let Some((expr, _, def)) = self.graph.get(&number) {
             let (expr, def) = (expr.clone(), *def);
+            if self
+                .piece
+                .as_ref()
+                .is_some_and(|p| (def.index() as u32) < p.first_def)
+            {
+                self.touch_shared();
+            }
             self.names.use_at(def, token.syntax().range());
             return expr;
         }
+        // Maybe another definition's (in a whole lowering).
+        self.touch_shared();
         let diagnostic = Diagnostic::error(
             Code::UndefinedGraphBinding,
             format!("graph variable %{number} has not been defined yet"),
@@ -337,7 +347,11 @@ impl Lowerer {
             return;
         };
         let range = token.syntax().range();
+        if let Some(piece) = &mut self.piece {
+            piece.graph_numbers.push(number);
+        }
         if let Some(&(_, first, _)) = self.graph.get(&number) {
+            self.touch_shared();
             let diagnostic = Diagnostic::warning(
                 Code::Redefinition,
                 format!(
@@ -405,6 +419,9 @@ impl Lowerer {
                 self.push(diagnostic);
             }
         }
+        if !entry.undefined.is_empty() {
+            self.touch_shared();
+        }
         for (type_name, range) in &entry.undefined {
             let diagnostic = Diagnostic::error(
                 Code::UnknownConstructor,
@@ -454,6 +471,7 @@ impl Lowerer {
         let close_to_known = op::suggest_op(name).is_some()
             || suggestion(name, self.ctors.keys().map(String::as_str), str::to_string).is_some();
         if self.lenient && !close_to_known {
+            self.touch_shared();
             let def = op::opaque_op(name);
             if self.opaque_ops_warned.insert(name.to_string()) {
                 let diagnostic = relay_ir::diagnostic::Diagnostic::warning(
@@ -580,7 +598,7 @@ impl Lowerer {
     /// the scope binds already keeps its first binding, as in TVM (the new
     /// binding is still a definition, of its own token only).
     fn bind_local(&mut self, kind: NameKind, name: &str, var: &Var, visible: TextRange) {
-        let range = var.expr().span().map(|s| s.range);
+        let range = var.expr().span().map(|s| self.document_range(s));
         let def = self.names.define(kind, name, range, Some(visible));
         let entry = LocalEntry {
             var: var.clone(),
@@ -700,6 +718,7 @@ impl Lowerer {
 
     /// `free_var %x: T`: visible for the rest of the parse.
     fn free_var(&mut self, free: ast::FreeVarStmt<Node<'_>>) {
+        self.touch_shared();
         let Some(token) = free.name() else {
             return;
         };

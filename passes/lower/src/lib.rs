@@ -49,12 +49,14 @@
 mod attrs;
 
 mod exprs;
+mod incremental;
 mod metadata_refs;
 mod names;
 mod scope;
 mod types;
 mod upgrade;
 
+pub use self::incremental::{lower_incrementally, DefinitionSpans, IncrementalLowering};
 pub use self::names::{DefId, Definition, NameIndex, NameKind, Occurrence};
 pub use self::upgrade::upgrade;
 
@@ -178,89 +180,8 @@ pub fn lower_module_into_with(
     lw.load_metadata(root.metadata());
 
     let items: Vec<ast::Item<Node<'_>>> = root.items().collect();
-
-    // Every name a definition introduces, wherever it is in the file: globals
-    // and ADT names may be used before their definition.
-    let mut def_ranges: HashMap<String, TextRange> = HashMap::new();
-    let mut duplicate_types: HashSet<TextSize> = HashSet::new();
-    for item in &items {
-        match item {
-            ast::Item::Def(def) => {
-                let Some(name) = def.name() else { continue };
-                let range = name.syntax().range();
-                if let Some(previous) = def_ranges.get(name.name()) {
-                    let diagnostic = Diagnostic::warning(
-                        Code::Redefinition,
-                        format!(
-                            "`@{}` is defined again; TVM keeps the last definition",
-                            name.name()
-                        ),
-                    )
-                    .with_span(lw.span(range))
-                    .with_label(lw.span(*previous), "previous definition here");
-                    lw.push(diagnostic);
-                }
-                def_ranges.insert(name.name().to_string(), range);
-                // Uses resolve to the last definition, the one TVM keeps.
-                let def = lw
-                    .names
-                    .define(NameKind::Global, name.name(), Some(range), None);
-                lw.globals.insert(name.name().to_string(), def);
-            }
-            ast::Item::TypeDef(_) | ast::Item::ExternTypeDef(_) => {
-                let Some(token) = item.name_token() else {
-                    continue;
-                };
-                let name = token.text().to_string();
-                let range = token.range();
-                let def = lw
-                    .names
-                    .define(NameKind::TypeName, &name, Some(range), None);
-                if let Some(previous) = lw.adts.get(&name) {
-                    let mut diagnostic = Diagnostic::error(
-                        Code::DuplicateDefinition,
-                        format!("a type with the name `{name}` was previously defined"),
-                    )
-                    .with_span(lw.span(range));
-                    if let Some(previous) = previous.range {
-                        diagnostic = diagnostic.with_label(lw.span(previous), "first defined here");
-                    }
-                    lw.push(diagnostic);
-                    duplicate_types.insert(range.start());
-                    continue;
-                }
-                lw.adts.insert(
-                    name.clone(),
-                    AdtEntry {
-                        header: GlobalTypeVar::new(&name),
-                        range: Some(range),
-                        def,
-                    },
-                );
-            }
-        }
-    }
-
-    // Type definitions first, so constructors are known in every body.
-    for item in &items {
-        let data = match item {
-            ast::Item::TypeDef(def) => lw.type_def(def.name(), def.type_params(), def.ctors()),
-            // Constructors of an `extern type` are a syntax error; TVM keeps
-            // none of them in a well-formed module.
-            ast::Item::ExternTypeDef(def) => {
-                lw.type_def(def.name(), def.type_params(), std::iter::empty())
-            }
-            ast::Item::Def(_) => continue,
-        };
-        let is_duplicate = item
-            .name_token()
-            .is_some_and(|t| duplicate_types.contains(&t.range().start()));
-        if let Some(data) = data {
-            if !is_duplicate {
-                module.add_type_definition(data);
-            }
-        }
-    }
+    let duplicate_types = lw.declare_items(&items);
+    lw.lower_type_items(&items, &duplicate_types, &mut module);
 
     for item in &items {
         if let ast::Item::Def(def) = item {
@@ -276,6 +197,108 @@ pub fn lower_module_into_with(
         module,
         diagnostics,
         names,
+    }
+}
+
+impl Lowerer {
+    /// Declares what every item defines, wherever it is in the file
+    /// (globals and ADT names may be used before their definition).
+    /// Returns the starts of the names of duplicate type definitions.
+    fn declare_items(&mut self, items: &[ast::Item<Node<'_>>]) -> HashSet<TextSize> {
+        // Every name a definition introduces, wherever it is in the file: globals
+        // and ADT names may be used before their definition.
+        let mut def_ranges: HashMap<String, TextRange> = HashMap::new();
+        let mut duplicate_types: HashSet<TextSize> = HashSet::new();
+        for item in items {
+            match item {
+                ast::Item::Def(def) => {
+                    let Some(name) = def.name() else { continue };
+                    let range = name.syntax().range();
+                    if let Some(previous) = def_ranges.get(name.name()) {
+                        let diagnostic = Diagnostic::warning(
+                            Code::Redefinition,
+                            format!(
+                                "`@{}` is defined again; TVM keeps the last definition",
+                                name.name()
+                            ),
+                        )
+                        .with_span(self.span(range))
+                        .with_label(self.span(*previous), "previous definition here");
+                        self.push(diagnostic);
+                    }
+                    def_ranges.insert(name.name().to_string(), range);
+                    // Uses resolve to the last definition, the one TVM keeps.
+                    let def = self
+                        .names
+                        .define(NameKind::Global, name.name(), Some(range), None);
+                    self.globals.insert(name.name().to_string(), def);
+                }
+                ast::Item::TypeDef(_) | ast::Item::ExternTypeDef(_) => {
+                    let Some(token) = item.name_token() else {
+                        continue;
+                    };
+                    let name = token.text().to_string();
+                    let range = token.range();
+                    let def = self
+                        .names
+                        .define(NameKind::TypeName, &name, Some(range), None);
+                    if let Some(previous) = self.adts.get(&name) {
+                        let mut diagnostic = Diagnostic::error(
+                            Code::DuplicateDefinition,
+                            format!("a type with the name `{name}` was previously defined"),
+                        )
+                        .with_span(self.span(range));
+                        if let Some(previous) = previous.range {
+                            diagnostic =
+                                diagnostic.with_label(self.span(previous), "first defined here");
+                        }
+                        self.push(diagnostic);
+                        duplicate_types.insert(range.start());
+                        continue;
+                    }
+                    self.adts.insert(
+                        name.clone(),
+                        AdtEntry {
+                            header: GlobalTypeVar::new(&name),
+                            range: Some(range),
+                            def,
+                        },
+                    );
+                }
+            }
+        }
+        duplicate_types
+    }
+
+    /// Lowers the type definitions into `module` (before the bodies, so
+    /// constructors are known in every body).
+    fn lower_type_items(
+        &mut self,
+        items: &[ast::Item<Node<'_>>],
+        duplicate_types: &HashSet<TextSize>,
+        module: &mut IRModule,
+    ) {
+        for item in items {
+            let data = match item {
+                ast::Item::TypeDef(def) => {
+                    self.type_def(def.name(), def.type_params(), def.ctors())
+                }
+                // Constructors of an `extern type` are a syntax error; TVM keeps
+                // none of them in a well-formed module.
+                ast::Item::ExternTypeDef(def) => {
+                    self.type_def(def.name(), def.type_params(), std::iter::empty())
+                }
+                ast::Item::Def(_) => continue,
+            };
+            let is_duplicate = item
+                .name_token()
+                .is_some_and(|t| duplicate_types.contains(&t.range().start()));
+            if let Some(data) = data {
+                if !is_duplicate {
+                    module.add_type_definition(data);
+                }
+            }
+        }
     }
 }
 
@@ -482,6 +505,28 @@ pub(crate) struct Lowerer {
     opaque_constants: FastHashMap<String, Var>,
     /// Unknown operators read as opaque ones, warned about once each.
     opaque_ops_warned: HashSet<String>,
+    /// The definition being lowered for incremental lowering (see
+    /// `incremental.rs`), if any.
+    piece: Option<Piece>,
+}
+
+/// What lowering records about one `def` for incremental lowering.
+#[derive(Debug, Clone)]
+pub(crate) struct Piece {
+    /// The file the definition's spans point into (relative to `base`).
+    file: FileId,
+    /// The range of the definition's node.
+    range: TextRange,
+    /// The first name definition the definition makes: graph bindings and
+    /// names of lower ids are another definition's (or the module's).
+    first_def: u32,
+    /// Whether lowering read or wrote what definitions share (graph
+    /// bindings of another one, `free_var`s, undeclared locals, opaque
+    /// operators or constants, metadata, constructors with undefined field
+    /// types): such a definition cannot be lowered on its own.
+    shared: bool,
+    /// The graph binding numbers it defines.
+    graph_numbers: Vec<u64>,
 }
 
 impl Lowerer {
@@ -509,6 +554,15 @@ impl Lowerer {
             source_text: None,
             opaque_constants: FastHashMap::default(),
             opaque_ops_warned: HashSet::new(),
+            piece: None,
+        }
+    }
+
+    /// Notes that the definition being lowered depends on, or changes, what
+    /// other definitions see.
+    fn touch_shared(&mut self) {
+        if let Some(piece) = &mut self.piece {
+            piece.shared = true;
         }
     }
 
@@ -582,8 +636,23 @@ impl Lowerer {
         found
     }
 
+    /// The span of `range`: inside the definition being lowered
+    /// incrementally, in that definition's file and relative to its start.
     fn span(&self, range: TextRange) -> Span {
-        Span::new(self.file, range)
+        match &self.piece {
+            Some(piece) if piece.range.contains_range(range) => {
+                Span::new(piece.file, range - piece.range.start())
+            }
+            _ => Span::new(self.file, range),
+        }
+    }
+
+    /// The range in the document of a span [`Lowerer::span`] made.
+    fn document_range(&self, span: Span) -> TextRange {
+        match &self.piece {
+            Some(piece) if span.file == piece.file => span.range + piece.range.start(),
+            _ => span.range,
+        }
     }
 
     fn push(&mut self, diagnostic: Diagnostic) {

@@ -178,6 +178,7 @@ impl Lowerer {
 
     /// `meta[K][i]` as an expression: a constant or a variable.
     pub(super) fn meta_expr(&mut self, expr: &ast::MetaExpr<Node<'_>>) -> Expr {
+        self.touch_shared();
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return self.missing(range);
@@ -314,6 +315,7 @@ impl Lowerer {
 
     /// `meta[K][i]` as an attribute value: what TVM's reflection sees.
     pub(super) fn meta_attr_value(&mut self, expr: &ast::MetaExpr<Node<'_>>) -> AttrValue {
+        self.touch_shared();
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return AttrValue::Null;
@@ -403,6 +405,7 @@ impl Lowerer {
 
     /// `meta[K][i]` as a shape dimension: an integer or a symbolic size.
     pub(super) fn meta_dim(&mut self, meta: &ast::MetaRef<Token<'_>>) -> Dim {
+        self.touch_shared();
         let range = token_range(meta);
         let Some((graph, index)) = self.resolve_meta(meta) else {
             return Dim::Any;
@@ -447,6 +450,7 @@ impl Lowerer {
         &mut self,
         expr: &ast::MetaExpr<Node<'_>>,
     ) -> Result<Option<Attrs>, ()> {
+        self.touch_shared();
         let range = expr.syntax().text_range();
         let Some(token) = expr.meta_ref() else {
             return Err(());

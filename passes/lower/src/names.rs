@@ -21,6 +21,10 @@ impl DefId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    pub(crate) fn from_index(index: u32) -> DefId {
+        DefId(index)
+    }
 }
 
 /// What a definition defines.
@@ -180,6 +184,19 @@ impl Lookup {
 }
 
 impl NameIndex {
+    /// The index of these definitions and uses (incremental lowering
+    /// assembles them from the definitions' parts).
+    pub(crate) fn from_parts(
+        definitions: Vec<Definition>,
+        recorded_uses: Vec<(TextRange, DefId)>,
+    ) -> NameIndex {
+        NameIndex {
+            definitions,
+            recorded_uses,
+            lookup: OnceLock::new(),
+        }
+    }
+
     fn lookup(&self) -> &Lookup {
         self.lookup
             .get_or_init(|| Lookup::build(&self.definitions, &self.recorded_uses))
@@ -302,6 +319,22 @@ impl NameRecorder {
     /// A use of `def` at `range`.
     pub(super) fn use_at(&mut self, def: DefId, range: TextRange) {
         self.uses.push((range, def));
+    }
+
+    /// How many definitions and uses were recorded.
+    pub(super) fn counts(&self) -> (usize, usize) {
+        (self.definitions.len(), self.uses.len())
+    }
+
+    /// The definitions and uses recorded since `counts` said `(d, u)`.
+    pub(super) fn since(&self, (d, u): (usize, usize)) -> (&[Definition], &[(TextRange, DefId)]) {
+        (&self.definitions[d..], &self.uses[u..])
+    }
+
+    /// Forgets what was recorded since `counts` said `(d, u)`.
+    pub(super) fn truncate(&mut self, (d, u): (usize, usize)) {
+        self.definitions.truncate(d);
+        self.uses.truncate(u);
     }
 
     pub(super) fn finish(self) -> NameIndex {

@@ -2,11 +2,19 @@
 //! module, the typed module (InferType), every diagnostic, the names as
 //! lowering resolved them, and an index from source ranges to IR nodes.
 //! Built off the main loop, never changed after, shared by every request
-//! that asks about that version. Parsing and type inference are
-//! incremental: each document keeps its last parse and an
-//! [`IncrementalChecker`] between edits ([`Incremental`]), so an edit inside
-//! one definition re-parses only that definition and re-infers only the
+//! that asks about that version. Parsing, lowering and type inference are
+//! incremental: each document keeps its last parse, its
+//! [`IncrementalLowering`] and an [`IncrementalChecker`] between edits
+//! ([`Incremental`]), so an edit inside one definition re-parses and
+//! lowers again only that definition (the others keep their IR nodes,
+//! which type inference then reuses by identity) and re-infers only the
 //! functions it can affect.
+//!
+//! IR spans are per definition (relative to its `def`, see
+//! `relay_passes::lower::DefinitionSpans`): an edit above a definition
+//! moves it without touching its nodes. Whatever turns an IR span into a
+//! place in the document goes through [`Analysis::resolve`]; the
+//! analysis's diagnostics and name index are in document coordinates.
 //!
 //! Everything here calls the library (`relay_syntax`, `relay_passes::lower`,
 //! `relay_passes::infer`), exactly as the CLI does; each stage runs under
@@ -19,8 +27,8 @@ use relay_passes::checkable::CheckScope;
 use relay_passes::diagnostic::{sort_by_position, Code, Diagnostic, Layer};
 use relay_passes::infer::IncrementalChecker;
 use relay_passes::ir::{Expr, ExprKind, IRModule, Pattern};
-use relay_passes::lower::{LowerOptions, NameIndex};
-use relay_passes::source::SourceMap;
+use relay_passes::lower::{DefinitionSpans, IncrementalLowering, LowerOptions, NameIndex};
+use relay_passes::source::{FileId, SourceMap, Span};
 use relay_syntax::{
     reparse_module_with, Entry, Parse, ParseOptions, SyntaxNode, TextEdit, TextRange,
 };
@@ -35,7 +43,8 @@ pub struct Analysis {
     pub version: i32,
     pub lines: LineIndex,
     pub parse: Parse,
-    /// The module as lowered (no types): what passes and the formatter start from.
+    /// The module as lowered (no types): what passes and the formatter
+    /// start from. Its spans are per definition: see [`Analysis::resolve`].
     pub lowered: IRModule,
     /// The module after InferType (with the types that could be found).
     pub typed: Option<IRModule>,
@@ -46,6 +55,8 @@ pub struct Analysis {
     /// navigation (definition, references, rename, highlights, completion
     /// of locals) reads.
     pub names: NameIndex,
+    /// Where each definition's IR spans are in the document.
+    pub spans: DefinitionSpans,
     /// IR nodes by source range (built on first use).
     index: OnceLock<SpanIndex>,
     /// Which passes change which function (computed on first use).
@@ -75,7 +86,21 @@ impl Analysis {
     /// IR nodes by source range (built on first use: diagnostics do not
     /// need it).
     pub fn index(&self) -> &SpanIndex {
-        self.index.get_or_init(|| SpanIndex::build(self.module()))
+        self.index
+            .get_or_init(|| SpanIndex::build_resolved(self.module(), &self.spans))
+    }
+
+    /// An IR span (or a diagnostic's) as a span of the document.
+    pub fn resolve(&self, span: Span) -> Span {
+        self.spans.resolve(span)
+    }
+
+    /// The diagnostics of something run on this analysis's IR (a pass, a
+    /// pipeline) with their spans in the document.
+    pub fn resolve_diagnostics(&self, diagnostics: &mut [Diagnostic]) {
+        for diagnostic in diagnostics {
+            self.spans.resolve_diagnostic(diagnostic);
+        }
     }
 
     /// The module features should look at: typed if inference ran.
@@ -123,6 +148,8 @@ fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
 pub struct Incremental {
     /// Type inference results, per function.
     pub checker: Mutex<IncrementalChecker>,
+    /// The lowered definitions.
+    pub lowering: Mutex<IncrementalLowering>,
     /// The text and parse of the last analysis.
     parses: Mutex<Option<(Arc<str>, ParseOptions, Parse)>>,
     /// The `relay.toml` reading (`project::project_generation`) the type
@@ -176,6 +203,10 @@ impl Incremental {
     /// Forgets everything kept (after a stage panicked).
     pub fn clear(&self) {
         self.checker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.lowering
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
@@ -249,16 +280,28 @@ pub fn analyze_incrementally_with(
     if obsolete() {
         return None;
     }
-    let lowered = guarded(|| relay_passes::lower::lower_parse(file, &parse, options));
-    let (mut lowered, names) = match lowered {
-        Ok(Some(lowered)) => {
+    let lowered = guarded(|| {
+        let mut lowering = kept.lowering.lock().unwrap_or_else(PoisonError::into_inner);
+        relay_passes::lower::lower_incrementally(file, &parse, options, &mut lowering)
+    });
+    let (mut lowered, names, spans) = match lowered {
+        Ok(Some((lowered, spans))) => {
             diagnostics.extend(lowered.diagnostics);
-            (lowered.module, lowered.names)
+            (lowered.module, lowered.names, spans)
         }
-        Ok(None) => (IRModule::new(), NameIndex::default()),
+        Ok(None) => (
+            IRModule::new(),
+            NameIndex::default(),
+            DefinitionSpans::document(file),
+        ),
         Err(message) => {
+            kept.clear();
             diagnostics.push(internal_error(Layer::Name, "lowering", &message));
-            (IRModule::new(), NameIndex::default())
+            (
+                IRModule::new(),
+                NameIndex::default(),
+                DefinitionSpans::document(file),
+            )
         }
     };
     lowered.sources = sources;
@@ -279,7 +322,11 @@ pub fn analyze_incrementally_with(
             // and lower cleanly; the types found elsewhere are kept for
             // hover only.
             if let Some(scope) = &scope {
-                diagnostics.extend(scope.filter(type_diagnostics));
+                let resolved = type_diagnostics.into_iter().map(|mut d| {
+                    spans.resolve_diagnostic(&mut d);
+                    d
+                });
+                diagnostics.extend(scope.filter(resolved));
             }
             Some(typed)
         }
@@ -301,6 +348,7 @@ pub fn analyze_incrementally_with(
         typed,
         diagnostics,
         names,
+        spans,
         index: OnceLock::new(),
         applicable: ApplicabilityCache::default(),
     })
@@ -316,7 +364,13 @@ pub struct SpanIndex {
 }
 
 impl SpanIndex {
+    /// The index of a module whose spans are in the document.
     pub fn build(module: &IRModule) -> SpanIndex {
+        SpanIndex::build_resolved(module, &DefinitionSpans::document(FileId(0)))
+    }
+
+    /// The index of a module whose spans `spans` resolves.
+    pub fn build_resolved(module: &IRModule, spans: &DefinitionSpans) -> SpanIndex {
         let mut entries = Vec::new();
         let mut seen = HashSet::new();
         let mut stack: Vec<Expr> = module.functions().map(|(_, f)| f.expr().clone()).collect();
@@ -325,6 +379,7 @@ impl SpanIndex {
                 continue;
             }
             if let Some(span) = expr.span() {
+                let span = spans.resolve(span);
                 entries.push((
                     span.range.start().into(),
                     span.range.end().into(),
@@ -364,6 +419,13 @@ impl SpanIndex {
             let range = n.text_range();
             self.exact(range).map(|e| (range, e))
         })
+    }
+
+    /// Every node with its range, sorted by range.
+    pub fn entries(&self) -> impl Iterator<Item = (TextRange, &Expr)> {
+        self.entries
+            .iter()
+            .map(|(s, e, expr)| (TextRange::new((*s).into(), (*e).into()), expr))
     }
 
     pub fn len(&self) -> usize {

@@ -180,6 +180,7 @@ pub fn run_pipeline_with(
         Ok(m) => m,
         Err((message, diagnostics)) => {
             result.diagnostics = diagnostics;
+            analysis.resolve_diagnostics(&mut result.diagnostics);
             result.error = Some(message);
             return result;
         }
@@ -235,6 +236,7 @@ pub fn run_pipeline_with(
         }
     }
     result.diagnostics.extend(ctx.take_diagnostics());
+    analysis.resolve_diagnostics(&mut result.diagnostics);
     result.blocked = ctx.blocked_commands();
     let mut lines = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     let report = timing.render();

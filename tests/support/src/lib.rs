@@ -11,7 +11,8 @@
 //!   it printed;
 //! * [`compare`]: tallying our outputs against TVM's records;
 //! * [`generate`]: large generated modules (ResNet networks) for scale
-//!   benchmarks and tests.
+//!   benchmarks and tests;
+//! * [`rng`]: the deterministic random numbers of the random-edit tests.
 //!
 //! It depends on no crate of this workspace (only text and files), so any
 //! crate can dev-depend on it; helpers that need the IR stay with the tests
@@ -20,6 +21,7 @@
 pub mod compare;
 pub mod files;
 pub mod generate;
+pub mod rng;
 pub mod run;
 pub mod text;
 pub mod tvm;

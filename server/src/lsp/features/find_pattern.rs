@@ -31,13 +31,13 @@ pub fn find_pattern(
     let mut out = Vec::new();
     for (name, function) in module.functions() {
         for found in find_all(&parsed.pattern, function.expr()) {
-            let Some(range) = found.root.span().map(|s| s.range) else {
+            let Some(range) = found.root.span().map(|s| analysis.resolve(s).range) else {
                 continue;
             };
             let mut parts: Vec<TextRange> = found
                 .parts
                 .iter()
-                .filter_map(|e| e.span().map(|s| s.range))
+                .filter_map(|e| e.span().map(|s| analysis.resolve(s).range))
                 .filter(|r| *r != range)
                 .collect();
             parts.sort_by_key(|r| (r.start(), r.end()));

@@ -11,6 +11,8 @@ use relay_passes::graph::{
     render_svg, Graph, GraphCounts, SourceSpan,
 };
 use relay_passes::ir::IRModule;
+use relay_passes::source::Span;
+use relay_syntax::{TextRange, TextSize};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -170,9 +172,29 @@ pub fn function_counts(analysis: &Analysis, name: &str) -> Option<GraphCounts> {
         .map(|g| g.counts())
 }
 
-/// The spans of the graph's nodes (both sides of a diff), for the handler
-/// to turn into editor ranges: `(pointer to the node object, span)`.
-pub fn node_spans(graph: &Value) -> Vec<(String, SourceSpan)> {
+/// The spans of the graph's nodes (both sides of a diff) in the document,
+/// for the handler to turn into editor ranges: `(pointer to the node
+/// object, span)`.
+pub fn node_spans(analysis: &Analysis, view: &GraphView) -> Vec<(String, SourceSpan)> {
+    let graph = &view.graph;
+    // The graph's spans are in the function's file (its own, when lowering
+    // was incremental).
+    let file = analysis
+        .module()
+        .function(&view.function)
+        .and_then(|f| f.expr().span())
+        .map(|s| s.file);
+    let resolve = |start: u64, end: u64| {
+        let range = TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32));
+        let range = match file {
+            Some(file) => analysis.resolve(Span::new(file, range)).range,
+            None => range,
+        };
+        SourceSpan {
+            start: range.start().into(),
+            end: range.end().into(),
+        }
+    };
     let mut out = Vec::new();
     let mut collect = |prefix: &str, nodes: Option<&Value>| {
         for (i, node) in nodes
@@ -185,13 +207,7 @@ pub fn node_spans(graph: &Value) -> Vec<(String, SourceSpan)> {
             let start = span.and_then(|s| s.get("start")).and_then(Value::as_u64);
             let end = span.and_then(|s| s.get("end")).and_then(Value::as_u64);
             if let (Some(start), Some(end)) = (start, end) {
-                out.push((
-                    format!("{prefix}/nodes/{i}"),
-                    SourceSpan {
-                        start: start as u32,
-                        end: end as u32,
-                    },
-                ));
+                out.push((format!("{prefix}/nodes/{i}"), resolve(start, end)));
             }
         }
     };
@@ -220,7 +236,7 @@ mod tests {
         assert_eq!(view.error, None);
         assert_eq!(view.function, "main");
         assert!(view.svg.starts_with("<svg"));
-        let spans = node_spans(&view.graph);
+        let spans = node_spans(&analysis, &view);
         let texts: Vec<&str> = spans
             .iter()
             .map(|(_, s)| &SRC[s.start as usize..s.end as usize])

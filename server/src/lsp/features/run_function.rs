@@ -109,8 +109,10 @@ pub fn run_function(analysis: &Analysis, function: &str, seed: u64, limits: Limi
         Err(error) => {
             let text_len = TextSize::of(analysis.text());
             // Spans of the document only (a module a pass built has none).
+            // IR spans are relative to their definition: resolved first.
             let range = error
                 .span
+                .map(|s| analysis.resolve(s))
                 .filter(|s| s.file == FileId(0) && s.range.end() <= text_len)
                 .map(|s| s.range);
             FunctionRun {

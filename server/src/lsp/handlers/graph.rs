@@ -42,11 +42,9 @@ pub async fn graph(backend: &Backend, params: GraphParams) -> Result<Value> {
                 },
             };
             let mut answer = serde_json::to_value(&view).unwrap_or(Value::Null);
-            for (pointer, span) in node_spans(&view.graph) {
-                let range = to_proto::range(
-                    &analysis.lines,
-                    TextRange::new(TextSize::from(span.start), TextSize::from(span.end)),
-                );
+            for (pointer, span) in node_spans(&analysis, &view) {
+                let range = TextRange::new(TextSize::from(span.start), TextSize::from(span.end));
+                let range = to_proto::range(&analysis.lines, range);
                 if let Some(Value::Object(node)) = answer.pointer_mut(&format!("/graph{pointer}")) {
                     node.insert(
                         "range".to_string(),

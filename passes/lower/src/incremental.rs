@@ -1,0 +1,483 @@
+//! Incremental lowering, for the editor: after an edit inside one `def`,
+//! only that definition is lowered again; every other one keeps its IR
+//! nodes (the very same `Function`, so incremental type inference reuses
+//! its result by identity), its name index entries and its diagnostics.
+//!
+//! **Spans.** A definition's IR spans (and its diagnostics) point into a
+//! file of its own, [`DefinitionSpans::file_of`], relative to the start of
+//! the `def`: an edit above it moves the definition without changing a
+//! node. [`DefinitionSpans::resolve`] gives the span in the document (the
+//! language server resolves at its boundaries: diagnostics, the span index,
+//! what passes report). The name index and the diagnostics
+//! [`lower_incrementally`] returns are in document coordinates already
+//! (moved entries are shifted, not recomputed) and equal those of
+//! [`lower_module_with`](super::lower_module_with).
+//!
+//! **When a definition can be lowered alone.** Name resolution is global in
+//! a few places: graph bindings `%N` belong to the whole parse, as do
+//! `free_var`s and undeclared locals; opaque operators and constants are
+//! warned about once per file; metadata references read one section;
+//! constructors with undefined field types report at the type. Lowering
+//! notes when a definition touches any of these ([`Piece::shared`]); then,
+//! or when an edit changes a type definition, the names of the items, or
+//! moves a type definition, or the file has a metadata section or
+//! module-level diagnostics, the whole module is lowered again.
+
+use super::names::{DefId, Definition};
+use super::scope::FastHashMap;
+use super::{AdtEntry, CtorEntry, LowerOptions, Lowered, Lowerer, Piece};
+use relay_ir::diagnostic::Diagnostic;
+use relay_ir::source::{FileId, Span};
+use relay_ir::{Function, IRModule, TypeData};
+use relay_syntax::ast::{self, AstNode};
+use relay_syntax::green_view::Node;
+use relay_syntax::{GreenNode, Parse, TextRange, TextSize};
+
+/// The first id of the files definitions' spans point into.
+pub const DEFINITION_FILES: u32 = 1 << 31;
+
+/// Where the definitions of an incrementally lowered module are: resolves
+/// their spans (relative to each `def`, in a file of its own) to spans in
+/// the document.
+#[derive(Debug, Clone)]
+pub struct DefinitionSpans {
+    file: FileId,
+    /// The start of each `def` node in the document, by definition file.
+    starts: Vec<TextSize>,
+}
+
+impl DefinitionSpans {
+    /// Spans that are all in `file` already.
+    pub fn document(file: FileId) -> DefinitionSpans {
+        DefinitionSpans {
+            file,
+            starts: Vec::new(),
+        }
+    }
+
+    /// The file the spans of the `index`-th `def` point into.
+    pub fn file_of(index: usize) -> FileId {
+        FileId(DEFINITION_FILES + index as u32)
+    }
+
+    /// `span` in the document.
+    pub fn resolve(&self, span: Span) -> Span {
+        match span.file.0.checked_sub(DEFINITION_FILES) {
+            Some(index) => match self.starts.get(index as usize) {
+                Some(&start) => Span::new(self.file, span.range + start),
+                None => span,
+            },
+            None => span,
+        }
+    }
+
+    /// The range of `span` in the document.
+    pub fn range(&self, span: Span) -> TextRange {
+        self.resolve(span).range
+    }
+
+    /// Resolves the spans of a diagnostic (and of its labels).
+    pub fn resolve_diagnostic(&self, diagnostic: &mut Diagnostic) {
+        if self.starts.is_empty() {
+            return;
+        }
+        if let Some(span) = &mut diagnostic.span {
+            *span = self.resolve(*span);
+        }
+        for label in &mut diagnostic.labels {
+            label.span = self.resolve(label.span);
+        }
+    }
+}
+
+/// What incremental lowering keeps of a document between its lowerings.
+#[derive(Default)]
+pub struct IncrementalLowering {
+    kept: Option<Kept>,
+    /// How many definitions the last lowering lowered again (`None`: it
+    /// lowered the whole module).
+    last_relowered: Option<usize>,
+}
+
+impl IncrementalLowering {
+    pub fn new() -> IncrementalLowering {
+        IncrementalLowering::default()
+    }
+
+    /// Forgets what was kept: the next lowering is a whole one.
+    pub fn clear(&mut self) {
+        self.kept = None;
+    }
+
+    /// How many definitions the last lowering lowered again, or `None` if
+    /// it lowered the whole module.
+    pub fn last_relowered(&self) -> Option<usize> {
+        self.last_relowered
+    }
+}
+
+/// The last lowering, by item.
+struct Kept {
+    file: FileId,
+    options: LowerOptions,
+    /// Whether a definition can be lowered again alone (see the module docs).
+    reusable: bool,
+    /// Every item's green node: the same node means the same text.
+    items: Vec<GreenNode>,
+    /// Definitions and uses recorded for the items' names and the type
+    /// definitions (which incremental lowering never moves).
+    item_names: usize,
+    module_definitions: Vec<Definition>,
+    module_uses: Vec<(TextRange, DefId)>,
+    module_diagnostics: Vec<Diagnostic>,
+    adts: FastHashMap<String, AdtEntry>,
+    ctors: FastHashMap<String, CtorEntry>,
+    type_definitions: Vec<TypeData>,
+    /// One per `def` item, in text order.
+    defs: Vec<DefPiece>,
+    /// The definition (index in `defs`) of each graph binding number.
+    graph_owner: FastHashMap<u64, usize>,
+}
+
+/// One `def` as lowered.
+struct DefPiece {
+    /// Its index among the items.
+    item: usize,
+    name: Option<String>,
+    function: Option<Function>,
+    /// The range of the `def` node then (its spans are relative to it).
+    lowered: TextRange,
+    /// The end of the text then (graph bindings are visible up to it).
+    text_end: TextSize,
+    /// In the definition's file; labels may point elsewhere in the
+    /// document (at type definitions, which do not move).
+    diagnostics: Vec<Diagnostic>,
+    /// Ranges as they were then; uses of ids below the module's count are
+    /// the module's, the others this definition's (numbered from it).
+    definitions: Vec<Definition>,
+    uses: Vec<(TextRange, DefId)>,
+    graph_numbers: Vec<u64>,
+    shared: bool,
+}
+
+/// Lowers `parse` (a module parse of the document `file`), reusing what
+/// the last call with the same `kept` lowered where the tree did not
+/// change. The diagnostics and the name index are in document
+/// coordinates, the IR's spans per definition: resolve them with the
+/// [`DefinitionSpans`] returned. Equal (after resolving spans) to
+/// [`lower_parse`](super::lower_parse) of the same parse.
+pub fn lower_incrementally(
+    file: FileId,
+    parse: &Parse,
+    options: LowerOptions,
+    kept: &mut IncrementalLowering,
+) -> Option<(Lowered, DefinitionSpans)> {
+    kept.last_relowered = None;
+    let Some(root) = parse.source_file() else {
+        kept.clear();
+        return super::lower_parse(file, parse, options)
+            .map(|lowered| (lowered, DefinitionSpans::document(file)));
+    };
+    if root.to_green().metadata().is_some() {
+        // Metadata references are shared by every definition.
+        kept.clear();
+        let lowered = super::lower_module_with(file, &root, options);
+        return Some((lowered, DefinitionSpans::document(file)));
+    }
+    if let Some(mut last) = kept.kept.take() {
+        if last.file == file && last.options == options && last.reusable {
+            if let Some((result, relowered)) = relower(&mut last, &root) {
+                kept.kept = Some(last);
+                kept.last_relowered = Some(relowered);
+                return Some(result);
+            }
+        }
+    }
+    let (last, result) = lower_whole(file, &root, options);
+    kept.kept = Some(last);
+    Some(result)
+}
+
+/// Lowers the whole module, recording each definition.
+fn lower_whole(
+    file: FileId,
+    root: &ast::SourceFile,
+    options: LowerOptions,
+) -> (Kept, (Lowered, DefinitionSpans)) {
+    let mut lw = Lowerer::new(file, true);
+    lw.set_options(options, root.syntax());
+    let text_end = root.syntax().text_range().end();
+    lw.text_end = text_end;
+    let root = root.to_green();
+    let mut module = IRModule::new();
+    let items: Vec<ast::Item<Node<'_>>> = root.items().collect();
+    let duplicate_types = lw.declare_items(&items);
+    let item_names = lw.names.counts().0;
+    lw.lower_type_items(&items, &duplicate_types, &mut module);
+    let module_counts = lw.names.counts();
+    let (definitions, uses) = lw.names.since((item_names, 0));
+    let module_definitions = definitions.to_vec();
+    let module_uses = uses.to_vec();
+    let module_diagnostics = std::mem::take(&mut lw.diagnostics);
+    let mut defs = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ast::Item::Def(def) = item else { continue };
+        let counts = lw.names.counts();
+        let piece = lower_def(&mut lw, *def, defs.len(), i, text_end, counts);
+        let mut piece = piece;
+        // Ids of other definitions than the module's and its own: it reads
+        // another definition's names.
+        let first = counts.0 as u32;
+        let module_count = module_counts.0 as u32;
+        for (_, id) in &mut piece.uses {
+            let id_index = id.index() as u32;
+            if id_index >= first {
+                *id = DefId::from_index(id_index - first + module_count);
+            } else if id_index >= module_count {
+                piece.shared = true;
+            }
+        }
+        defs.push(piece);
+    }
+    let mut graph_owner = FastHashMap::default();
+    let mut reusable = module_diagnostics.is_empty();
+    for (index, piece) in defs.iter().enumerate() {
+        reusable &= !piece.shared;
+        for &number in &piece.graph_numbers {
+            reusable &= graph_owner.insert(number, index).is_none();
+        }
+    }
+    let (all_definitions, all_uses) = lw.names.since((0, 0));
+    let names_of_items = all_definitions[..item_names].to_vec();
+    // A definition that reads another's names (a shared piece) has uses the
+    // pieces cannot renumber: the index is the recorder's as it is.
+    let whole_names = (!reusable)
+        .then(|| super::NameIndex::from_parts(all_definitions.to_vec(), all_uses.to_vec()));
+    let kept = Kept {
+        file,
+        options,
+        reusable,
+        items: items
+            .iter()
+            .map(|i| i.syntax().green().to_owned())
+            .collect(),
+        item_names,
+        module_definitions,
+        module_uses,
+        module_diagnostics,
+        adts: std::mem::take(&mut lw.adts),
+        ctors: std::mem::take(&mut lw.ctors),
+        type_definitions: module.type_definitions().map(|(_, d)| d.clone()).collect(),
+        defs,
+        graph_owner,
+    };
+    let mut result = kept.assemble(names_of_items, &items, text_end);
+    if let Some(names) = whole_names {
+        result.0.names = names;
+    }
+    (kept, result)
+}
+
+/// Lowers one `def` with `lw`, whose names recorder stands at `counts`,
+/// and takes what it recorded back out of `lw`.
+fn lower_def(
+    lw: &mut Lowerer,
+    def: ast::Def<Node<'_>>,
+    index: usize,
+    item: usize,
+    text_end: TextSize,
+    counts: (usize, usize),
+) -> DefPiece {
+    let range = def.syntax().range();
+    let diagnostics_before = lw.diagnostics.len();
+    lw.piece = Some(Piece {
+        file: DefinitionSpans::file_of(index),
+        range,
+        first_def: counts.0 as u32,
+        shared: false,
+        graph_numbers: Vec::new(),
+    });
+    let function = lw.def(def);
+    let piece = lw.piece.take().expect("the piece set above");
+    let (definitions, uses) = lw.names.since(counts);
+    DefPiece {
+        item,
+        name: def.name().map(|n| n.name().to_string()),
+        function,
+        lowered: range,
+        text_end,
+        diagnostics: lw.diagnostics.split_off(diagnostics_before),
+        definitions: definitions.to_vec(),
+        uses: uses.to_vec(),
+        graph_numbers: piece.graph_numbers,
+        shared: piece.shared,
+    }
+}
+
+/// Lowers again only the definitions whose tree changed, when they can be
+/// lowered alone (see the module docs); `None` when the whole module must
+/// be (`last` may then have been changed). Also says how many were lowered.
+fn relower(last: &mut Kept, root: &ast::SourceFile) -> Option<((Lowered, DefinitionSpans), usize)> {
+    let text_end = root.syntax().text_range().end();
+    let green_root = root.to_green();
+    let items: Vec<ast::Item<Node<'_>>> = green_root.items().collect();
+    if items.len() != last.items.len() {
+        return None;
+    }
+    let changed: Vec<usize> = items
+        .iter()
+        .zip(&last.items)
+        .enumerate()
+        .filter(|(_, (new, old))| !std::ptr::eq(new.syntax().green(), &***old))
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(&first) = changed.first() {
+        // Type definitions never move (constructors keep their spans).
+        let type_after = items[first..]
+            .iter()
+            .any(|item| !matches!(item, ast::Item::Def(_)));
+        if type_after {
+            return None;
+        }
+    }
+    let mut lw = Lowerer::new(last.file, true);
+    lw.lenient = last.options.lenient;
+    lw.text_end = text_end;
+    let _ = lw.declare_items(&items);
+    if !lw.diagnostics.is_empty() || lw.names.counts().0 != last.item_names {
+        return None;
+    }
+    let (names_of_items, _) = lw.names.since((0, 0));
+    let names_of_items = names_of_items.to_vec();
+    // The module's names as the type definitions left them, so ids match.
+    lw.adts = last.adts.clone();
+    lw.ctors = last.ctors.clone();
+    for definition in &last.module_definitions {
+        let kind = definition.kind;
+        lw.names.define(
+            kind,
+            definition.name.clone(),
+            definition.range,
+            definition.visible,
+        );
+    }
+    let counts = lw.names.counts();
+    for &i in &changed {
+        let ast::Item::Def(def) = items[i] else {
+            return None;
+        };
+        let index = last.defs.iter().position(|d| d.item == i)?;
+        let old = &last.defs[index];
+        if def.name().map(|n| n.name().to_string()) != old.name {
+            return None;
+        }
+        lw.graph.clear();
+        let piece = lower_def(&mut lw, def, index, i, text_end, counts);
+        lw.names.truncate(counts);
+        if piece.shared {
+            return None;
+        }
+        for number in &last.defs[index].graph_numbers {
+            last.graph_owner.remove(number);
+        }
+        for &number in &piece.graph_numbers {
+            if last.graph_owner.insert(number, index).is_some() {
+                return None;
+            }
+        }
+        last.defs[index] = piece;
+        last.items[i] = items[i].syntax().green().to_owned();
+    }
+    Some((
+        last.assemble(names_of_items, &items, text_end),
+        changed.len(),
+    ))
+}
+
+impl Kept {
+    /// The module, diagnostics and name index of the current items (at
+    /// their current places).
+    fn assemble(
+        &self,
+        names_of_items: Vec<Definition>,
+        items: &[ast::Item<Node<'_>>],
+        text_end: TextSize,
+    ) -> (Lowered, DefinitionSpans) {
+        let mut module = IRModule::new();
+        for data in &self.type_definitions {
+            module.add_type_definition(data.clone());
+        }
+        let starts: Vec<TextSize> = self
+            .defs
+            .iter()
+            .map(|d| items[d.item].syntax().range().start())
+            .collect();
+        let spans = DefinitionSpans {
+            file: self.file,
+            starts,
+        };
+        let mut definitions = names_of_items;
+        let total: usize = self.defs.iter().map(|d| d.definitions.len()).sum();
+        definitions.reserve(self.module_definitions.len() + total);
+        definitions.extend(self.module_definitions.iter().cloned());
+        let module_count = definitions.len() as u32;
+        let mut uses = self.module_uses.clone();
+        let mut diagnostics = self.module_diagnostics.clone();
+        for (piece, &start) in self.defs.iter().zip(&spans.starts) {
+            if let (Some(name), Some(function)) = (&piece.name, &piece.function) {
+                module.add_function(name, function.clone());
+            }
+            let delta = i64::from(u32::from(start)) - i64::from(u32::from(piece.lowered.start()));
+            let first = definitions.len() as u32;
+            definitions.extend(piece.definitions.iter().map(|d| Definition {
+                kind: d.kind,
+                name: d.name.clone(),
+                range: d.range.map(|r| shift(r, delta)),
+                visible: d.visible.map(|v| {
+                    let start = shift_size(v.start(), delta);
+                    if v.end() == piece.text_end {
+                        TextRange::new(start, text_end.max(start))
+                    } else {
+                        TextRange::new(start, shift_size(v.end(), delta))
+                    }
+                }),
+            }));
+            uses.extend(piece.uses.iter().map(|&(range, id)| {
+                let index = id.index() as u32;
+                let id = if index >= module_count {
+                    DefId::from_index(index - module_count + first)
+                } else {
+                    id
+                };
+                (shift(range, delta), id)
+            }));
+            diagnostics.extend(piece.diagnostics.iter().map(|d| {
+                let mut d = d.clone();
+                spans.resolve_diagnostic(&mut d);
+                d
+            }));
+        }
+        // As a whole lowering orders them.
+        diagnostics.sort_by_key(|d| d.span.map_or(u32::MAX, |s| u32::from(s.range.start())));
+        let lowered = Lowered {
+            module,
+            diagnostics: diagnostics.into_iter().collect(),
+            names: super::NameIndex::from_parts(definitions, uses),
+        };
+        (lowered, spans)
+    }
+}
+
+fn shift_size(size: TextSize, delta: i64) -> TextSize {
+    TextSize::from((i64::from(u32::from(size)) + delta) as u32)
+}
+
+fn shift(range: TextRange, delta: i64) -> TextRange {
+    if delta == 0 {
+        return range;
+    }
+    TextRange::new(
+        shift_size(range.start(), delta),
+        shift_size(range.end(), delta),
+    )
+}

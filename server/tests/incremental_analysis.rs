@@ -1,0 +1,317 @@
+//! The editor's incremental analysis (re-parse, lowering and type inference
+//! of only what an edit changed) equals a full analysis of the same text,
+//! on random edits: the tree, every diagnostic, the name index, every IR
+//! node's range and type (what hover and inlay hints read) and hover at
+//! random places and at the edit.
+//!
+//! Each edit applies to the text of the previous one, with the same kept
+//! state, as in the editor. `RELAY_EQUIVALENCE_EDITS` sets the number of
+//! edits per module (default 1,000; 3,000 were run for issue 19).
+
+use relay_passes::lower::LowerOptions;
+use relay_passes::printer::print_type;
+use relay_server::lsp::analysis::{analyze, analyze_incrementally_with, Analysis, Incremental};
+use relay_server::lsp::features::hover::hover;
+use relay_server::lsp::text::Encoding;
+use relay_syntax::TextSize;
+use relay_test_support::rng::Rng;
+use std::sync::{Arc, PoisonError};
+
+const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+
+def @id[T](%x: T) -> T {
+  %x
+}
+
+def @length[A](%l: List[A]) -> int32 {
+  match (%l) {
+    Cons(_, %rest) => add(1, @length(%rest)),
+    Nil => 0,
+  }
+}
+
+def @conv(%data: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
+  %0 = nn.conv2d(%data, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.relu(%0);
+  let %f = fn (%y) { multiply(%y, 2f) };
+  if (True) { %f(%1) } else { %1 }
+}
+
+def @wrong(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) {
+  %2 = add(%a, %b);
+  %3 = @id(%2);
+  %3
+}
+
+def @main(%a: float32, %b: float32) {
+  let %t = (%a, %b);
+  %4 = cast(%t.0, dtype="float16");
+  %5 = @conv(%a, %a);
+  @id(%4)
+}
+"#;
+
+/// What an edit inserts besides keystrokes: names, bindings, brackets,
+/// whole definitions.
+const SNIPPETS: &[&str] = &[
+    "%0",
+    "%4",
+    "%x",
+    "@id",
+    "@main",
+    "(",
+    ")",
+    "{",
+    "}",
+    ";",
+    "add(%a, %b)",
+    "let %v = 1;",
+    "%9 = 1f;",
+    "free_var %q: float32;",
+    "def @g() { 1 }\n",
+    "Cons(1, Nil)",
+    "nn.relu(",
+    "-> float32",
+    "\n",
+];
+
+/// A random edit near a real keystroke: mostly one character typed or
+/// deleted, sometimes a snippet, a paste or a longer deletion.
+fn pick(rng: &mut Rng, text: &str) -> (std::ops::Range<usize>, String) {
+    let boundary = |rng: &mut Rng| {
+        let mut at = rng.below(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let at = boundary(rng);
+    let end_after = |len: usize| {
+        let mut end = (at + len).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        end
+    };
+    match rng.below(10) {
+        0..=3 => {
+            const KEYS: &[u8] = b"abcxyz019 ,.%()_";
+            let key = KEYS[rng.below(KEYS.len())] as char;
+            (at..at, key.to_string())
+        }
+        4..=5 => (at..end_after(1), String::new()),
+        6..=7 => (at..at, SNIPPETS[rng.below(SNIPPETS.len())].to_string()),
+        8 => {
+            let from = boundary(rng);
+            let mut to = (from + rng.below(120)).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            (at..at, text[from..to].to_string())
+        }
+        _ => (at..end_after(rng.below(40) + 1), String::new()),
+    }
+}
+
+/// Everything the editor reads of an analysis, in comparable form.
+fn summary_of_index(analysis: &Analysis) -> Vec<(u32, u32, String)> {
+    let mut entries: Vec<(u32, u32, String)> = analysis
+        .index()
+        .entries()
+        .map(|(range, expr)| {
+            let ty = expr
+                .checked_type()
+                .map_or_else(|| "-".to_string(), print_type);
+            (range.start().into(), range.end().into(), ty)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+fn names_of(analysis: &Analysis) -> Vec<String> {
+    analysis
+        .names
+        .definitions()
+        .map(|(id, d)| format!("{d:?} {:?}", analysis.names.references(id)))
+        .collect()
+}
+
+/// Asserts the lists are equal, showing the first difference.
+fn same<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T], what: &str, context: &str) {
+    if a == b {
+        return;
+    }
+    let i = (0..a.len().max(b.len()))
+        .find(|&i| a.get(i) != b.get(i))
+        .unwrap_or(0);
+    panic!(
+        "{context}: {what} differ at {i} (of {} and {})\nincremental: {:?}\nfull:        {:?}",
+        a.len(),
+        b.len(),
+        a.get(i),
+        b.get(i)
+    );
+}
+
+fn check(incremental: &Analysis, full: &Analysis, rng: &mut Rng, edit_at: usize, context: &str) {
+    assert!(
+        incremental.parse == full.parse,
+        "{context}: the trees differ"
+    );
+    let diagnostics =
+        |a: &Analysis| -> Vec<String> { a.diagnostics.iter().map(|d| format!("{d:?}")).collect() };
+    same(
+        &diagnostics(incremental),
+        &diagnostics(full),
+        "the diagnostics",
+        context,
+    );
+    same(
+        &names_of(incremental),
+        &names_of(full),
+        "the name indexes",
+        context,
+    );
+    same(
+        &summary_of_index(incremental),
+        &summary_of_index(full),
+        "the IR's ranges or types",
+        context,
+    );
+    let text = full.text();
+    let mut offsets = vec![edit_at.min(text.len())];
+    offsets.extend((0..8).map(|_| rng.below(text.len() + 1)));
+    for offset in offsets {
+        let offset = TextSize::from(offset as u32);
+        assert_eq!(
+            hover(incremental, offset),
+            hover(full, offset),
+            "{context}: hover at {offset:?} differs"
+        );
+    }
+}
+
+/// Replays `steps` random edits on `base` (from the base again every
+/// `restart` edits); returns how many were lowered by definition.
+fn run(base: &str, seed: u64, steps: usize, restart: usize) -> usize {
+    let mut rng = Rng(seed);
+    let mut text = base.to_string();
+    let mut kept = Incremental::default();
+    let mut by_definition = 0;
+    let analyse = |text: &str, version: i32, kept: &Incremental| {
+        analyze_incrementally_with(
+            "m.relay",
+            Arc::from(text),
+            (version, Encoding::Utf16),
+            &|| false,
+            kept,
+            LowerOptions::LENIENT,
+        )
+        .expect("an analysis")
+    };
+    analyse(&text, 0, &kept);
+    for step in 0..steps {
+        if step > 0 && step % restart == 0 {
+            text = base.to_string();
+            kept = Incremental::default();
+            analyse(&text, 0, &kept);
+        }
+        let (range, insert) = pick(&mut rng, &text);
+        let edit_at = range.start;
+        let context = format!("seed {seed} step {step}: replace {range:?} with {insert:?}");
+        text.replace_range(range, &insert);
+        let version = step as i32 + 1;
+        let incremental = analyse(&text, version, &kept);
+        let relowered = kept
+            .lowering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last_relowered();
+        if relowered.is_some() {
+            by_definition += 1;
+        }
+        let full = analyze(
+            "m.relay",
+            Arc::from(text.as_str()),
+            version,
+            Encoding::Utf16,
+            &|| false,
+        )
+        .expect("an analysis");
+        check(&incremental, &full, &mut rng, edit_at, &context);
+    }
+    by_definition
+}
+
+fn edits() -> usize {
+    std::env::var("RELAY_EQUIVALENCE_EDITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
+}
+
+#[test]
+fn incremental_analysis_equals_full_on_a_handwritten_module() {
+    let steps = edits();
+    let by_definition = run(HANDWRITTEN, 19, steps, 8);
+    println!("{steps} edits, {by_definition} lowered by definition");
+    // Random keys in a small, dense module mostly break its syntax (then
+    // it is parsed and lowered whole); enough stay inside a definition to
+    // compare both paths.
+    assert!(by_definition * 10 > steps, "{by_definition} of {steps}");
+}
+
+#[test]
+fn incremental_analysis_equals_full_on_generated_networks() {
+    let base = relay_test_support::generate::resnet_module(3, [1, 1, 1, 1]);
+    let steps = edits();
+    let by_definition = run(&base, 152, steps, 60);
+    println!("{steps} edits, {by_definition} lowered by definition");
+    // Most edits stay inside one definition: the incremental path is the
+    // one mostly compared.
+    assert!(by_definition * 3 > steps, "{by_definition} of {steps}");
+}
+
+/// An edit inside one definition lowers only that one, and the others keep
+/// their IR nodes (the same `Function`), even those it moved.
+#[test]
+fn an_edit_inside_one_definition_lowers_only_it() {
+    let base = relay_test_support::generate::resnet_module(3, [1, 1, 1, 1]);
+    let kept = Incremental::default();
+    let analyse = |text: &str, version: i32| {
+        analyze_incrementally_with(
+            "m.relay",
+            Arc::from(text),
+            (version, Encoding::Utf16),
+            &|| false,
+            &kept,
+            LowerOptions::LENIENT,
+        )
+        .expect("an analysis")
+    };
+    let before = analyse(&base, 1);
+    // A space in the first network's body: the two after it move.
+    let at = base.find("\n  %").expect("a binding") + 3;
+    let mut edited = base.clone();
+    edited.insert(at, ' ');
+    let after = analyse(&edited, 2);
+    let relowered = kept
+        .lowering
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .last_relowered();
+    assert_eq!(relowered, Some(1));
+    for name in ["net1", "net2", "main"] {
+        let old = before.lowered.function(name).expect("the function");
+        let new = after.lowered.function(name).expect("the function");
+        assert!(old.expr().ptr_eq(new.expr()), "@{name} was lowered again");
+    }
+    let old = before.lowered.function("net0").expect("the function");
+    let new = after.lowered.function("net0").expect("the function");
+    assert!(!old.expr().ptr_eq(new.expr()));
+}
