@@ -784,6 +784,40 @@ def @main() -> float32 {
   end)
 end, { real_only = true })
 
+server_test('writing relay.toml applies its declared operators to the open module at once', function()
+  local dir = tmpdir .. '/declared'
+  vim.fn.mkdir(dir, 'p')
+  local toml = dir .. '/relay.toml'
+  local function rule(output)
+    return { '[ops."vendor.norm"]', 'args = ["data"]', 'output = "' .. output .. '"' }
+  end
+  vim.fn.writefile(rule('input 0'), toml)
+  local buf = open_and_attach(write_file('declared/model.relay', table.concat({
+    '#[version = "0.0.5"]',
+    'def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {',
+    '  vendor.norm(%x)',
+    '}',
+    '',
+  }, '\n')))
+  local function errors()
+    return vim.tbl_filter(function(d)
+      return d.severity == vim.diagnostic.severity.ERROR
+    end, vim.diagnostic.get(buf))
+  end
+  -- The first analysis publishes (an empty list) before this check.
+  vim.wait(1500)
+  expect(#errors() == 0, 'errors under the first rule: %s', vim.inspect(errors()))
+  -- The rule changes in a buffer and is written there; the module is not edited.
+  vim.cmd('split ' .. vim.fn.fnameescape(toml))
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, rule('Tensor[(1), uint32]'))
+  vim.cmd('write')
+  vim.cmd('close')
+  wait_for('an error from the new rule, without an edit of the module', function()
+    return #errors() > 0
+  end)
+  out('       after :write of relay.toml: ' .. errors()[1].message:gsub('\n.*', ''))
+end, { real_only = true })
+
 server_test(':RelayCheckSemantics names the pass that changed the result', function()
   local dir = tmpdir .. '/semantics'
   vim.fn.mkdir(dir, 'p')

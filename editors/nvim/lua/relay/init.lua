@@ -663,6 +663,15 @@ local function create_commands()
   require('relay.run').create_commands()
 end
 
+--- Tells every running relay server that the project file `path` changed
+--- (`workspace/didChangeWatchedFiles`, change type 2).
+function M.notify_project_changed(path)
+  local uri = vim.uri_from_fname(vim.fn.fnamemodify(path, ':p'))
+  for _, client in ipairs(get_clients({ name = 'relay' })) do
+    client_notify(client, 'workspace/didChangeWatchedFiles', { changes = { { uri = uri, type = 2 } } })
+  end
+end
+
 function M.setup(opts)
   opts = opts or {}
   if vim.lsp.config and vim.lsp.enable and not opts._legacy_start then
@@ -679,6 +688,16 @@ function M.setup(opts)
   M._did_setup = true
   M.register_filetype()
   create_commands()
+  -- Neovim watches files for servers only where it can (not on Linux by default): when
+  -- relay.toml is written here, tell the server as a file watcher would, so declared
+  -- operators, patterns and pipelines apply to open modules at once.
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = vim.api.nvim_create_augroup('relay_project_file', { clear = true }),
+    pattern = 'relay.toml',
+    callback = function(args)
+      M.notify_project_changed(vim.api.nvim_buf_get_name(args.buf))
+    end,
+  })
   vim.api.nvim_create_autocmd('BufWritePre', {
     group = vim.api.nvim_create_augroup('relay_trust', { clear = true }),
     callback = function(args)
