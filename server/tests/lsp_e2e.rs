@@ -1382,7 +1382,7 @@ fn graph_request_stage_diff_and_code_lenses() {
         json!({ "textDocument": td(uri), "function": "nope" }),
     );
     assert!(out["error"].as_str().unwrap().contains("@main"), "{out}");
-    // Lenses above @main: the graph, the last run, the size.
+    // Lenses above @main: the graph, the last run, the size, running it.
     let lenses = client.request("textDocument/codeLens", json!({ "textDocument": td(uri) }));
     let titles: Vec<&str> = lenses
         .as_array()
@@ -1396,7 +1396,8 @@ fn graph_request_stage_diff_and_code_lenses() {
         [
             "Graph",
             "Run pipeline ▸ InferType, FoldConstant: 1 call removed (2 → 1); 1 node rewritten",
-            "2 calls"
+            "2 calls",
+            "▶ Run with random inputs"
         ],
         "{lenses}"
     );

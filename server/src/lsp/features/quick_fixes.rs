@@ -213,9 +213,11 @@ mod tests {
         let fixes = quick_fixes(&analysis, analysis.root().text_range());
         assert_eq!(fixes.len(), 2);
         assert_eq!(fixes[1].title, "Upgrade to Relay 0.0.5");
+        // The upgrade edits the text where it must (the header) and keeps
+        // the rest as the user wrote it.
         assert_eq!(
             fixes[1].edits[0].text,
-            "#[version = \"0.0.5\"]\ndef @f() {\n  1\n}\n"
+            "#[version = \"0.0.5\"]\ndef @f() { 1 }\n"
         );
         assert_eq!(fixes[0].title, "Add the `#[version = \"0.0.5\"]` header");
         assert_eq!(
