@@ -9,23 +9,8 @@ use relay_syntax::{
     parse_module, parse_with, reparse_module, reparse_module_with, Entry, Parse, ParseOptions,
     Reparsed, TextEdit, TextRange, TextSize,
 };
-
-/// SplitMix64: deterministic, so a failure names its seed and step.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+/// Deterministic: a failure names its seed and step.
+use relay_test_support::rng::Rng;
 
 const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
 type List[A] {

@@ -68,6 +68,30 @@ fn bsr_shapes(
     names: Option<&PipelineValue>,
     shapes: Option<&PipelineValue>,
 ) -> Result<HashMap<String, [i64; 5]>, String> {
+    let mut weights = HashMap::default();
+    for (name, sizes) in listed_bsr_sizes(names, shapes)? {
+        let five: [i64; 5] = sizes
+            .get(..5)
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| {
+                format!(
+                    "the BSR shape of {name} needs 5 sizes (data 3, indices, indptr), found {}",
+                    sizes.len()
+                )
+            })?;
+        weights.insert(name, five);
+    }
+    Ok(weights)
+}
+
+/// The `weight_name` and `weight_shape` parameters of the sparse
+/// conversions (DenseToSparse, Conv2dToSparse), paired up: each name with
+/// the sizes listed for it. TVM requires the two lists to have one entry
+/// each per weight.
+pub(crate) fn listed_bsr_sizes(
+    names: Option<&PipelineValue>,
+    shapes: Option<&PipelineValue>,
+) -> Result<Vec<(String, Vec<i64>)>, String> {
     let list = |value: Option<&PipelineValue>| match value {
         Some(PipelineValue::List(items)) => items.clone(),
         _ => Vec::new(),
@@ -80,7 +104,7 @@ fn bsr_shapes(
             shapes.len()
         ));
     }
-    let mut weights = HashMap::default();
+    let mut weights = Vec::with_capacity(names.len());
     for (name, shape) in names.iter().zip(&shapes) {
         let PipelineValue::Str(name) = name else {
             return Err(format!(
@@ -88,34 +112,23 @@ fn bsr_shapes(
                 name.type_name()
             ));
         };
-        let sizes: Vec<i64> = match shape {
-            PipelineValue::List(items) => items
-                .iter()
-                .map(|item| match item {
-                    PipelineValue::Int(v) => Ok(*v),
-                    other => Err(format!(
-                        "weight_shape must hold lists of integers, found {}",
-                        other.type_name()
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            other => {
-                return Err(format!(
-                    "weight_shape must be a list of lists, found {}",
-                    other.type_name()
-                ))
-            }
+        let PipelineValue::List(items) = shape else {
+            return Err(format!(
+                "weight_shape must be a list of lists, found {}",
+                shape.type_name()
+            ));
         };
-        let sizes: [i64; 5] = sizes
-            .get(..5)
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| {
-                format!(
-                    "the BSR shape of {name} needs 5 sizes (data 3, indices, indptr), found {}",
-                    sizes.len()
-                )
-            })?;
-        weights.insert(name.clone(), sizes);
+        let sizes = items
+            .iter()
+            .map(|item| match item {
+                PipelineValue::Int(v) => Ok(*v),
+                other => Err(format!(
+                    "weight_shape must hold lists of integers, found {}",
+                    other.type_name()
+                )),
+            })
+            .collect::<Result<Vec<i64>, String>>()?;
+        weights.push((name.clone(), sizes));
     }
     Ok(weights)
 }

@@ -148,45 +148,9 @@ fn bsr_shapes(
     names: Option<&PipelineValue>,
     shapes: Option<&PipelineValue>,
 ) -> Result<HashMap<String, Vec<i64>>, String> {
-    let list = |value: Option<&PipelineValue>| match value {
-        Some(PipelineValue::List(items)) => items.clone(),
-        _ => Vec::new(),
-    };
-    let (names, shapes) = (list(names), list(shapes));
-    if names.len() != shapes.len() {
-        return Err(format!(
-            "weight_name has {} names but weight_shape {} shapes",
-            names.len(),
-            shapes.len()
-        ));
-    }
-    let mut weights = HashMap::new();
-    for (name, shape) in names.iter().zip(&shapes) {
-        let PipelineValue::Str(name) = name else {
-            return Err(format!(
-                "weight_name must be a list of strings, found {}",
-                name.type_name()
-            ));
-        };
-        let PipelineValue::List(items) = shape else {
-            return Err(format!(
-                "weight_shape must be a list of lists, found {}",
-                shape.type_name()
-            ));
-        };
-        let sizes = items
-            .iter()
-            .map(|item| match item {
-                PipelineValue::Int(v) => Ok(*v),
-                other => Err(format!(
-                    "weight_shape must hold lists of integers, found {}",
-                    other.type_name()
-                )),
-            })
-            .collect::<Result<Vec<i64>, String>>()?;
-        weights.insert(name.clone(), sizes);
-    }
-    Ok(weights)
+    Ok(crate::dense_to_sparse::listed_bsr_sizes(names, shapes)?
+        .into_iter()
+        .collect())
 }
 
 /// The three BSR types for `sizes` (five: 3-D data, four: 2-D data), or
