@@ -139,6 +139,10 @@ struct TypeNode {
     parent: u32,
     /// Relations that mention this type (resolved ones may linger).
     rels: Vec<u32>,
+    /// `rels` as a set once it is long: a type every relation mentions
+    /// (the answer type of a CPS module) would make each insertion scan a
+    /// list as long as the module.
+    rel_set: Option<relay_ir::fxhash::FxSet<u32>>,
 }
 
 struct RelationNode {
@@ -321,6 +325,7 @@ impl Solver {
                     ty: t.clone(),
                     parent: NONE,
                     rels: Vec::new(),
+                    rel_set: None,
                 });
                 match t.kind() {
                     TypeKind::Incomplete(id) => {
@@ -336,11 +341,23 @@ impl Solver {
     }
 
     fn insert_rel(&mut self, node: u32, rel: u32) {
-        let rels = &mut self.nodes[node as usize].rels;
-        if rels.contains(&rel) {
-            return;
+        /// From this length on, membership is answered by the set.
+        const LONG: usize = 32;
+        let type_node = &mut self.nodes[node as usize];
+        let rels = &mut type_node.rels;
+        if rels.len() < LONG {
+            if rels.contains(&rel) {
+                return;
+            }
+        } else {
+            let set = type_node
+                .rel_set
+                .get_or_insert_with(|| rels.iter().copied().collect());
+            if set.contains(&rel) {
+                return;
+            }
         }
-        if rels.len() >= 32 && rels.len().is_power_of_two() {
+        if rels.len() >= LONG && rels.len().is_power_of_two() {
             let resolved: Vec<bool> = rels
                 .iter()
                 .map(|&r| self.rels[r as usize].resolved)
@@ -350,8 +367,15 @@ impl Solver {
                 i += 1;
                 !resolved[i - 1]
             });
+            type_node.rel_set = None;
         }
         rels.push(rel);
+        if rels.len() >= LONG {
+            let set = type_node
+                .rel_set
+                .get_or_insert_with(|| rels.iter().copied().collect());
+            set.insert(rel);
+        }
     }
 
     fn add_to_queue(&mut self, rel: u32) {

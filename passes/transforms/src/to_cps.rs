@@ -129,9 +129,18 @@ fn to_cps_module(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagno
         .filter(|(_, f)| f.is_optimizable())
         .map(|(name, _)| name.to_string())
         .collect();
-    for name in names {
+    // TVM checks the whole module again for every function; the module is
+    // the same each time, so once is the same answer (and keeps the pass
+    // linear in the number of functions).
+    let no_graph = FeatureSet::all().without(Feature::Graph);
+    for (i, name) in names.into_iter().enumerate() {
         let function = module.function(&name).expect("listed above").clone();
-        let (converted, added) = to_cps(&function, &module)?;
+        // In TVM's order: the function, then the module.
+        check_features(function.expr(), no_graph)?;
+        if i == 0 {
+            check_module_features(&module, no_graph)?;
+        }
+        let (converted, added) = convert_with_globals(&function, &module)?;
         updated.add_function(&name, converted);
         for (global, function) in added {
             updated.add_function(&global, function);
@@ -157,6 +166,15 @@ pub fn to_cps(
     let no_graph = FeatureSet::all().without(Feature::Graph);
     check_features(function.expr(), no_graph)?;
     check_module_features(module, no_graph)?;
+    convert_with_globals(function, module)
+}
+
+/// The conversion of `function` after the feature checks, with its own map
+/// of converted globals (TVM's `CPSMap`).
+fn convert_with_globals(
+    function: &Function,
+    module: &IRModule,
+) -> Result<(Function, Vec<(String, Function)>), Diagnostic> {
     let globals = RefCell::new(Globals {
         input: module,
         converted: HashMap::new(),
