@@ -7,7 +7,7 @@
 use super::input::read_text;
 use super::opt::external_commands;
 use super::typed_input::typed_module;
-use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_ERRORS, EXIT_USAGE};
 use crate::project::{read_pipeline, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
@@ -139,16 +139,7 @@ pub fn run(args: &GraphArgs) -> i32 {
             }
         }
     };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, out) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return EXIT_USAGE;
-            }
-        }
-        None => print!("{out}"),
-    }
-    EXIT_OK
+    super::input::write_result(args.output.as_deref(), &out)
 }
 
 /// Runs the pipeline under relay.toml's context, as `relay opt` does;

@@ -42,3 +42,22 @@ pub fn read_text(path: &Path) -> Result<String, String> {
         )
     })
 }
+
+/// Writes a command's text result to `output`, or to standard output when
+/// none is given; the exit status (`EXIT_USAGE` when the file cannot be
+/// written, with the reason on stderr).
+pub fn write_result(output: Option<&Path>, text: &str) -> i32 {
+    match output {
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => super::EXIT_OK,
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                super::EXIT_USAGE
+            }
+        },
+        None => {
+            print!("{text}");
+            super::EXIT_OK
+        }
+    }
+}

@@ -5,7 +5,7 @@
 use super::input::read_text;
 use super::lenient::LenientArg;
 use super::typed_input::typed_module;
-use super::{EXIT_ERRORS, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_ERRORS, EXIT_USAGE};
 use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
@@ -400,14 +400,5 @@ pub fn run(args: &OptArgs) -> i32 {
         reparseable: false,
     };
     let out = print_module(&module, &options);
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, out) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return EXIT_USAGE;
-            }
-        }
-        None => print!("{out}"),
-    }
-    EXIT_OK
+    super::input::write_result(args.output.as_deref(), &out)
 }
