@@ -1,5 +1,8 @@
 # Every form of the syntax, one per line; each prints back in the canonical form.
-# TVM's node tests (test_expr_pattern … test_LetPattern) build these:
+# TVM's node tests build these: test_expr_pattern, test_var_pattern, test_constant_pattern,
+# test_wildcard_pattern, test_CallPattern, test_FunctionPattern, test_TuplePattern,
+# test_TupleGetItemPattern, test_AltPattern, test_TypePattern, test_DataTypePattern,
+# test_ShapePattern, test_AttrPattern, test_IfPattern, test_LetPattern:
 is_var("x")
 %x
 is_constant()
