@@ -8,7 +8,15 @@
 //! // opt-level: 3
 //! // target: llvm
 //! // config: relay.ToMixedPrecision.keep_orig_output_dtype=true
+//! // check-semantics: 3
 //! ```
+//!
+//! `check-semantics: N` also runs the module before and after the whole
+//! pipeline on N seeded random inputs with the reference interpreter (the
+//! `--check-semantics=end` instrument) and fails unless the results agree —
+//! what TVM's own tests check by running both modules (e.g.
+//! `compare_fq_to_int`). A case whose module cannot run, or that the
+//! pipeline leaves unchanged, fails too: the header must check something.
 //!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
 //! pipeline and printed with its types; the output is an insta snapshot
@@ -17,6 +25,7 @@
 //! are tested too. A registered pass without a folder holding at least one
 //! case fails `every_registered_pass_has_cases`.
 
+use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
 use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::config::{self, ConfigValue};
 use relay_passes::pass_manager::registry;
@@ -24,6 +33,7 @@ use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, Pass
 use relay_passes::printer::{print_module, PrintOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The value of a `// key: value` header line.
 fn header(text: &str, key: &str) -> Option<String> {
@@ -65,15 +75,42 @@ fn run_case(path: &Path) -> String {
     );
     let pass = pipeline_from_text(&pipeline).expect("the pipeline parses");
     let infer = pipeline_from_text("InferType").expect("InferType exists");
+    let typed = {
+        let ctx = PassContext::new(PassContextOptions::default()).expect("a context");
+        run_pass(&*infer, module, &ctx)
+    };
+    let check = header(&text, "check-semantics").map(|inputs| {
+        Arc::new(SemanticCheck::new(CheckOptions {
+            mode: CheckMode::End,
+            inputs: inputs.parse().expect("check-semantics: a number of inputs"),
+            ..Default::default()
+        }))
+    });
     let ctx = PassContext::new(PassContextOptions {
         opt_level,
         target,
         config,
+        instruments: check.iter().map(|c| c.clone() as _).collect(),
         ..Default::default()
     })
     .expect("the context is valid");
     let _scope = ctx.enter().expect("the context can be entered");
-    let result = run_pass(&*infer, module, &ctx).and_then(|m| run_pass(&*pass, m, &ctx));
+    let result = typed.and_then(|m| run_pass(&*pass, m, &ctx));
+    if let Some(check) = &check {
+        assert!(
+            check.report().is_none(),
+            "{}: {}",
+            path.display(),
+            check.report().unwrap()
+        );
+        let stats = check.stats();
+        assert!(
+            stats.checked > 0 && stats.checked == stats.agreed,
+            "{}: `check-semantics` compared nothing: {}",
+            path.display(),
+            stats.render()
+        );
+    }
     match result {
         Ok(module) => print_module(&module, &PrintOptions::default()),
         Err(error) => {
