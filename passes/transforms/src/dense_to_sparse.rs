@@ -16,7 +16,7 @@
 //!   (`sparse_lhs=False`) and new variables for every rewritten dense;
 //! - the parameters are rebuilt as `SimplifyFCTranspose` rebuilds them (free
 //!   variables in order of use, the new ones last), so the dense weight
-//!   disappears.
+//!   disappears ([`crate::bsr_weights`], shared with `Conv2dToSparse`).
 //!
 //! Type-checking the result needs the `SparseDense` relation of
 //! `nn.sparse_dense`.
@@ -24,11 +24,9 @@
 //! Registered like TVM: a function pass at opt_level 4 requiring
 //! `DeadCodeElimination`.
 
-use crate::free_var_params::free_vars_as_params;
+use crate::bsr_weights::{listed_bsr_sizes, replace_listed_weights};
 use relay_ir::build::op_call_with;
-use relay_ir::dtype::DataType;
-use relay_ir::rewrite::rewrite_function;
-use relay_ir::{Dim, Function, IRModule, Type, Var, VarId};
+use relay_ir::{Function, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
@@ -84,99 +82,18 @@ fn bsr_shapes(
     Ok(weights)
 }
 
-/// The `weight_name` and `weight_shape` parameters of the sparse
-/// conversions (DenseToSparse, Conv2dToSparse), paired up: each name with
-/// the sizes listed for it. TVM requires the two lists to have one entry
-/// each per weight.
-pub(crate) fn listed_bsr_sizes(
-    names: Option<&PipelineValue>,
-    shapes: Option<&PipelineValue>,
-) -> Result<Vec<(String, Vec<i64>)>, String> {
-    let list = |value: Option<&PipelineValue>| match value {
-        Some(PipelineValue::List(items)) => items.clone(),
-        _ => Vec::new(),
-    };
-    let (names, shapes) = (list(names), list(shapes));
-    if names.len() != shapes.len() {
-        return Err(format!(
-            "weight_name has {} names but weight_shape {} shapes",
-            names.len(),
-            shapes.len()
-        ));
-    }
-    let mut weights = Vec::with_capacity(names.len());
-    for (name, shape) in names.iter().zip(&shapes) {
-        let PipelineValue::Str(name) = name else {
-            return Err(format!(
-                "weight_name must be a list of strings, found {}",
-                name.type_name()
-            ));
-        };
-        let PipelineValue::List(items) = shape else {
-            return Err(format!(
-                "weight_shape must be a list of lists, found {}",
-                shape.type_name()
-            ));
-        };
-        let sizes = items
-            .iter()
-            .map(|item| match item {
-                PipelineValue::Int(v) => Ok(*v),
-                other => Err(format!(
-                    "weight_shape must hold lists of integers, found {}",
-                    other.type_name()
-                )),
-            })
-            .collect::<Result<Vec<i64>, String>>()?;
-        weights.push((name.clone(), sizes));
-    }
-    Ok(weights)
-}
-
 /// Rewrites every `nn.dense` of a listed weight and rebuilds the parameters.
 pub fn dense_to_sparse(function: &Function, weights: &HashMap<String, [i64; 5]>) -> Function {
-    let mut new_vars: Vec<VarId> = Vec::new();
-    let rewritten = rewrite_function(function, |pre, post| {
-        let Some(call) = pre.as_call() else {
-            return post;
-        };
-        if call.callee.as_op().map(|op| op.name.as_str()) != Some("nn.dense") {
-            return post;
-        }
-        let Some(weight) = call.args.get(1).and_then(|w| w.as_var()) else {
-            return post;
-        };
-        let Some(sizes) = weights.get(weight.name()) else {
-            return post;
-        };
-        let data = post.as_call().expect("a rewritten call stays a call").args[0].clone();
-        let tensor = |dims: &[i64], dtype: DataType| {
-            Type::tensor(dims.iter().map(|&d| Dim::int32(d)).collect(), dtype)
-        };
-        let prefix = weight.name();
-        let bsr = [
-            Var::new(
-                format!("{prefix}.data"),
-                Some(tensor(&sizes[..3], DataType::FLOAT32)),
-                None,
-            ),
-            Var::new(
-                format!("{prefix}.indices"),
-                Some(tensor(&sizes[3..4], DataType::int(32))),
-                None,
-            ),
-            Var::new(
-                format!("{prefix}.indptr"),
-                Some(tensor(&sizes[4..5], DataType::int(32))),
-                None,
-            ),
-        ];
-        new_vars.extend(bsr.iter().map(Var::id));
-        let mut args = vec![data];
-        args.extend(bsr.into_iter().map(Var::into_expr));
-        op_call_with("nn.sparse_dense", args, &[])
-    });
-    free_vars_as_params(&rewritten, &new_vars)
+    replace_listed_weights(
+        function,
+        "nn.dense",
+        |name| weights.get(name).map(|sizes| &sizes[..]),
+        |data, bsr| {
+            let mut args = vec![data];
+            args.extend(bsr);
+            op_call_with("nn.sparse_dense", args, &[])
+        },
+    )
 }
 
 #[cfg(test)]

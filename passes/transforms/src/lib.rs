@@ -4,6 +4,7 @@
 pub mod alter_op_layout;
 pub mod annotate_spans;
 pub mod batching_ops;
+mod bsr_weights;
 pub mod byoc;
 pub mod canonicalize_cast;
 pub mod canonicalize_ops;

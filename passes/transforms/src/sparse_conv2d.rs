@@ -42,13 +42,13 @@
 //! constructors have no defaults; the defaults here are `nn.sparse_conv2d`'s
 //! own (`layout="NHWC"`, a 1×1 kernel), a 1×1 block and a threshold of 0.
 
-use crate::free_var_params::free_vars_as_params;
+use crate::bsr_weights::{listed_bsr_sizes, replace_listed_weights};
 use relay_ir::build::{int_array, op_call_with};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::rewrite::rewrite_function;
-use relay_ir::{AttrValue, Dim, Expr, Function, IRModule, Type, Var, VarId};
+use relay_ir::{AttrValue, Expr, Function, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, ParamType, PassSpec};
 use relay_pass_manager::PassContext;
@@ -148,30 +148,7 @@ fn bsr_shapes(
     names: Option<&PipelineValue>,
     shapes: Option<&PipelineValue>,
 ) -> Result<HashMap<String, Vec<i64>>, String> {
-    Ok(crate::dense_to_sparse::listed_bsr_sizes(names, shapes)?
-        .into_iter()
-        .collect())
-}
-
-/// The three BSR types for `sizes` (five: 3-D data, four: 2-D data), or
-/// none for other lengths, as TVM leaves them undefined.
-fn bsr_types(sizes: &[i64]) -> [Option<Type>; 3] {
-    let tensor = |dims: &[i64], dtype: DataType| {
-        Some(Type::tensor(
-            dims.iter().map(|&d| Dim::int32(d)).collect(),
-            dtype,
-        ))
-    };
-    let data_rank = match sizes.len() {
-        5 => 3,
-        4 => 2,
-        _ => return [None, None, None],
-    };
-    [
-        tensor(&sizes[..data_rank], DataType::FLOAT32),
-        tensor(&sizes[data_rank..=data_rank], DataType::int(32)),
-        tensor(&sizes[data_rank + 1..], DataType::int(32)),
-    ]
+    Ok(listed_bsr_sizes(names, shapes)?.into_iter().collect())
 }
 
 fn sparse_conv2d_fields(layout: AttrValue, kernel_size: i64) -> [(&'static str, AttrValue); 2] {
@@ -189,41 +166,23 @@ pub fn conv2d_to_sparse(
     layout: &str,
     kernel_size: i64,
 ) -> Function {
-    let mut new_vars: Vec<VarId> = Vec::new();
     // TVM's rewriter moves its layout into the first call it builds.
     let mut layout = Some(layout.to_string());
-    let rewritten = rewrite_function(function, |pre, post| {
-        let Some(call) = pre.as_call() else {
-            return post;
-        };
-        if call.callee.as_op().map(|op| op.name.as_str()) != Some("nn.conv2d") {
-            return post;
-        }
-        let Some(weight) = call.args.get(1).and_then(|w| w.as_var()) else {
-            return post;
-        };
-        let Some(sizes) = weights.get(weight.name()) else {
-            return post;
-        };
-        let data = post.as_call().expect("a rewritten call stays a call").args[0].clone();
-        let prefix = weight.name();
-        let [data_type, indices_type, indptr_type] = bsr_types(sizes);
-        let bsr = [
-            Var::new(format!("{prefix}.data"), data_type, None),
-            Var::new(format!("{prefix}.indices"), indices_type, None),
-            Var::new(format!("{prefix}.indptr"), indptr_type, None),
-        ];
-        new_vars.extend(bsr.iter().map(Var::id));
-        let mut args = vec![data];
-        args.extend(bsr.into_iter().map(Var::into_expr));
-        let layout = layout.take().map_or(AttrValue::Null, AttrValue::Str);
-        op_call_with(
-            "nn.sparse_conv2d",
-            args,
-            &sparse_conv2d_fields(layout, kernel_size),
-        )
-    });
-    free_vars_as_params(&rewritten, &new_vars)
+    replace_listed_weights(
+        function,
+        "nn.conv2d",
+        |name| weights.get(name).map(Vec::as_slice),
+        |data, bsr| {
+            let mut args = vec![data];
+            args.extend(bsr);
+            let layout = layout.take().map_or(AttrValue::Null, AttrValue::Str);
+            op_call_with(
+                "nn.sparse_conv2d",
+                args,
+                &sparse_conv2d_fields(layout, kernel_size),
+            )
+        },
+    )
 }
 
 /// The parameters of `Conv2dToSparse2`.
