@@ -64,7 +64,7 @@ TEST_ROOTS = [
     "server/tests",
     "server/test_data",
 ]
-TEXT_SUFFIXES = (".relay", ".rs", ".py", ".toml", ".txt", ".md")
+TEXT_SUFFIXES = (".relay", ".pat", ".rs", ".py", ".toml", ".txt", ".md")
 
 
 def test_functions(checkout, ref, path):
