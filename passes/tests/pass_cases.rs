@@ -17,6 +17,8 @@
 //! are tested too. A registered pass without a folder holding at least one
 //! case fails `every_registered_pass_has_cases`.
 
+use relay_passes::ir::metadata::{subgraphs_equal, ObjectGraph};
+use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::config::{self, ConfigValue};
 use relay_passes::pass_manager::registry;
@@ -38,17 +40,28 @@ fn header(text: &str, key: &str) -> Option<String> {
 }
 
 fn run_case(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("the case is readable");
+    match run_pipeline(path, &text, &text) {
+        Ok(module) => print_module(&module, &PrintOptions::default()),
+        Err(error) => error,
+    }
+}
+
+/// Runs the pipeline the `// …:` headers of `headers` name on the module
+/// `module_text` (after InferType, as `relay opt` does); an error is the
+/// rendered messages.
+fn run_pipeline(path: &Path, headers: &str, module_text: &str) -> Result<IRModule, String> {
     relay_passes::register_builtin_passes();
     // Each case is named as `relay opt` (a process per module) names it,
     // whichever cases ran before.
     relay_passes::ir::build::reset_fresh_let_variables();
-    let text = std::fs::read_to_string(path).expect("the case is readable");
-    let pipeline = header(&text, "pipeline").unwrap_or_else(|| {
+    let text = headers;
+    let pipeline = header(text, "pipeline").unwrap_or_else(|| {
         panic!("{} has no `// pipeline:` header", path.display());
     });
-    let opt_level = header(&text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
-    let target = header(&text, "target");
-    let config = header(&text, "config")
+    let opt_level = header(text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
+    let target = header(text, "target");
+    let config = header(text, "config")
         .map(|entry| {
             let (key, value) = entry.split_once('=').expect("config: KEY=VALUE");
             let ty = config::config_type(key.trim()).expect("a registered config key");
@@ -56,7 +69,7 @@ fn run_case(path: &Path) -> String {
             BTreeMap::from([(key.trim().to_string(), value)])
         })
         .unwrap_or_default();
-    let (module, diagnostics) = parse_and_lower(&path.display().to_string(), &text);
+    let (module, diagnostics) = parse_and_lower(&path.display().to_string(), module_text);
     assert!(
         !diagnostics.has_errors(),
         "{} does not lower: {:?}",
@@ -73,10 +86,9 @@ fn run_case(path: &Path) -> String {
     })
     .expect("the context is valid");
     let _scope = ctx.enter().expect("the context can be entered");
-    let result = run_pass(&*infer, module, &ctx).and_then(|m| run_pass(&*pass, m, &ctx));
-    match result {
-        Ok(module) => print_module(&module, &PrintOptions::default()),
-        Err(error) => {
+    run_pass(&*infer, module, &ctx)
+        .and_then(|m| run_pass(&*pass, m, &ctx))
+        .map_err(|error| {
             let details: Vec<String> = error
                 .diagnostics
                 .iter()
@@ -88,8 +100,7 @@ fn run_case(path: &Path) -> String {
                 error.message,
                 details.join("\n")
             )
-        }
-    }
+        })
 }
 
 /// `test_data/passes`: one folder per pass.
@@ -180,4 +191,92 @@ fn every_registered_pass_has_cases() {
         unknown.is_empty(),
         "case folders that name no registered pass: {unknown:?}"
     );
+}
+
+/// `module` typed and printed, split into its text and the objects of its
+/// metadata table by key (compared structurally: two printings number
+/// their objects differently).
+fn typed_print(path: &Path, module: IRModule) -> (String, ObjectGraph) {
+    let (typed, diagnostics) = relay_passes::infer::infer_module(&module);
+    assert!(
+        !diagnostics.has_errors(),
+        "{}: the result does not type-check: {:?}",
+        path.display(),
+        diagnostics.iter().next()
+    );
+    let printed = print_module(&typed, &PrintOptions::default());
+    match printed.split_once("#[metadata]") {
+        Some((text, meta)) => (
+            text.to_string(),
+            ObjectGraph::parse(meta).expect("the printed metadata reads back"),
+        ),
+        None => (
+            printed,
+            ObjectGraph::parse("{\"root\": 0, \"nodes\": [{\"type_key\": \"\"}]}").expect("empty"),
+        ),
+    }
+}
+
+fn same_metadata(a: &ObjectGraph, b: &ObjectGraph) -> bool {
+    let (Ok(ta), Ok(tb)) = (a.table(), b.table()) else {
+        return false;
+    };
+    let keys_a: Vec<&str> = ta.keys().collect();
+    let keys_b: Vec<&str> = tb.keys().collect();
+    keys_a == keys_b
+        && keys_a.iter().all(|key| {
+            let (ea, eb) = (
+                ta.entries(key).unwrap_or_default(),
+                tb.entries(key).unwrap_or_default(),
+            );
+            ea.len() == eb.len()
+                && ea
+                    .iter()
+                    .zip(&eb)
+                    .all(|(x, y)| subgraphs_equal(a, x.index(), b, y.index()))
+        })
+}
+
+/// A case with a file of the same name under `expected/` (the module the
+/// TVM test it ports expects) must give that module, typed, and give it
+/// back when run on it (TVM's tests check both: correctness and
+/// idempotence).
+#[test]
+fn cases_give_their_expected_modules() {
+    let mut checked = 0;
+    for (_, cases) in pass_folders() {
+        for path in cases {
+            let expected_path = path
+                .parent()
+                .unwrap()
+                .join("expected")
+                .join(path.file_name().unwrap());
+            let Ok(expected_text) = std::fs::read_to_string(&expected_path) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&path).expect("the case is readable");
+            let (module, _) = parse_and_lower(&expected_path.display().to_string(), &expected_text);
+            let expected = typed_print(&expected_path, module);
+            for (what, input) in [("input", &text), ("expected module", &expected_text)] {
+                let actual = run_pipeline(&path, &text, input)
+                    .unwrap_or_else(|e| panic!("{} ({what}): {e}", path.display()));
+                let actual = typed_print(&path, actual);
+                assert_eq!(
+                    actual.0,
+                    expected.0,
+                    "{} ({what}) differs from {}",
+                    path.display(),
+                    expected_path.display()
+                );
+                assert!(
+                    same_metadata(&actual.1, &expected.1),
+                    "{} ({what}): the metadata objects differ from {}",
+                    path.display(),
+                    expected_path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no case has an expected module");
 }
