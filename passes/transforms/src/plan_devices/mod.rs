@@ -14,10 +14,10 @@
 //!   `on_device` calls and no-op `device_copy`s are removed.
 //!
 //! As in TVM it is a `Sequential` named `PlanDevices` of the function pass
-//! `PlanDevicesRewrite` (phase 0, [`rewrite`]), the module pass
-//! `PlanDevicesCheckConflicts` (phase 1, [`conflicts`]), `InferType`, and the
-//! module pass `PlanDevicesCore`: analysis ([`analysis`], unification of
-//! [`domains`]), defaulting, and capture ([`capture`]).
+//! `PlanDevicesRewrite` (phase 0, `rewrite`), the module pass
+//! `PlanDevicesCheckConflicts` (phase 1, `conflicts`), `InferType`, and the
+//! module pass `PlanDevicesCore`: analysis (`analysis`, unification of
+//! `domains`), defaulting, and capture (`capture`).
 //!
 //! The compilation configuration ([`config`]) is built from the `targets`
 //! and `host` parameters and the PassContext's `relay.fallback_device_type`,
@@ -143,9 +143,14 @@ pub(crate) fn fatal_at(expr: &Expr, message: impl Into<String>) -> Diagnostic {
     }
 }
 
-/// TVM's `PrettyPrint` of an expression, for messages.
+/// TVM's `PrettyPrint` of an expression, for messages (without the
+/// metadata section, as TVM's).
 pub(crate) fn pretty(expr: &Expr) -> String {
-    relay_ir::printer::print_expr(expr, &relay_ir::printer::PrintOptions::default())
+    let options = relay_ir::printer::PrintOptions {
+        show_meta_data: false,
+        ..Default::default()
+    };
+    relay_ir::printer::print_expr(expr, &options)
 }
 
 fn is_op(call: &Call, name: &str) -> bool {
