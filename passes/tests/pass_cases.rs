@@ -26,6 +26,8 @@
 //! case fails `every_registered_pass_has_cases`.
 
 use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
+use relay_passes::ir::metadata::{subgraphs_equal, ObjectGraph};
+use relay_passes::ir::IRModule;
 use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::config::{self, ConfigValue};
 use relay_passes::pass_manager::registry;
@@ -48,37 +50,7 @@ fn header(text: &str, key: &str) -> Option<String> {
 }
 
 fn run_case(path: &Path) -> String {
-    relay_passes::register_builtin_passes();
-    // Each case is named as `relay opt` (a process per module) names it,
-    // whichever cases ran before.
-    relay_passes::ir::build::reset_fresh_let_variables();
     let text = std::fs::read_to_string(path).expect("the case is readable");
-    let pipeline = header(&text, "pipeline").unwrap_or_else(|| {
-        panic!("{} has no `// pipeline:` header", path.display());
-    });
-    let opt_level = header(&text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
-    let target = header(&text, "target");
-    let config = header(&text, "config")
-        .map(|entry| {
-            let (key, value) = entry.split_once('=').expect("config: KEY=VALUE");
-            let ty = config::config_type(key.trim()).expect("a registered config key");
-            let value = ConfigValue::parse_for(value.trim(), ty).expect("a valid config value");
-            BTreeMap::from([(key.trim().to_string(), value)])
-        })
-        .unwrap_or_default();
-    let (module, diagnostics) = parse_and_lower(&path.display().to_string(), &text);
-    assert!(
-        !diagnostics.has_errors(),
-        "{} does not lower: {:?}",
-        path.display(),
-        diagnostics.iter().next()
-    );
-    let pass = pipeline_from_text(&pipeline).expect("the pipeline parses");
-    let infer = pipeline_from_text("InferType").expect("InferType exists");
-    let typed = {
-        let ctx = PassContext::new(PassContextOptions::default()).expect("a context");
-        run_pass(&*infer, module, &ctx)
-    };
     let check = header(&text, "check-semantics").map(|inputs| {
         Arc::new(SemanticCheck::new(CheckOptions {
             mode: CheckMode::End,
@@ -86,23 +58,11 @@ fn run_case(path: &Path) -> String {
             ..Default::default()
         }))
     });
-    let ctx = PassContext::new(PassContextOptions {
-        opt_level,
-        target,
-        config,
-        instruments: check.iter().map(|c| c.clone() as _).collect(),
-        ..Default::default()
-    })
-    .expect("the context is valid");
-    let _scope = ctx.enter().expect("the context can be entered");
-    let result = typed.and_then(|m| run_pass(&*pass, m, &ctx));
+    let result = run_pipeline(path, &text, &text, check.clone());
     if let Some(check) = &check {
-        assert!(
-            check.report().is_none(),
-            "{}: {}",
-            path.display(),
-            check.report().unwrap()
-        );
+        if let Some(report) = check.report() {
+            panic!("{}: {report}", path.display());
+        }
         let stats = check.stats();
         assert!(
             stats.checked > 0 && stats.checked == stats.agreed,
@@ -113,7 +73,65 @@ fn run_case(path: &Path) -> String {
     }
     match result {
         Ok(module) => print_module(&module, &PrintOptions::default()),
-        Err(error) => {
+        Err(error) => error,
+    }
+}
+
+/// Runs the pipeline the `// …:` headers of `headers` name on the module
+/// `module_text` (after InferType, as `relay opt` does), with the semantic
+/// `check` among the pipeline's instruments when given; an error is the
+/// rendered messages.
+fn run_pipeline(
+    path: &Path,
+    headers: &str,
+    module_text: &str,
+    check: Option<Arc<SemanticCheck>>,
+) -> Result<IRModule, String> {
+    relay_passes::register_builtin_passes();
+    // Each case is named as `relay opt` (a process per module) names it,
+    // whichever cases ran before.
+    relay_passes::ir::build::reset_fresh_let_variables();
+    let text = headers;
+    let pipeline = header(text, "pipeline").unwrap_or_else(|| {
+        panic!("{} has no `// pipeline:` header", path.display());
+    });
+    let opt_level = header(text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
+    let target = header(text, "target");
+    let config = header(text, "config")
+        .map(|entry| {
+            let (key, value) = entry.split_once('=').expect("config: KEY=VALUE");
+            let ty = config::config_type(key.trim()).expect("a registered config key");
+            let value = ConfigValue::parse_for(value.trim(), ty).expect("a valid config value");
+            BTreeMap::from([(key.trim().to_string(), value)])
+        })
+        .unwrap_or_default();
+    let (module, diagnostics) = parse_and_lower(&path.display().to_string(), module_text);
+    assert!(
+        !diagnostics.has_errors(),
+        "{} does not lower: {:?}",
+        path.display(),
+        diagnostics.iter().next()
+    );
+    let pass = pipeline_from_text(&pipeline).expect("the pipeline parses");
+    let infer = pipeline_from_text("InferType").expect("InferType exists");
+    // InferType runs outside the instrumented context: the check compares
+    // around the case's pipeline only.
+    let typed = {
+        let ctx = PassContext::new(PassContextOptions::default()).expect("a context");
+        run_pass(&*infer, module, &ctx)
+    };
+    let ctx = PassContext::new(PassContextOptions {
+        opt_level,
+        target,
+        config,
+        instruments: check.into_iter().map(|c| c as _).collect(),
+        ..Default::default()
+    })
+    .expect("the context is valid");
+    let _scope = ctx.enter().expect("the context can be entered");
+    typed
+        .and_then(|m| run_pass(&*pass, m, &ctx))
+        .map_err(|error| {
             let details: Vec<String> = error
                 .diagnostics
                 .iter()
@@ -125,8 +143,7 @@ fn run_case(path: &Path) -> String {
                 error.message,
                 details.join("\n")
             )
-        }
-    }
+        })
 }
 
 /// `test_data/passes`: one folder per pass.
@@ -217,4 +234,105 @@ fn every_registered_pass_has_cases() {
         unknown.is_empty(),
         "case folders that name no registered pass: {unknown:?}"
     );
+}
+
+/// `module` typed and printed, split into its text and the objects of its
+/// metadata table by key (compared structurally: two printings number
+/// their objects differently).
+fn typed_print(path: &Path, module: IRModule) -> (String, ObjectGraph) {
+    let (typed, diagnostics) = relay_passes::infer::infer_module(&module);
+    assert!(
+        !diagnostics.has_errors(),
+        "{}: the result does not type-check: {:?}",
+        path.display(),
+        diagnostics.iter().next()
+    );
+    let printed = print_module(&typed, &PrintOptions::default());
+    match printed.split_once("#[metadata]") {
+        Some((text, meta)) => (
+            text.to_string(),
+            ObjectGraph::parse(meta).expect("the printed metadata reads back"),
+        ),
+        None => (
+            printed,
+            ObjectGraph::parse("{\"root\": 0, \"nodes\": [{\"type_key\": \"\"}]}").expect("empty"),
+        ),
+    }
+}
+
+/// The two printings with each `meta[KEY][i]` replaced by `meta[KEY]<n>`,
+/// `n` numbering the objects of both tables up to structural equality: TVM
+/// compares virtual devices structurally, while the printer numbers
+/// objects by identity (a device the pass made and an equal one it kept
+/// are two objects).
+fn normalized(a: &(String, ObjectGraph), b: &(String, ObjectGraph)) -> (String, String) {
+    let mut classes: Vec<(usize, usize)> = Vec::new(); // (graph 0|1, node)
+    let graphs = [&a.1, &b.1];
+    let mut rename = |which: usize, text: &str| -> String {
+        let Ok(table) = graphs[which].table() else {
+            return text.to_string();
+        };
+        let mut out = text.to_string();
+        let keys: Vec<&str> = table.keys().collect();
+        for key in keys {
+            let entries = table.entries(key).unwrap_or_default();
+            // Highest index first, so `[1]` does not rewrite part of `[10]`.
+            for (i, node) in entries.iter().enumerate().rev() {
+                let class = classes
+                    .iter()
+                    .position(|&(g, n)| subgraphs_equal(graphs[g], n, graphs[which], node.index()))
+                    .unwrap_or_else(|| {
+                        classes.push((which, node.index()));
+                        classes.len() - 1
+                    });
+                out = out.replace(
+                    &format!("meta[{key}][{i}]"),
+                    &format!("meta[{key}]<{class}>"),
+                );
+            }
+        }
+        out
+    };
+    let na = rename(0, &a.0);
+    let nb = rename(1, &b.0);
+    (na, nb)
+}
+
+/// A case with a file of the same name under `expected/` (the module the
+/// TVM test it ports expects) must give that module, typed, and give it
+/// back when run on it (TVM's tests check both: correctness and
+/// idempotence).
+#[test]
+fn cases_give_their_expected_modules() {
+    let mut checked = 0;
+    for (_, cases) in pass_folders() {
+        for path in cases {
+            let expected_path = path
+                .parent()
+                .unwrap()
+                .join("expected")
+                .join(path.file_name().unwrap());
+            let Ok(expected_text) = std::fs::read_to_string(&expected_path) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&path).expect("the case is readable");
+            let (module, _) = parse_and_lower(&expected_path.display().to_string(), &expected_text);
+            let expected = typed_print(&expected_path, module);
+            for (what, input) in [("input", &text), ("expected module", &expected_text)] {
+                let actual = run_pipeline(&path, &text, input, None)
+                    .unwrap_or_else(|e| panic!("{} ({what}): {e}", path.display()));
+                let actual = typed_print(&path, actual);
+                let (actual, expected) = normalized(&actual, &expected);
+                assert_eq!(
+                    actual,
+                    expected,
+                    "{} ({what}) differs from {}",
+                    path.display(),
+                    expected_path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no case has an expected module");
 }

@@ -36,6 +36,7 @@ pub mod normal_form;
 pub mod not_registered;
 pub mod partial_eval;
 pub mod pattern_rewrite;
+pub mod plan_devices;
 mod print_ir;
 pub mod remove_standalone_reshapes;
 pub mod remove_unused_functions;
@@ -107,6 +108,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         to_mixed_precision::spec(),
         simplify_fc_transpose::spec(),
         remove_standalone_reshapes::spec(),
+        plan_devices::spec(),
         dense_to_sparse::spec(),
         sparse_conv2d::spec(),
         sparse_conv2d::frozen_spec(),

@@ -75,11 +75,6 @@ pub const NOT_REGISTERED: &[NotRegistered] = &[
                  variable); not ported yet",
     },
     NotRegistered {
-        name: "PlanDevices",
-        reason: "needs a CompilationConfig (targets, devices, the host) to plan virtual devices \
-                 for on_device/device_copy; not ported yet",
-    },
-    NotRegistered {
         name: "CapturePostDfsIndexInSpans",
         reason: "writes post-DFS indexes into TVM's named spans; spans here are source ranges \
                  for diagnostics and printed text shows none, so it would change nothing \
