@@ -33,6 +33,7 @@ pub mod expr;
 pub mod module;
 pub mod rewrite;
 pub mod ty;
+pub mod tvm_hash;
 
 pub use attrs::{AttrValue, Attrs, DictAttrs};
 pub use expr::{
