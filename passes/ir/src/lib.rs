@@ -32,8 +32,8 @@ pub mod equal;
 pub mod expr;
 pub mod module;
 pub mod rewrite;
-pub mod ty;
 pub mod tvm_hash;
+pub mod ty;
 
 pub use attrs::{AttrValue, Attrs, DictAttrs};
 pub use expr::{

@@ -109,7 +109,9 @@ impl<'a> Lifter<'a> {
         if let Some(error) = failure {
             return Err(error);
         }
-        Ok(new.as_function().expect("a function rewrites to a function"))
+        Ok(new
+            .as_function()
+            .expect("a function rewrites to a function"))
     }
 
     /// Names the global of every `let`-bound function that uses its own
@@ -190,7 +192,9 @@ impl<'a> Lifter<'a> {
             .filter(|var| Some(var.id()) != context)
             .collect();
         let free_type_vars = free_type_vars(old);
-        let visited = new.as_function().expect("a function rewrites to a function");
+        let visited = new
+            .as_function()
+            .expect("a function rewrites to a function");
         let lifted = if captured.is_empty() && free_type_vars.is_empty() {
             let data = visited.data();
             Function::new(
@@ -345,7 +349,11 @@ fn func_type_annotation(function: &Function) -> Type {
         params: data
             .params
             .iter()
-            .map(|p| p.type_annotation().cloned().unwrap_or_else(Type::incomplete))
+            .map(|p| {
+                p.type_annotation()
+                    .cloned()
+                    .unwrap_or_else(Type::incomplete)
+            })
             .collect(),
         ret: data.ret_type.clone().unwrap_or_else(Type::incomplete),
         type_params: data.type_params.clone(),
@@ -373,10 +381,7 @@ fn letrec_contexts(root: &Expr) -> HashMap<usize, Option<VarId>> {
             ExprKind::Let { var, value, body } => {
                 let lambda = value.as_function().is_some_and(|f| !f.is_primitive());
                 children.push((var.expr().clone(), context));
-                children.push((
-                    value.clone(),
-                    if lambda { Some(var.id()) } else { context },
-                ));
+                children.push((value.clone(), if lambda { Some(var.id()) } else { context }));
                 children.push((body.clone(), context));
             }
             _ => for_each_child(&expr, |child| children.push((child.clone(), context))),

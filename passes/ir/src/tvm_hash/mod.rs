@@ -28,15 +28,15 @@ mod primitives;
 mod tests;
 
 pub use primitives::{
-    c_int_value, data_type_value, fold_children, hash_combine, stable_hash_bytes,
-    std_string_hash, string_object_hash, type_key_hash,
+    c_int_value, data_type_value, fold_children, hash_combine, stable_hash_bytes, std_string_hash,
+    string_object_hash, type_key_hash,
 };
 
 use crate::metadata::TensorData;
 use crate::op::AttrType;
 use crate::{
-    AttrValue, Attrs, Clause, Constructor, DictAttrs, Dim, Expr, ExprKind, Pattern, Type,
-    TypeKind, TypeVar, TypeVarKind, VarId,
+    AttrValue, Attrs, Clause, Constructor, DictAttrs, Dim, Expr, ExprKind, Pattern, Type, TypeKind,
+    TypeVar, TypeVarKind, VarId,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -50,7 +50,11 @@ pub struct Unhashable {
 
 impl fmt::Display for Unhashable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TVM's structural hash of {} is not reproduced", self.what)
+        write!(
+            f,
+            "TVM's structural hash of {} is not reproduced",
+            self.what
+        )
     }
 }
 
@@ -196,7 +200,10 @@ impl Hasher {
             self.free_var_counter - 1
         } else {
             self.unmapped_counter += 1;
-            hash_combine(type_key_hash("unmapped free variable"), self.unmapped_counter)
+            hash_combine(
+                type_key_hash("unmapped free variable"),
+                self.unmapped_counter,
+            )
         }
     }
 
@@ -257,9 +264,11 @@ impl Hasher {
             ),
             Item::Pattern(pattern, map) => match pattern {
                 Pattern::Wildcard => Expansion::Done(type_key_hash("relay.PatternWildcard")),
-                Pattern::Var(var) => {
-                    object("relay.PatternVar", false, vec![Item::Expr(var.expr(), true)])
-                }
+                Pattern::Var(var) => object(
+                    "relay.PatternVar",
+                    false,
+                    vec![Item::Expr(var.expr(), true)],
+                ),
                 Pattern::Constructor(constructor, patterns) => object(
                     "relay.PatternConstructor",
                     false,
@@ -316,9 +325,9 @@ fn memo_key(item: &Item<'_>) -> Option<MemoKey> {
         Item::TypeVar(var, _) => Some(MemoKey::TypeVar(var.id())),
         Item::GlobalVar(name, _) => Some(MemoKey::Global(name.to_string())),
         Item::GlobalTypeVar(name, _) => Some(MemoKey::GlobalType(name.to_string())),
-        Item::Constructor(constructor, _) => Some(MemoKey::Constructor(
-            constructor.data() as *const _ as usize,
-        )),
+        Item::Constructor(constructor, _) => {
+            Some(MemoKey::Constructor(constructor.data() as *const _ as usize))
+        }
         _ => None,
     }
 }
@@ -347,7 +356,10 @@ fn expand_expr<'a>(expr: &'a Expr, map: bool) -> Result<Expansion<'a>, Unhashabl
         ExprKind::TupleGetItem { tuple, index } => object(
             "relay.TupleGetItem",
             false,
-            vec![Item::Expr(tuple, map), Item::Value(c_int_value(*index as i64))],
+            vec![
+                Item::Expr(tuple, map),
+                Item::Value(c_int_value(*index as i64)),
+            ],
         ),
         ExprKind::Call(call) => {
             let mut children = vec![
@@ -362,7 +374,10 @@ fn expand_expr<'a>(expr: &'a Expr, map: bool) -> Result<Expansion<'a>, Unhashabl
             let primitive = call.callee.as_op().is_some_and(|op| op.type_rel.is_some());
             if !primitive {
                 children.push(Item::Array(
-                    call.type_args.iter().map(|ty| Item::Type(ty, map)).collect(),
+                    call.type_args
+                        .iter()
+                        .map(|ty| Item::Type(ty, map))
+                        .collect(),
                 ));
             }
             object("relay.Call", true, children)
@@ -538,7 +553,9 @@ fn attrs_fields(attrs: &Attrs, map: bool) -> Result<Vec<Item<'_>>, Unhashable> {
     let schema = crate::op::attrs_schema(attrs.type_key());
     let mut children = Vec::with_capacity(attrs.fields().len());
     for (name, value) in attrs.fields() {
-        let ty = schema.and_then(|schema| schema.field(name)).map(|field| &field.ty);
+        let ty = schema
+            .and_then(|schema| schema.field(name))
+            .map(|field| &field.ty);
         let mismatch = || Unhashable {
             what: format!("the attribute {name}={value:?} of {}", attrs.type_key()),
         };
@@ -547,9 +564,9 @@ fn attrs_fields(attrs: &Attrs, map: bool) -> Result<Vec<Item<'_>>, Unhashable> {
             Some(AttrType::UInt64) => Item::Value(value.as_int().ok_or_else(mismatch)? as u64),
             Some(AttrType::Double) => Item::Value(value.as_f64().ok_or_else(mismatch)?.to_bits()),
             Some(AttrType::Bool) => Item::Value(value.as_int().ok_or_else(mismatch)? as u64),
-            Some(AttrType::StdString) => {
-                Item::Value(stable_hash_bytes(value.as_str().ok_or_else(mismatch)?.as_bytes()))
-            }
+            Some(AttrType::StdString) => Item::Value(stable_hash_bytes(
+                value.as_str().ok_or_else(mismatch)?.as_bytes(),
+            )),
             Some(AttrType::DataType) => match value {
                 AttrValue::DataType(dtype) => Item::Value(data_type_value(*dtype)),
                 _ => return Err(mismatch()),
@@ -562,14 +579,21 @@ fn attrs_fields(attrs: &Attrs, map: bool) -> Result<Vec<Item<'_>>, Unhashable> {
 
 /// An attribute value in an object position.
 fn attr_object(value: &AttrValue, map: bool) -> Result<Expansion<'_>, Unhashable> {
-    let int_imm = |dtype, value: i64| fold_children("IntImm", &[data_type_value(dtype), value as u64]);
+    let int_imm =
+        |dtype, value: i64| fold_children("IntImm", &[data_type_value(dtype), value as u64]);
     Ok(match value {
         AttrValue::Null => Expansion::Done(0),
         AttrValue::Int(v) => Expansion::Done(int_imm(crate::dtype::DataType::INT32, *v)),
-        AttrValue::Bool(b) => Expansion::Done(int_imm(crate::dtype::DataType::new(crate::dtype::TypeCode::UInt, 1, 1), *b as i64)),
+        AttrValue::Bool(b) => Expansion::Done(int_imm(
+            crate::dtype::DataType::new(crate::dtype::TypeCode::UInt, 1, 1),
+            *b as i64,
+        )),
         AttrValue::Double(v) => Expansion::Done(fold_children(
             "FloatImm",
-            &[data_type_value(crate::dtype::DataType::float(64)), v.to_bits()],
+            &[
+                data_type_value(crate::dtype::DataType::float(64)),
+                v.to_bits(),
+            ],
         )),
         AttrValue::Str(text) => Expansion::Done(string_object_hash(text)),
         AttrValue::DataType(dtype) => Expansion::Done(data_type_value(*dtype)),
