@@ -499,3 +499,71 @@ fn collect_type_vars(ty: &Type, out: &mut Vec<TypeVar>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_lower::parse_and_lower;
+
+    /// An LSTM cell as TVM's `lstm` model builds it (the computation and its
+    /// annotations; names are not hashed). TVM's LambdaLift named the cell
+    /// `@lifted_name3829032412016061648`: call attributes (a C++ `int`
+    /// axis of -1, `IntImm` units, `split`'s object-valued sections),
+    /// annotated lets, tuples and projections all enter that number.
+    #[test]
+    fn an_lstm_cell_gets_the_name_tvm_gave_it() {
+        let t = "Tensor[(1, 64), float32]";
+        let w = "Tensor[(256, 64), float32]";
+        let b = "Tensor[(256), float32]";
+        let g = "Tensor[(1, 256), float32]";
+        let text = format!(
+            r#"#[version = "0.0.5"]
+def @main(%x: {t}, %c: ({t}, {t}), %wi: {w}, %bi: {b}, %wh: {w}, %bh: {b}) {{
+  %0 = fn (%in: {t}, %st: ({t}, {t}), %w1: {w}, %b1: {b}, %w2: {w}, %b2: {b}) -> ({t}, ({t}, {t})) {{
+    let %p: {g} = nn.bias_add(nn.dense(%in, %w1, units=256), %b1, axis=-1);
+    let %q: {g} = nn.bias_add(nn.dense(%st.0, %w2, units=256), %b2, axis=-1);
+    let %sum: {g} = add(%p, %q);
+    let %parts: ({t}, {t}, {t}, {t}) = split(%sum, indices_or_sections=4, axis=1);
+    let %i: {t} = sigmoid(%parts.0);
+    let %f: {t} = sigmoid(%parts.1);
+    let %z: {t} = tanh(%parts.2);
+    let %o: {t} = sigmoid(%parts.3);
+    let %nc: {t} = add(multiply(%f, %st.1), multiply(%i, %z));
+    let %nh: {t} = multiply(%o, tanh(%nc));
+    let %out: ({t}, ({t}, {t})) = (%nh, (%nh, %nc));
+    %out
+  }};
+  %0(%x, %c, %wi, %bi, %wh, %bh)
+}}
+"#
+        );
+        let (module, diagnostics) = parse_and_lower("cell.relay", &text);
+        assert!(!diagnostics.has_errors());
+        let lifted = lambda_lift(module).unwrap();
+        let names: Vec<&str> = lifted.functions().map(|(name, _)| name).collect();
+        assert!(
+            names.contains(&"lifted_name3829032412016061648"),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn a_captured_variable_without_a_checked_type_is_an_error() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2), float32]) {
+  %0 = fn (%y: Tensor[(2), float32]) { add(%x, %y) };
+  %0(%x)
+}
+"#;
+        let (module, diagnostics) = parse_and_lower("closure.relay", text);
+        assert!(!diagnostics.has_errors());
+        let error = lambda_lift(module).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("%x has no checked type; run InferType first"),
+            "{}",
+            error.message
+        );
+    }
+}
