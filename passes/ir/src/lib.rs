@@ -32,6 +32,7 @@ pub mod equal;
 pub mod expr;
 pub mod module;
 pub mod rewrite;
+pub mod tvm_hash;
 pub mod ty;
 
 pub use attrs::{AttrValue, Attrs, DictAttrs};
