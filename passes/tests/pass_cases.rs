@@ -9,7 +9,15 @@
 //! // target: llvm
 //! // config: relay.ToMixedPrecision.keep_orig_output_dtype=true
 //! // check-semantics: 3
+//! // target.test: nn.relu, concatenate
+//! // target.dnnl: nn.max_pool2d = nn.max_pool2d(*) {ceil_mode=False}, add
 //! ```
+//!
+//! A `// target.<name>:` line declares what the BYOC target `<name>`
+//! supports for AnnotateTarget (as `relay.toml`'s `[targets.<name>]`, TVM's
+//! `register_op_attr(op, "target.<name>")`): operators, each optionally
+//! `= <check pattern>` or `= False`; the case's targets are forgotten after
+//! it.
 //!
 //! `check-semantics: N` also runs the module before and after the whole
 //! pipeline on N seeded random inputs with the reference interpreter (the
@@ -32,6 +40,8 @@ use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::config::{self, ConfigValue};
 use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, PassContextOptions};
+use relay_passes::patterns::targets::{register_target, unregister_target, OpSupport, TargetOps};
+use relay_passes::patterns::text::no_named_patterns;
 use relay_passes::printer::{print_module, PrintOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +59,55 @@ fn header(text: &str, key: &str) -> Option<String> {
         })
 }
 
+/// The `// target.<name>: op, op = check, …` header lines, registered;
+/// returns the names registered.
+fn register_case_targets(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in text.lines().take_while(|line| line.starts_with("//")) {
+        let rest = line.trim_start_matches('/').trim();
+        let Some((name, ops)) = rest.strip_prefix("target.").and_then(|r| r.split_once(':')) else {
+            continue;
+        };
+        let mut declared = TargetOps::new();
+        for entry in split_top_level(ops) {
+            let (op, check) = match entry.split_once('=') {
+                Some((op, check)) => (op.trim(), Some(check.trim())),
+                None => (entry.trim(), None),
+            };
+            let support = match check {
+                Some("False") => OpSupport::Constant(false),
+                Some("True") => OpSupport::Constant(true),
+                check => OpSupport::parse(check, &no_named_patterns)
+                    .unwrap_or_else(|e| panic!("target.{name}: {op}: {}", e.message)),
+            };
+            declared.insert(op.to_string(), support);
+        }
+        register_target(name.trim(), declared);
+        names.push(name.trim().to_string());
+    }
+    names
+}
+
+/// `text` split at the commas outside brackets and quotes.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
+    let mut parts = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' | '[' | '{' if !quoted => depth += 1,
+            ')' | ']' | '}' if !quoted => depth -= 1,
+            ',' if depth == 0 && !quoted => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
 fn run_case(path: &Path) -> String {
     let text = std::fs::read_to_string(path).expect("the case is readable");
     let check = header(&text, "check-semantics").map(|inputs| {
@@ -58,7 +117,11 @@ fn run_case(path: &Path) -> String {
             ..Default::default()
         }))
     });
+    let targets = register_case_targets(&text);
     let result = run_pipeline(path, &text, &text, check.clone());
+    for name in targets {
+        unregister_target(&name);
+    }
     if let Some(check) = &check {
         if let Some(report) = check.report() {
             panic!("{}: {report}", path.display());

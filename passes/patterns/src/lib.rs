@@ -11,7 +11,8 @@
 //!   `partition` (with attributes and a check);
 //! * [`text`]: a text syntax for patterns, [`rule`]: rewrite rules
 //!   (`pattern => replacement`) and [`table`]: composite pattern tables
-//!   (MergeComposite's input), readable from `relay.toml`.
+//!   (MergeComposite's input), readable from `relay.toml`; [`targets`]: the
+//!   operators each BYOC target supports (AnnotateTarget's input).
 //!
 //! Architecture invariant: this crate knows no pass and no application; it
 //! builds on `relay-ir` (with `relay-lower` to read embedded Relay text and
@@ -25,6 +26,7 @@ pub mod pattern;
 pub mod rewrite;
 pub mod rule;
 pub mod table;
+pub mod targets;
 pub mod text;
 
 pub use matcher::{matches, Matcher, NodeMap};

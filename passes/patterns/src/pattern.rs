@@ -171,6 +171,83 @@ impl Pattern {
         dominates(parent, path, self)
     }
 
+    /// A copy made of new nodes, with the sharing inside `self` kept: what
+    /// a named pattern (`@name`) stands for at each use, as a Python
+    /// function that builds a pattern gives new nodes at each call.
+    pub fn fresh_copy(&self) -> Pattern {
+        fn copy(p: &Pattern, seen: &mut std::collections::HashMap<usize, Pattern>) -> Pattern {
+            if let Some(done) = seen.get(&p.addr()) {
+                return done.clone();
+            }
+            let mut c = |q: &Pattern| copy(q, seen);
+            let kind = match p.kind() {
+                PatternKind::Wildcard => PatternKind::Wildcard,
+                PatternKind::Var { name } => PatternKind::Var { name: name.clone() },
+                PatternKind::Constant => PatternKind::Constant,
+                PatternKind::Expr(e) => PatternKind::Expr(e.clone()),
+                PatternKind::Call { callee, args } => PatternKind::Call {
+                    callee: c(callee),
+                    args: args.as_ref().map(|a| a.iter().map(&mut c).collect()),
+                },
+                PatternKind::Function { params, body } => PatternKind::Function {
+                    params: params.as_ref().map(|a| a.iter().map(&mut c).collect()),
+                    body: c(body),
+                },
+                PatternKind::Tuple(fields) => {
+                    PatternKind::Tuple(fields.as_ref().map(|a| a.iter().map(&mut c).collect()))
+                }
+                PatternKind::TupleGetItem { tuple, index } => PatternKind::TupleGetItem {
+                    tuple: c(tuple),
+                    index: *index,
+                },
+                PatternKind::If {
+                    cond,
+                    then_branch,
+                    else_branch,
+                } => PatternKind::If {
+                    cond: c(cond),
+                    then_branch: c(then_branch),
+                    else_branch: c(else_branch),
+                },
+                PatternKind::Let { var, value, body } => PatternKind::Let {
+                    var: c(var),
+                    value: c(value),
+                    body: c(body),
+                },
+                PatternKind::Alt(left, right) => PatternKind::Alt(c(left), c(right)),
+                PatternKind::Attr { pattern, attrs } => PatternKind::Attr {
+                    pattern: c(pattern),
+                    attrs: attrs.clone(),
+                },
+                PatternKind::Type { pattern, ty } => PatternKind::Type {
+                    pattern: c(pattern),
+                    ty: ty.clone(),
+                },
+                PatternKind::DataType { pattern, dtype } => PatternKind::DataType {
+                    pattern: c(pattern),
+                    dtype: *dtype,
+                },
+                PatternKind::Shape { pattern, shape } => PatternKind::Shape {
+                    pattern: c(pattern),
+                    shape: shape.clone(),
+                },
+                PatternKind::Dominator {
+                    parent,
+                    path,
+                    child,
+                } => PatternKind::Dominator {
+                    parent: c(parent),
+                    path: c(path),
+                    child: c(child),
+                },
+            };
+            let fresh = Pattern::new(kind);
+            seen.insert(p.addr(), fresh.clone());
+            fresh
+        }
+        copy(self, &mut Default::default())
+    }
+
     /// The direct sub-patterns, in the order TVM's `DFPatternVisitor`
     /// visits them (which orders the partitioned function's parameters).
     pub fn children(&self) -> Vec<&Pattern> {

@@ -213,3 +213,22 @@ fn text_too_deep_to_match_is_refused_not_overflowed() {
     let tuple_items = format!("*{}", ".0".repeat(100_000));
     assert!(parse_pattern(&tuple_items, &no_named_patterns).is_err());
 }
+
+/// `@name` stands for new nodes at each use: `add(@p, @p)` matches two
+/// different expressions that each match `p`; `$x = @p` shares one node.
+#[test]
+fn each_use_of_a_named_pattern_is_its_own_node() {
+    use relay_patterns::text::parse_pattern;
+    let relu = parse_pattern("nn.relu(*)", &relay_patterns::text::no_named_patterns)
+        .unwrap()
+        .pattern;
+    let named = |name: &str| (name == "r").then(|| relu.clone());
+    let twice = parse_pattern("add(@r, @r)", &named).unwrap().pattern;
+    let shared = parse_pattern("$x = @r; add($x, $x)", &named)
+        .unwrap()
+        .pattern;
+    // `expr` gives the function's body.
+    let body = expr("fn (%a, %b) { add(nn.relu(%a), nn.relu(%b)) }");
+    assert!(matches(&twice, &body));
+    assert!(!matches(&shared, &body));
+}

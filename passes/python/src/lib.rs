@@ -24,6 +24,7 @@ mod expr;
 mod module;
 mod ops;
 mod passes;
+mod targets;
 mod ty;
 
 use pyo3::prelude::*;
@@ -88,6 +89,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_function(wrap_pyfunction!(ops::make_call, m)?)?;
     m.add_function(wrap_pyfunction!(ops::op_table, m)?)?;
+    m.add_function(wrap_pyfunction!(targets::register_op_target, m)?)?;
 
     m.add_class::<passes::PyPassInfo>()?;
     m.add_class::<passes::PyPass>()?;

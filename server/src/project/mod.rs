@@ -41,6 +41,9 @@
 //!
 //! [rewrite.FoldDoubleNegative]   # a pass made of rewrite rules
 //! rules = ["negative(negative($x)) => $x"]
+//!
+//! [targets.dnnl]                 # the operators AnnotateTarget offloads to dnnl
+//! ops = ["nn.relu", { op = "nn.max_pool2d", check = "nn.max_pool2d(*) {ceil_mode=False}" }]
 //! ```
 
 mod ops;
@@ -48,7 +51,7 @@ mod patterns;
 mod pipelines;
 
 pub use ops::OpConfig;
-pub use patterns::{CompositeEntry, PatternConfig, RewritePassConfig};
+pub use patterns::{CompositeEntry, PatternConfig, RewritePassConfig, TargetConfig, TargetOpEntry};
 pub use pipelines::read_pipeline;
 
 use crate::external_pass::ExternalPass;
@@ -112,6 +115,8 @@ struct RawProject {
     composite: BTreeMap<String, Vec<CompositeEntry>>,
     #[serde(default)]
     rewrite: BTreeMap<String, RewritePassConfig>,
+    #[serde(default)]
+    targets: BTreeMap<String, TargetConfig>,
 }
 
 /// `[format]`: how `relay fmt` and editor formatting lay files out.
@@ -239,7 +244,20 @@ impl Project {
             patterns: raw.patterns,
             composite: raw.composite,
             rewrite: raw.rewrite,
+            targets: raw.targets,
         };
+        for (target, config) in &pattern_config.targets {
+            // TVM registers `target.<name>` on operators that exist.
+            if let Some(unknown) =
+                config.ops.iter().map(TargetOpEntry::op).find(|op| {
+                    relay_passes::ir::op::lookup(op).is_none() && !raw.ops.contains_key(*op)
+                })
+            {
+                return Err(format!(
+                    "[targets.{target}]: `{unknown}` is not an operator (nor declared in [ops])"
+                ));
+            }
+        }
         for (name, pass) in &pattern_config.rewrite {
             if raw.passes.contains_key(name) {
                 return Err(format!(

@@ -14,11 +14,18 @@
 //! [rewrite.FoldDoubleNegative]   # a function pass
 //! rules = ["negative(negative($x)) => $x"]
 //! opt_level = 1
+//!
+//! [targets.dnnl]                 # what AnnotateTarget(targets=["dnnl"]) offloads
+//! ops = [
+//!   "nn.relu",                                                   # every call
+//!   { op = "nn.max_pool2d", check = "nn.max_pool2d(*) {ceil_mode=False}" },  # matching calls
+//! ]
 //! ```
 
 use relay_passes::pass_manager::registry::register;
 use relay_passes::patterns::rule::{parse_rewrite_rule, RewriteRule};
 use relay_passes::patterns::table::{register_table, CompositePattern, PatternTable};
+use relay_passes::patterns::targets::{register_target, OpSupport, TargetOps};
 use relay_passes::patterns::text::{parse_pattern, render_error, PatternError};
 use relay_passes::patterns::Pattern;
 use relay_passes::transforms::pattern_rewrite::{rule_pass_spec, RuleOptions};
@@ -35,6 +42,39 @@ pub struct CompositeEntry {
     /// A pattern the matched root must match too (TVM's check function).
     #[serde(default)]
     pub check: Option<String>,
+}
+
+/// A `[targets.<name>]` table: the operators the BYOC target supports
+/// (TVM's `target.<name>` operator attribute, AnnotateTarget's input).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetConfig {
+    pub ops: Vec<TargetOpEntry>,
+}
+
+/// One supported operator: its name (every call), or the name with a
+/// pattern the call must match.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum TargetOpEntry {
+    Always(String),
+    Checked { op: String, check: String },
+}
+
+impl TargetOpEntry {
+    /// The operator's name.
+    pub fn op(&self) -> &str {
+        match self {
+            TargetOpEntry::Always(op) | TargetOpEntry::Checked { op, .. } => op,
+        }
+    }
+
+    fn check(&self) -> Option<&str> {
+        match self {
+            TargetOpEntry::Always(_) => None,
+            TargetOpEntry::Checked { check, .. } => Some(check),
+        }
+    }
 }
 
 /// A `[rewrite.<Name>]` pass.
@@ -62,6 +102,7 @@ pub struct PatternConfig {
     pub patterns: BTreeMap<String, String>,
     pub composite: BTreeMap<String, Vec<CompositeEntry>>,
     pub rewrite: BTreeMap<String, RewritePassConfig>,
+    pub targets: BTreeMap<String, TargetConfig>,
 }
 
 /// The pattern sections, read.
@@ -69,6 +110,7 @@ pub struct CompiledPatterns {
     pub named: BTreeMap<String, Pattern>,
     pub tables: BTreeMap<String, PatternTable>,
     pub rewrites: Vec<(String, RewritePassConfig, Vec<RewriteRule>)>,
+    pub targets: BTreeMap<String, TargetOps>,
 }
 
 fn located(section: &str, text: &str, e: &PatternError) -> String {
@@ -113,10 +155,25 @@ impl PatternConfig {
             }
             rewrites.push((name.clone(), pass.clone(), rules));
         }
+        let mut targets = BTreeMap::new();
+        for (target, config) in &self.targets {
+            let mut ops = TargetOps::new();
+            for entry in &config.ops {
+                let section = format!("[targets.{target}] {}", entry.op());
+                if ops.contains_key(entry.op()) {
+                    return Err(format!("{section}: the operator is listed twice"));
+                }
+                let support = OpSupport::parse(entry.check(), &lookup)
+                    .map_err(|e| located(&section, entry.check().unwrap_or_default(), &e))?;
+                ops.insert(entry.op().to_string(), support);
+            }
+            targets.insert(target.clone(), ops);
+        }
         Ok(CompiledPatterns {
             named,
             tables,
             rewrites,
+            targets,
         })
     }
 
@@ -150,11 +207,14 @@ impl PatternConfig {
         Ok(named)
     }
 
-    /// Registers the tables and the rewrite passes.
+    /// Registers the tables, the targets' operators and the rewrite passes.
     pub fn register(&self) -> Result<(), String> {
         let compiled = self.compile()?;
         for (name, table) in compiled.tables {
             register_table(&name, table);
+        }
+        for (name, ops) in compiled.targets {
+            register_target(&name, ops);
         }
         for (name, pass, rules) in compiled.rewrites {
             let required: Vec<&str> = pass.required.iter().map(String::as_str).collect();

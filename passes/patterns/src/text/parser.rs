@@ -469,9 +469,11 @@ impl<'a, 'n> Parser<'a, 'n> {
                 self.captures.push((name, p.clone()));
                 Ok(p)
             }
+            // Each use is new nodes: `add(@p, @p)` matches two
+            // expressions that each match `p` (`$x = @p` shares one).
             Tok::Named(name) => (self.named)(&name).map_or_else(
                 || err(format!("no pattern is named `@{name}`"), token.range),
-                Ok,
+                |p| Ok(p.fresh_copy()),
             ),
             Tok::Var(name) => Ok(pattern::is_var(&name)),
             Tok::LParen => self.parenthesised(token.range),

@@ -4,26 +4,27 @@
 //! `Sequential` named `AnnotateTarget` of the function pass
 //! `AnnotateTargetFunc`, which requires `InferType`, and `InferType`).
 //!
-//! Whether a target supports an operator is a predicate the target's
-//! codegen registers as the operator attribute `target.<name>`. No codegen
-//! is registered here, so — as TVM does for a target without one — no
-//! operator call is supported by any target: operator calls are annotated
-//! `default`. A call of a `Composite` function (what `MergeComposite`
-//! makes) whose name starts with `<target>.` for one of `targets` is
-//! annotated for that target, as in TVM.
+//! Whether a target supports an operator call is what the target declares
+//! in the registry of `relay_patterns::targets` (TVM's operator attribute
+//! `target.<name>`: `[targets.<name>]` in `relay.toml`,
+//! `tvm.ir.register_op_attr` in the Python frontend); a target that
+//! declares nothing supports no operator, as in TVM. A call of a
+//! `Composite` function (what `MergeComposite` makes) whose name starts
+//! with `<target>.` for one of `targets` is annotated for that target.
 //!
 //! With `include_non_call_ops` (the default) tuples, projections, `let`
 //! values and references are annotated too; without it, they only close
 //! the regions of their operands.
 
 use super::{annotation, compiler_begin, compiler_end, Boundary};
-use relay_ir::diagnostic::Diagnostic;
+use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::fxhash::FxMap;
 use relay_ir::rewrite::{rewrite_post_order, with_children};
 use relay_ir::{Expr, ExprKind, Function};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{FunctionPass, PassInfo};
+use relay_patterns::targets::supports;
 use std::sync::Arc;
 
 const DEFAULT_TARGET: &str = "default";
@@ -42,8 +43,8 @@ pub(crate) fn spec() -> PassSpec {
         ))
         .doc(
             "Annotate operators with compiler_begin/compiler_end for the first target that \
-             supports them (no codegen is registered: operators get `default`, Composite \
-             calls their target)",
+             supports them ([targets.<name>] in relay.toml; Composite calls for their \
+             target), `default` otherwise",
         )
         .build(|args| {
             let targets = match args.get("targets") {
@@ -63,11 +64,7 @@ pub(crate) fn spec() -> PassSpec {
             let annotate = FunctionPass::new(
                 PassInfo::new("AnnotateTargetFunc", 0, &["InferType"]),
                 move |function, _module, _ctx| {
-                    Ok::<Function, Diagnostic>(annotate_target(
-                        &function,
-                        &targets,
-                        include_non_call_ops,
-                    ))
+                    annotate_target(&function, &targets, include_non_call_ops)
                 },
             );
             let infer = relay_pass_manager::registry::create_by_name("InferType")?;
@@ -75,22 +72,28 @@ pub(crate) fn spec() -> PassSpec {
         })
 }
 
-/// Annotates `function` (see the module documentation).
+/// Annotates `function` (see the module documentation); a target's
+/// predicate that fails is an error.
 pub fn annotate_target(
     function: &Function,
     targets: &[String],
     include_non_call_ops: bool,
-) -> Function {
+) -> Result<Function, Diagnostic> {
     let mut annotator = Annotator {
         targets,
         include_non_call_ops,
         chosen: FxMap::default(),
+        failure: None,
     };
-    rewrite_post_order(function.expr(), |old, rebuilt| {
+    let annotated = rewrite_post_order(function.expr(), |old, rebuilt| {
         annotator.rewrite(old, rebuilt)
-    })
-    .as_function()
-    .expect("rewriting a function gives a function")
+    });
+    if let Some(failure) = annotator.failure {
+        return Err(failure);
+    }
+    Ok(annotated
+        .as_function()
+        .expect("rewriting a function gives a function"))
 }
 
 /// TVM's `AnnotateTargetRewriter` (and, without non-call operators, its
@@ -101,6 +104,9 @@ struct Annotator<'a> {
     /// The target chosen for each rewritten node, by address (the node is
     /// kept so the address stays its own).
     chosen: FxMap<usize, (Expr, String)>,
+    /// The first predicate that failed (the rewrite goes on, the pass
+    /// fails).
+    failure: Option<Diagnostic>,
 }
 
 /// A node rebuilt with other children (span and checked type kept).
@@ -364,7 +370,31 @@ impl Annotator<'_> {
             }
         }
         let mut target = DEFAULT_TARGET.to_string();
-        if let Some(function) = pre.callee.as_function() {
+        if let Some(op) = pre.callee.as_op() {
+            // The first target, in the order given, whose registered
+            // support accepts the call (checks see the typed original).
+            for candidate in self.targets {
+                match supports(candidate, &op.name, old) {
+                    Ok(true) => {
+                        target = candidate.clone();
+                        break;
+                    }
+                    Ok(false) => {}
+                    Err(message) => {
+                        self.failure.get_or_insert_with(|| {
+                            Diagnostic::error(
+                                Code::PassFailed,
+                                format!(
+                                    "AnnotateTarget: the `target.{candidate}` predicate of `{}` \
+                                     failed: {message}",
+                                    op.name
+                                ),
+                            )
+                        });
+                    }
+                }
+            }
+        } else if let Some(function) = pre.callee.as_function() {
             let composite = function.attr("Composite").and_then(|v| v.as_str());
             if let Some((prefix, _)) = composite.and_then(|name| name.split_once('.')) {
                 if self.targets.iter().any(|t| t == prefix) {

@@ -95,6 +95,18 @@ for _spec in _core.pass_specs():
     globals()[_name] = PASSES[_name]
 del _spec, _name, _info_name, _kind, _opt, _required, _params, _doc
 
+_annotate_target = PASSES["AnnotateTarget"]
+
+
+def AnnotateTarget(targets, include_non_call_ops=True):  # noqa: N802 (TVM's name)
+    """AnnotateTarget; as in TVM, one target may be given as a string."""
+    if isinstance(targets, str):
+        targets = [targets]
+    return _annotate_target(targets, include_non_call_ops)
+
+
+PASSES["AnnotateTarget"] = AnnotateTarget
+
 
 def __getattr__(name):
     """Passes registered after import (``relay.toml`` passes)."""
