@@ -86,12 +86,17 @@ mod reduce;
 mod resize;
 mod scatter_dense;
 mod set_slice;
+mod signal;
 mod simulated_quantize;
 mod sparse;
 mod tensor;
 mod tensor_transform;
 mod unique;
 mod vision;
+mod vision_nms;
+mod vision_roi;
+mod vision_ssd;
+mod vision_util;
 
 #[cfg(test)]
 mod coverage_tests;
@@ -99,6 +104,8 @@ mod coverage_tests;
 mod reference_cases;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vision_tests;
 
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
@@ -304,6 +311,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| unique::kernel(op))
         .or_else(|| sparse::kernel(op))
         .or_else(|| nn_packed_conv::kernel(op))
+        .or_else(|| vision_nms::kernel(op))
+        .or_else(|| vision_roi::kernel(op))
+        .or_else(|| vision_ssd::kernel(op))
+        .or_else(|| signal::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.
