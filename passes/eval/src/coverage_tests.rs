@@ -24,8 +24,6 @@ const AWAITING: &[&str] = &[
     "nn.contrib_conv3d_winograd_weight_transform",
     "nn.contrib_conv3d_winograd_without_weight_transform",
     "nn.conv2d_backward_weight",
-    "nn.correlation",
-    "nn.deformable_conv2d",
     "nn.internal.sparse_dense_padded",
     "nn.max_pool2d_grad",
     "nn.sparse_add",

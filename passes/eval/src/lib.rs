@@ -72,6 +72,8 @@ mod misc;
 mod never_folded;
 mod nn;
 mod nn_conv;
+mod nn_correlation;
+mod nn_deformable;
 mod nn_packed_conv;
 mod nn_spatial;
 mod norm;
@@ -315,6 +317,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| vision_roi::kernel(op))
         .or_else(|| vision_ssd::kernel(op))
         .or_else(|| signal::kernel(op))
+        .or_else(|| nn_correlation::kernel(op))
+        .or_else(|| nn_deformable::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -27,7 +27,7 @@
 //! with a `1e-5` margin and takes each bin's maximum, `0` for an empty bin:
 //! comparisons only, exact.
 
-use super::vision_util::{f32_tensor, f32_values, tvm_max};
+use super::vision_util::{bilinear_sample, f32_tensor, f32_values, tvm_max, tvm_min};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalResult, Kernel, Value};
 
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
@@ -337,27 +337,11 @@ fn nhwc_bilinear(regions: &Regions, b: usize, ch: usize, y: f32, x: f32) -> f32 
     if y < -1.0 || x < -1.0 || y > h || x > w {
         return 0.0;
     }
-    let y = tvm_min_f(tvm_max(y, 0.0), h - 1.0);
-    let x = tvm_min_f(tvm_max(x, 0.0), w - 1.0);
-    let (y0, x0) = (y.floor() as i64, x.floor() as i64);
-    let (wy_h, wx_h) = (y - y0 as f32, x - x0 as f32);
-    let (wy_l, wx_l) = (1.0 - wy_h, 1.0 - wx_h);
-    let mut val = 0.0f32;
-    for (wx, xp) in [(wx_l, x0), (wx_h, x0 + 1)] {
-        for (wy, yp) in [(wy_l, y0), (wy_h, y0 + 1)] {
-            let inside = yp >= 0 && yp < regions.h as i64 && xp >= 0 && xp < regions.w as i64;
-            val += if inside {
-                wx * wy * regions.at(b, ch, yp as usize, xp as usize)
-            } else {
-                0.0
-            };
-        }
-    }
-    val
-}
-
-fn tvm_min_f(a: f32, b: f32) -> f32 {
-    super::vision_util::tvm_min(a, b)
+    let y = tvm_min(tvm_max(y, 0.0), h - 1.0);
+    let x = tvm_min(tvm_max(x, 0.0), w - 1.0);
+    bilinear_sample(y, x, regions.h, regions.w, |yp, xp| {
+        regions.at(b, ch, yp, xp)
+    })
 }
 
 fn align_nhwc(

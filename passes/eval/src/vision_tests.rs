@@ -489,3 +489,135 @@ fn stft_sums_windowed_frames() {
         EvalError::Unsupported(_)
     ));
 }
+
+// ---- correlation ----
+
+fn correlation(dtype: &str, channels: i64, values_: &[f64], is_multiply: bool) -> Vec<Vec<f64>> {
+    let data = floats(dtype, &[1, channels, 2, 2], values_);
+    let out = run(
+        "nn.correlation",
+        &[
+            ("kernel_size", int(1)),
+            ("max_displacement", int(1)),
+            ("stride1", int(1)),
+            ("stride2", int(1)),
+            ("padding", AttrValue::Array(vec![int(1), int(1)])),
+            ("is_multiply", boolean(is_multiply)),
+            ("layout", AttrValue::Str("NCHW".to_string())),
+        ],
+        &[data.clone(), data],
+    );
+    let (shape, v) = values(&out);
+    assert_eq!(shape, vec![1, 9, 2, 2]);
+    v.chunks(4).map(<[f64]>::to_vec).collect()
+}
+
+#[test]
+fn correlation_multiplies_or_subtracts_displaced_pixels() {
+    let q = correlation("float32", 1, &[1.0, 2.0, 3.0, 4.0], true);
+    assert_eq!(q[4], vec![1.0, 4.0, 9.0, 16.0], "no displacement");
+    assert_eq!(
+        q[5],
+        vec![2.0, 0.0, 12.0, 0.0],
+        "one column right, zero padding"
+    );
+    let q = correlation("float32", 1, &[1.0, 2.0, 3.0, 4.0], false);
+    assert_eq!(q[4], vec![0.0; 4]);
+    assert_eq!(q[5], vec![1.0, 2.0, 1.0, 4.0]);
+    // Integers divide by kernel_size² · C = 2, truncating.
+    let q = correlation("int32", 2, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], true);
+    assert_eq!(q[4], vec![13.0, 20.0, 29.0, 40.0]);
+}
+
+// ---- deformable_conv2d ----
+
+fn deformable(
+    layout: &str,
+    data: Value,
+    offset: Value,
+    weight: Value,
+    padding: i64,
+) -> (Vec<i64>, Vec<f64>) {
+    values(&run(
+        "nn.deformable_conv2d",
+        &[
+            ("strides", AttrValue::Array(vec![int(1), int(1)])),
+            (
+                "padding",
+                AttrValue::Array(vec![int(padding), int(padding)]),
+            ),
+            ("dilation", AttrValue::Array(vec![int(1), int(1)])),
+            ("deformable_groups", int(1)),
+            ("groups", int(1)),
+            ("data_layout", AttrValue::Str(layout.to_string())),
+        ],
+        &[data, offset, weight],
+    ))
+}
+
+#[test]
+fn deformable_conv2d_samples_at_the_offsets() {
+    // f(y, x) = 3y + x: a half-pixel offset samples 3y + x + 2 inside the map.
+    let ramp: Vec<f64> = (0..9).map(f64::from).collect();
+    let half = vec![0.5; 18];
+    let nchw = deformable(
+        "NCHW",
+        f32s(&[1, 1, 3, 3], &ramp),
+        f32s(&[1, 2, 3, 3], &half),
+        f32s(&[1, 1, 1, 1], &[1.0]),
+        0,
+    );
+    assert_eq!(nchw.0, vec![1, 1, 3, 3]);
+    assert_eq!(nchw.1[0..2], [2.0, 3.0]);
+    assert_eq!(nchw.1[3], 5.0);
+    // At (2.5, 2.5) only the corner (2, 2) is inside: 8 · 0.25.
+    assert_eq!(nchw.1[8], 2.0);
+    let nhwc = deformable(
+        "NHWC",
+        f32s(&[1, 3, 3, 1], &ramp),
+        f32s(&[1, 3, 3, 2], &half),
+        f32s(&[1, 1, 1, 1], &[1.0]),
+        0,
+    );
+    assert_eq!(nhwc, (vec![1, 3, 3, 1], nchw.1.clone()));
+    // An offset of -1 row at the top row samples outside: 0.
+    let mut up = vec![0.0; 18];
+    up[0] = -1.0;
+    let (_, v) = deformable(
+        "NCHW",
+        f32s(&[1, 1, 3, 3], &ramp),
+        f32s(&[1, 2, 3, 3], &up),
+        f32s(&[1, 1, 1, 1], &[1.0]),
+        0,
+    );
+    assert_eq!(v[..3], [0.0, 1.0, 2.0]);
+}
+
+#[test]
+fn deformable_conv2d_without_offsets_is_a_convolution() {
+    let data: Vec<f64> = (0..32).map(|v| f64::from(v % 7) - 3.0).collect();
+    let weight: Vec<f64> = (0..36).map(|v| f64::from(v % 5) - 2.0).collect();
+    let (shape, deformed) = deformable(
+        "NCHW",
+        f32s(&[1, 2, 4, 4], &data),
+        f32s(&[1, 18, 4, 4], &[0.0; 288]),
+        f32s(&[2, 2, 3, 3], &weight),
+        1,
+    );
+    let conv = run(
+        "nn.conv2d",
+        &[
+            ("strides", AttrValue::Array(vec![int(1), int(1)])),
+            (
+                "padding",
+                AttrValue::Array(vec![int(1), int(1), int(1), int(1)]),
+            ),
+            ("dilation", AttrValue::Array(vec![int(1), int(1)])),
+            ("groups", int(1)),
+            ("data_layout", AttrValue::Str("NCHW".to_string())),
+            ("kernel_layout", AttrValue::Str("OIHW".to_string())),
+        ],
+        &[f32s(&[1, 2, 4, 4], &data), f32s(&[2, 2, 3, 3], &weight)],
+    );
+    assert_eq!((shape, deformed), values(&conv));
+}

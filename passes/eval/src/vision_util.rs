@@ -97,3 +97,31 @@ pub(crate) fn float_list(call: &super::CallInfo, name: &str) -> EvalResult<Optio
         Some(_) => unsupported(format!("{}: `{name}` is not a list", call.op)),
     }
 }
+
+/// TOPI's `bilinear_sample_nchw`/`_nhwc` at `(y, x)` of an `h × w` map read
+/// through `at(row, col)`: the corners' terms `wx · wy · p` (`0` for a
+/// corner outside the map) added to `0` in the order (x0, y0), (x0, y1),
+/// (x1, y0), (x1, y1), each operation rounded to `float32`.
+pub(crate) fn bilinear_sample(
+    y: f32,
+    x: f32,
+    h: usize,
+    w: usize,
+    at: impl Fn(usize, usize) -> f32,
+) -> f32 {
+    let (y0, x0) = (y.floor() as i64, x.floor() as i64);
+    let (wy_h, wx_h) = (y - y0 as f32, x - x0 as f32);
+    let (wy_l, wx_l) = (1.0 - wy_h, 1.0 - wx_h);
+    let mut val = 0.0f32;
+    for (wx, xp) in [(wx_l, x0), (wx_h, x0 + 1)] {
+        for (wy, yp) in [(wy_l, y0), (wy_h, y0 + 1)] {
+            let inside = yp >= 0 && yp < h as i64 && xp >= 0 && xp < w as i64;
+            val += if inside {
+                wx * wy * at(yp as usize, xp as usize)
+            } else {
+                0.0
+            };
+        }
+    }
+    val
+}
