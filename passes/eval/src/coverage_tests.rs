@@ -10,7 +10,6 @@ use relay_ir::op::all_ops;
 /// FoldConstant uses with `fold_qnn=true`) that have no kernel yet.
 const AWAITING: &[&str] = &[
     "auto_scheduler_layout_transform",
-    "image.grid_sample",
     "meta_schedule_layout_transform",
     "nn.avg_pool2d_grad",
     "nn.bitpack",

@@ -62,6 +62,7 @@ mod einsum;
 mod elemwise;
 mod fast_math;
 mod gemm;
+mod grid_sample;
 mod image;
 mod indexing;
 mod layout;
@@ -319,6 +320,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| signal::kernel(op))
         .or_else(|| nn_correlation::kernel(op))
         .or_else(|| nn_deformable::kernel(op))
+        .or_else(|| grid_sample::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -621,3 +621,77 @@ fn deformable_conv2d_without_offsets_is_a_convolution() {
     );
     assert_eq!((shape, deformed), values(&conv));
 }
+
+// ---- grid_sample ----
+
+fn grid_sample(method: &str, padding: &str, align: bool, gx: f64, gy: f64) -> f64 {
+    let out = run(
+        "image.grid_sample",
+        &[
+            ("method", AttrValue::Str(method.to_string())),
+            ("layout", AttrValue::Str("NCHW".to_string())),
+            ("padding_mode", AttrValue::Str(padding.to_string())),
+            ("align_corners", boolean(align)),
+        ],
+        &[
+            f32s(&[1, 1, 2, 2], &[1.0, 2.0, 3.0, 4.0]),
+            f32s(&[1, 2, 1, 1], &[gx, gy]),
+        ],
+    );
+    values(&out).1[0]
+}
+
+#[test]
+fn grid_sample_reads_corners_exactly_with_align_corners() {
+    for method in ["bilinear", "nearest", "bicubic"] {
+        let corners: Vec<f64> = [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)]
+            .iter()
+            .map(|&(x, y)| grid_sample(method, "zeros", true, x, y))
+            .collect();
+        assert_eq!(corners, vec![1.0, 2.0, 3.0, 4.0], "{method}");
+    }
+}
+
+#[test]
+fn grid_sample_padding_modes() {
+    // The centre is (0.5, 0.5) either way.
+    assert_eq!(grid_sample("bilinear", "zeros", true, 0.0, 0.0), 2.5);
+    assert_eq!(grid_sample("bilinear", "zeros", false, 0.0, 0.0), 2.5);
+    // Nearest rounds 0.5 to even: pixel (0, 0).
+    assert_eq!(grid_sample("nearest", "zeros", true, 0.0, 0.0), 1.0);
+    // (2, 2) maps to (1.5, 1.5): a quarter of pixel (1, 1), the pixel
+    // itself when clamped, and (0.5, 0.5) when mirrored.
+    assert_eq!(grid_sample("bilinear", "zeros", true, 2.0, 2.0), 1.0);
+    assert_eq!(grid_sample("bilinear", "border", true, 2.0, 2.0), 4.0);
+    assert_eq!(grid_sample("bilinear", "reflection", true, 2.0, 2.0), 2.5);
+    // Without align_corners (2, 2) maps to 2.5, mirrored about 1.5 to 0.5.
+    assert_eq!(grid_sample("bilinear", "reflection", false, 2.0, 2.0), 2.5);
+    // Bicubic with border: the taps clamp to the last pixel.
+    assert_eq!(grid_sample("bicubic", "border", true, 3.0, 3.0), 4.0);
+}
+
+#[test]
+fn grid_sample_3d_is_trilinear() {
+    let data: Vec<f64> = (1..=8).map(f64::from).collect();
+    let sample = |g: [f64; 3], method: &str| {
+        values(&run(
+            "image.grid_sample",
+            &[
+                ("method", AttrValue::Str(method.to_string())),
+                ("layout", AttrValue::Str("NCDHW".to_string())),
+                ("padding_mode", AttrValue::Str("zeros".to_string())),
+                ("align_corners", boolean(true)),
+            ],
+            &[f32s(&[1, 1, 2, 2, 2], &data), f32s(&[1, 3, 1, 1, 1], &g)],
+        ))
+        .1[0]
+    };
+    assert_eq!(sample([1.0, 1.0, 1.0], "bilinear"), 8.0);
+    assert_eq!(
+        sample([1.0, -1.0, -1.0], "bilinear"),
+        2.0,
+        "x is the grid's first field"
+    );
+    assert_eq!(sample([0.0, 0.0, 0.0], "bilinear"), 4.5);
+    assert_eq!(sample([0.0, 0.0, 0.0], "nearest"), 1.0);
+}
