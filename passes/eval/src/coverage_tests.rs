@@ -29,7 +29,6 @@ const AWAITING: &[&str] = &[
     "nn.sparse_conv2d",
     "sparse_fill_empty_rows",
     "sparse_reshape",
-    "vision.all_class_non_max_suppression",
     "vision.proposal",
 ];
 

@@ -96,6 +96,7 @@ mod tensor;
 mod tensor_transform;
 mod unique;
 mod vision;
+mod vision_all_class_nms;
 mod vision_nms;
 mod vision_roi;
 mod vision_ssd;
@@ -315,6 +316,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| sparse::kernel(op))
         .or_else(|| nn_packed_conv::kernel(op))
         .or_else(|| vision_nms::kernel(op))
+        .or_else(|| vision_all_class_nms::kernel(op))
         .or_else(|| vision_roi::kernel(op))
         .or_else(|| vision_ssd::kernel(op))
         .or_else(|| signal::kernel(op))

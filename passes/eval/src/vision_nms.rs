@@ -123,7 +123,7 @@ fn round_to(dtype: DataType, v: f64) -> EvalResult<f64> {
 
 /// `argsort_nms` of one batch: the first `valid` scores by descending value
 /// (ties keep their order), then the remaining positions' own indices.
-fn argsort_valid(scores: &[f32], valid: usize) -> EvalResult<Vec<usize>> {
+pub(crate) fn argsort_valid(scores: &[f32], valid: usize) -> EvalResult<Vec<usize>> {
     if scores[..valid].iter().any(|s| s.is_nan()) {
         return unsupported(
             "vision.non_max_suppression: a NaN score (its sort order is unspecified)",
@@ -136,7 +136,7 @@ fn argsort_valid(scores: &[f32], valid: usize) -> EvalResult<Vec<usize>> {
 }
 
 /// The `[left, top, right, bottom]` of the box at `row[start..start + 4]`.
-fn corners(row: &[f32], start: usize) -> [f32; 4] {
+pub(crate) fn corners(row: &[f32], start: usize) -> [f32; 4] {
     let (x0, y0, x1, y1) = (row[start], row[start + 1], row[start + 2], row[start + 3]);
     [
         tvm_min(x0, x1),
@@ -147,7 +147,7 @@ fn corners(row: &[f32], start: usize) -> [f32; 4] {
 }
 
 /// TOPI's intersection over union of two boxes, in `float32`.
-fn iou(a: [f32; 4], b: [f32; 4]) -> f32 {
+pub(crate) fn iou(a: [f32; 4], b: [f32; 4]) -> f32 {
     let w = tvm_max(0.0, tvm_min(a[2], b[2]) - tvm_max(a[0], b[0]));
     let h = tvm_max(0.0, tvm_min(a[3], b[3]) - tvm_max(a[1], b[1]));
     let area = h * w;

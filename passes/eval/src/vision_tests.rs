@@ -365,7 +365,7 @@ fn multibox_prior_places_anchors_at_cell_centres() {
             ("sizes", float_list(&[0.5])),
             ("ratios", float_list(&[1.0])),
         ],
-        &[data.clone()],
+        std::slice::from_ref(&data),
     );
     assert_eq!(
         values(&out),
@@ -694,4 +694,83 @@ fn grid_sample_3d_is_trilinear() {
     );
     assert_eq!(sample([0.0, 0.0, 0.0], "bilinear"), 4.5);
     assert_eq!(sample([0.0, 0.0, 0.0], "nearest"), 1.0);
+}
+
+// ---- all_class_non_max_suppression: test_op_level5.py ----
+
+fn all_class_nms(
+    format: &str,
+    boxes: Value,
+    scores: Value,
+    max_out: i64,
+    iou: f64,
+    score: f64,
+) -> Result<Value, EvalError> {
+    let a = attrs(&[("output_format", AttrValue::Str(format.to_string()))]);
+    eval_call(
+        &CallInfo::new("vision.all_class_non_max_suppression", Some(&a)),
+        &[
+            boxes,
+            scores,
+            ints("int64", &[], &[max_out]),
+            f32s(&[], &[iou]),
+            f32s(&[], &[score]),
+        ],
+    )
+}
+
+#[test]
+fn all_class_nms_selects_per_class() {
+    let boxes = f32s(
+        &[2, 5, 4],
+        &[
+            0.0, 0.0, 0.3, 0.3, 0.0, 0.0, 0.4, 0.4, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.9, 0.9, //
+            0.5, 0.5, 1.0, 1.0, 0.0, 0.0, 0.3, 0.3, 0.0, 0.0, 0.4, 0.4, 0.5, 0.5, 0.95,
+            0.95, //
+            0.5, 0.5, 0.96, 0.96, 0.5, 0.5, 1.0, 1.0,
+        ],
+    );
+    let row = [0.1, 0.2, 0.6, 0.3, 0.9];
+    let scores = f32s(&[2, 2, 5], &[row, row, row, row].concat());
+    let out = all_class_nms("tensorflow", boxes.clone(), scores.clone(), 2, 0.8, 0.0).unwrap();
+    let (shape, pairs) = field(&out, 0);
+    assert_eq!(shape, vec![2, 10, 2]);
+    // TVM's expectation [[0, 0, 4], [0, 0, 2], [0, 1, 4], [0, 1, 2], [1, 0, 4], [1, 0, 1], …].
+    assert_eq!(pairs[..8], [0.0, 4.0, 0.0, 2.0, 1.0, 4.0, 1.0, 2.0]);
+    assert!(pairs[8..20].iter().all(|&v| v == 0.0));
+    assert_eq!(pairs[20..28], [0.0, 4.0, 0.0, 1.0, 1.0, 4.0, 1.0, 1.0]);
+    assert_eq!(field(&out, 1).1[..2], [0.9f32 as f64, 0.6f32 as f64]);
+    assert_eq!(field(&out, 2), (vec![2], vec![4.0, 4.0]));
+    // ONNX rows past the selections are never written by TOPI: not folded.
+    assert!(all_class_nms("onnx", boxes, scores, 2, 0.8, 0.0).is_err());
+}
+
+#[test]
+fn all_class_nms_thresholds_and_onnx_rows() {
+    let boxes = f32s(
+        &[1, 6, 4],
+        &[
+            0.0, 0.0, 1.0, 1.0, 0.0, 0.1, 1.0, 1.1, 0.0, -0.1, 1.0, 0.9, //
+            0.0, 10.0, 1.0, 11.0, 0.0, 10.1, 1.0, 11.1, 0.0, 100.0, 1.0, 101.0,
+        ],
+    );
+    let scores = f32s(&[1, 1, 6], &[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]);
+    let out = all_class_nms("tensorflow", boxes.clone(), scores.clone(), 3, 0.5, 0.4).unwrap();
+    assert_eq!(field(&out, 0).1[..4], [0.0, 3.0, 0.0, 0.0]);
+    assert_eq!(field(&out, 2).1, vec![2.0]);
+    // With every box selected the ONNX rows are all defined.
+    let one = all_class_nms(
+        "onnx",
+        f32s(&[1, 1, 4], &[0.0, 0.0, 1.0, 1.0]),
+        f32s(&[1, 1, 1], &[0.5]),
+        0,
+        0.5,
+        0.0,
+    )
+    .unwrap();
+    assert_eq!(field(&one, 0), (vec![1, 3], vec![0.0, 0.0, 0.0]));
+    assert_eq!(field(&one, 1), (vec![1], vec![1.0]));
+    // A non-positive IoU threshold selects nothing, as TOPI's loop does.
+    let none = all_class_nms("tensorflow", boxes, scores, 3, 0.0, 0.4).unwrap();
+    assert_eq!(field(&none, 2).1, vec![0.0]);
 }
