@@ -63,9 +63,9 @@ fn select(
             indices.push(order[j] as i64);
             selected.push(sorted[j]);
             let a = corners_of(j);
-            for k in j + 1..valid {
-                if sorted[k] > 0.0 && iou(a, corners_of(k)) >= iou_threshold {
-                    sorted[k] = -1.0;
+            for (k, score) in sorted.iter_mut().enumerate().take(valid).skip(j + 1) {
+                if *score > 0.0 && iou(a, corners_of(k)) >= iou_threshold {
+                    *score = -1.0;
                 }
             }
         }
