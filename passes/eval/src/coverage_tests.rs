@@ -8,20 +8,8 @@ use relay_ir::op::all_ops;
 
 /// Operators TVM can fold (they have a compute, or a QNN canonicalisation
 /// FoldConstant uses with `fold_qnn=true`) that have no kernel yet.
-///
-/// `contrib.ethosu.*` have a Python compute modelling the Arm Ethos-U NPU
-/// (registered by `tvm.relay.backend.contrib.ethosu`); `random.*` are
-/// deterministic functions of their key (threefry) and not stateful in TVM.
 const AWAITING: &[&str] = &[
     "auto_scheduler_layout_transform",
-    "contrib.ethosu.binary_elementwise",
-    "contrib.ethosu.conv2d",
-    "contrib.ethosu.depthwise_conv2d",
-    "contrib.ethosu.identity",
-    "contrib.ethosu.pooling",
-    "contrib.ethosu.unary_elementwise",
-    "dft",
-    "image.grid_sample",
     "meta_schedule_layout_transform",
     "nn.avg_pool2d_grad",
     "nn.bitpack",
@@ -35,23 +23,13 @@ const AWAITING: &[&str] = &[
     "nn.contrib_conv3d_winograd_weight_transform",
     "nn.contrib_conv3d_winograd_without_weight_transform",
     "nn.conv2d_backward_weight",
-    "nn.correlation",
-    "nn.deformable_conv2d",
     "nn.internal.sparse_dense_padded",
     "nn.max_pool2d_grad",
     "nn.sparse_add",
     "nn.sparse_conv2d",
     "sparse_fill_empty_rows",
     "sparse_reshape",
-    "stft",
-    "vision.all_class_non_max_suppression",
-    "vision.get_valid_counts",
-    "vision.multibox_prior",
-    "vision.multibox_transform_loc",
-    "vision.non_max_suppression",
     "vision.proposal",
-    "vision.roi_align",
-    "vision.roi_pool",
 ];
 
 #[test]

@@ -62,6 +62,7 @@ mod einsum;
 mod elemwise;
 mod fast_math;
 mod gemm;
+mod grid_sample;
 mod image;
 mod indexing;
 mod layout;
@@ -72,6 +73,8 @@ mod misc;
 mod never_folded;
 mod nn;
 mod nn_conv;
+mod nn_correlation;
+mod nn_deformable;
 mod nn_packed_conv;
 mod nn_spatial;
 mod norm;
@@ -86,12 +89,18 @@ mod reduce;
 mod resize;
 mod scatter_dense;
 mod set_slice;
+mod signal;
 mod simulated_quantize;
 mod sparse;
 mod tensor;
 mod tensor_transform;
 mod unique;
 mod vision;
+mod vision_all_class_nms;
+mod vision_nms;
+mod vision_roi;
+mod vision_ssd;
+mod vision_util;
 
 #[cfg(test)]
 mod coverage_tests;
@@ -99,6 +108,8 @@ mod coverage_tests;
 mod reference_cases;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vision_tests;
 
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
@@ -304,6 +315,14 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| unique::kernel(op))
         .or_else(|| sparse::kernel(op))
         .or_else(|| nn_packed_conv::kernel(op))
+        .or_else(|| vision_nms::kernel(op))
+        .or_else(|| vision_all_class_nms::kernel(op))
+        .or_else(|| vision_roi::kernel(op))
+        .or_else(|| vision_ssd::kernel(op))
+        .or_else(|| signal::kernel(op))
+        .or_else(|| nn_correlation::kernel(op))
+        .or_else(|| nn_deformable::kernel(op))
+        .or_else(|| grid_sample::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

@@ -2,7 +2,10 @@
 //! reason, checked against TVM (`src/relay/transforms/fold_constant.cc`
 //! skips stateful operators, `TNonComputational` ones unless `fold_qnn` and
 //! a QNN canonicalisation apply, `device_copy`, `shape_of`, `vm.shape_of`
-//! and `ndarray_size`). They need no kernel; the coverage
+//! and `ndarray_size`; it evaluates any other call on constants by compiling
+//! it, which needs the operator's `FTVMCompute`/`FTVMStrategy`, so an
+//! operator TVM registers none for is never folded either). They need no
+//! kernel; the coverage
 //! test demands a kernel for every other operator, and `relay ops` reports
 //! the reason.
 
@@ -17,6 +20,17 @@ pub fn never_folded(op: &str) -> Option<&'static str> {
 const STATEFUL: &str = "stateful (TOpIsStateful): FoldConstant skips stateful operators";
 const NON_COMPUTATIONAL: &str =
     "non-computational (TNonComputational): FoldConstant skips it, fold_qnn or not";
+/// `contrib.ethosu.*`: C++ registers only their relations
+/// (`src/relay/op/contrib/ethosu/*.cc`); the compute and strategy are
+/// Python (`python/tvm/relay/backend/contrib/ethosu/op/*.py`), registered
+/// only when the Ethos-U codegen package is imported (it needs the external
+/// `ethos-u-vela`), not by `import tvm`, and they describe the NPU's DMA
+/// and block steps for its TIR scheduler, not its arithmetic.
+const ETHOSU: &str =
+    "no compute outside the Ethos-U codegen: TVM registers its FTVMCompute/FTVMStrategy \
+     only when tvm.relay.backend.contrib.ethosu (which needs ethos-u-vela) is imported, and that \
+     compute models the NPU's DMA steps for TIR scheduling, not its results; FoldConstant cannot \
+     compile it otherwise";
 const FROM_TYPE: &str =
     "FoldConstant computes it from its argument's static type, never by evaluating the call";
 
@@ -39,7 +53,8 @@ pub const NEVER_FOLDED: &[(&str, &str)] = &[
     ),
     (
         "qnn.conv2d_transpose",
-        "non-computational without a QNN canonicalisation (FTVMQnnCanonicalize): skipped even with fold_qnn=true",
+        "non-computational without a QNN canonicalisation (FTVMQnnCanonicalize; python/tvm/relay/qnn/op/legalizations.py \
+         registers only FTVMQnnLegalize for it): skipped even with fold_qnn=true",
     ),
     (
         "qnn.contrib_dense_pack",
@@ -50,6 +65,12 @@ pub const NEVER_FOLDED: &[(&str, &str)] = &[
         "device_copy",
         "FoldConstant never folds a device copy (it names the operator as not to be folded)",
     ),
+    ("contrib.ethosu.binary_elementwise", ETHOSU),
+    ("contrib.ethosu.conv2d", ETHOSU),
+    ("contrib.ethosu.depthwise_conv2d", ETHOSU),
+    ("contrib.ethosu.identity", ETHOSU),
+    ("contrib.ethosu.pooling", ETHOSU),
+    ("contrib.ethosu.unary_elementwise", ETHOSU),
     ("shape_of", FROM_TYPE),
     ("vm.shape_of", FROM_TYPE),
     ("ndarray_size", FROM_TYPE),

@@ -1,6 +1,7 @@
 //! The kernels against NumPy's reference values: each case of
-//! `tests/reference/kernel_cases.txt` (written by `gen_kernel_cases.py`
-//! beside it, by algorithms independent of ours) is evaluated and compared,
+//! `tests/reference/kernel_cases.txt` and `vision_cases.txt` (written by
+//! `gen_kernel_cases.py` and `gen_vision_cases.py` beside them, by
+//! algorithms independent of ours) is evaluated and compared,
 //! bit for bit where the case's tolerance is 0, else within that relative
 //! tolerance (float sums whose order NumPy does not share).
 
@@ -9,7 +10,10 @@ use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::{AttrValue, Attrs};
 
-const CASES: &str = include_str!("../tests/reference/kernel_cases.txt");
+const CASE_FILES: [&str; 2] = [
+    include_str!("../tests/reference/kernel_cases.txt"),
+    include_str!("../tests/reference/vision_cases.txt"),
+];
 
 struct Case {
     name: String,
@@ -65,7 +69,11 @@ fn attr(kind: &str, values: &[&str]) -> AttrValue {
 fn parse() -> Vec<Case> {
     let mut cases = Vec::new();
     let mut current: Option<Case> = None;
-    for line in CASES.lines().filter(|l| !l.starts_with('#')) {
+    for line in CASE_FILES
+        .iter()
+        .flat_map(|text| text.lines())
+        .filter(|l| !l.starts_with('#'))
+    {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let Some((&head, rest)) = fields.split_first() else {
             continue;
