@@ -207,6 +207,42 @@ fn passes_that_change_the_result_type_by_design_are_compared_by_their_contract()
     }
 }
 
+/// A result beyond float16's range (up to ~8·10⁵): ToMixedPrecision's
+/// float16 result overflows, as TVM's does (its rewrite of dqn, whose
+/// random-input result reaches 2·10⁵, is the same text as ours).
+const OVERFLOWING: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32] {
+  %0 = nn.dense(%x, %w, units=4);
+  multiply(%0, 100000f)
+}
+"#;
+
+#[test]
+fn a_float16_overflow_under_to_mixed_precision_is_not_checked_with_the_reason() {
+    let dir = project("overflow");
+    std::fs::write(dir.join("overflow.relay"), OVERFLOWING).unwrap();
+    let run = relay_in(
+        &dir,
+        &[
+            "opt",
+            "overflow.relay",
+            "-p",
+            "ToMixedPrecision",
+            "--opt-level",
+            "3",
+            "--check-semantics=1",
+        ],
+    );
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "not checked (ToMixedPrecision): on the input of seed 0, the original result reaches"
+        ) && run.stderr.contains("beyond float16's largest value 65504"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn relay_run_gives_question_mark_dimensions_a_size() {
     let dir = project("any_dims");
@@ -283,5 +319,67 @@ fn relay_run_errors_are_clear() {
     insta::assert_snapshot!(
         "run_time_error",
         format!("exit {}\n{}", failing.code(), failing.stderr)
+    );
+}
+
+/// `@main(%a, %b)` where `%u` is unused, for passes that reorder, rename
+/// or drop parameters.
+const PARAMS: &str = r#"#[version = "0.0.5"]
+def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(2, 3), float32], %u: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  subtract(%a, %b)
+}
+"#;
+
+/// External passes that keep the result but change `@main`'s parameters
+/// as TVM's passes may (DenseToSparse and SimplifyFCTranspose rebuild
+/// `@main` from its free variables, in a new order, some new).
+const PARAMETER_PASSES: &str = r#"
+[passes.SwapParams]
+command = ["sed", "-e", "s/%a: \\(Tensor[^]]*]\\), %b: \\(Tensor[^]]*]\\)/%b: \\2, %a: \\1/"]
+required = ["InferType"]
+
+[passes.RenameParam]
+command = ["sed", "-e", "s/%b/%c/g"]
+required = ["InferType"]
+
+[passes.DropUnused]
+command = ["sed", "-e", "s/, %u: Tensor[^]]*]//"]
+required = ["InferType"]
+"#;
+
+#[test]
+fn arguments_bind_to_the_parameters_after_the_pass_by_name() {
+    let dir = project("by_name");
+    std::fs::write(dir.join("relay.toml"), PARAMETER_PASSES).unwrap();
+    std::fs::write(dir.join("params.relay"), PARAMS).unwrap();
+    let check = |pass: &str| {
+        let run = relay_in(
+            &dir,
+            &["opt", "params.relay", "-p", pass, "--check-semantics=2"],
+        );
+        assert_eq!(run.code(), 0, "{pass}: {}", run.stderr);
+        run.stderr
+    };
+    // Reordered: `%a` still gets `%a`'s value (by position it got `%b`'s,
+    // and subtract's result changed sign).
+    let swapped = check("SwapParams");
+    assert!(
+        swapped.contains("semantic check: 1 pass compared, 1 agree"),
+        "{swapped}"
+    );
+    // Dropped: compared without it, and said so (by position the module
+    // after it got one argument too many).
+    let dropped = check("DropUnused");
+    assert!(
+        dropped.contains("semantic check: 1 pass compared, 1 agree")
+            && dropped
+                .contains("note: DropUnused removed @main's parameter %u; compared without it"),
+        "{dropped}"
+    );
+    // Added: nothing to give it, so not checked, with the reason.
+    let renamed = check("RenameParam");
+    assert!(
+        renamed.contains("not checked (RenameParam): the pass added parameter %c to @main (no value to compare with) and removed %b"),
+        "{renamed}"
     );
 }

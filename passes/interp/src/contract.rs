@@ -5,6 +5,11 @@
 //!   returned float32 (TVM's default, `keep_orig_output_dtype=false`):
 //!   the low-precision result, widened exactly, is compared with the
 //!   original within the tolerance of the low-precision type.
+//!   Where the original result is beyond the low-precision type's range
+//!   (float16's largest value is 65504) and the low-precision one is
+//!   infinite there, the input overflows the type — as it does in TVM,
+//!   whose rewrite casts the output to float16 — and says nothing about
+//!   the pass: that input is not compared ([`beyond_range`]).
 //! * `FirstOrderGradient` returns `(value, (gradients…))`: the value is
 //!   compared with the original result (the gradients have no reference
 //!   to compare with).
@@ -74,6 +79,49 @@ fn forgive_one_unit(before: &Value, after: &Value) -> Value {
     }
 }
 
+/// Why `after` is not comparable with `before` under `pass`'s contract:
+/// ToMixedPrecision's result overflowed its low-precision type because the
+/// original result is beyond that type's range.
+pub fn beyond_range(pass: &str, before: &Value, after: &Value) -> Option<String> {
+    let (before, after) = (before.leaves(), after.leaves());
+    if pass != "ToMixedPrecision" || before.len() != after.len() {
+        return None;
+    }
+    before
+        .iter()
+        .zip(after)
+        .find_map(|(b, a)| {
+            let (b, a) = (&b.tensor, &a.tensor);
+            if !(b.dtype.is_float() && b.dtype.bits > 16 && a.dtype.bits == 16) {
+                return None;
+            }
+            let largest = largest_finite(a.dtype)?;
+            let values = |t: &relay_ir::metadata::TensorData, i| t.get_f64(i).unwrap_or(f64::NAN);
+            let reach = (0..b.len())
+                .map(|i| values(b, i))
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            let overflowed =
+                (0..b.len()).any(|i| values(b, i).is_finite() && !values(a, i).is_finite());
+            (reach > largest && overflowed).then(|| {
+                format!(
+                    "the original result reaches {reach:.4e}, beyond {}'s largest value {largest}, and overflows to infinity in {} (as in TVM, whose rewrite casts it to {})",
+                    a.dtype, a.dtype, a.dtype
+                )
+            })
+        })
+}
+
+/// The largest finite value of a 16-bit float type.
+fn largest_finite(dtype: DataType) -> Option<f64> {
+    use relay_ir::dtype::TypeCode;
+    match (dtype.code, dtype.bits) {
+        (TypeCode::Float, 16) => Some(65504.0),
+        (TypeCode::BFloat, 16) => Some(3.3895313892515355e38),
+        _ => None,
+    }
+}
+
 /// `after` with every float16/bfloat16 tensor that stands where `before`
 /// has a wider float converted (exactly) to that type.
 fn widen(before: &Value, after: &Value, coarsest: &mut Option<DataType>) -> Value {
@@ -134,6 +182,22 @@ mod tests {
         let wrong = tensor(DataType::float(16), &[1.5, 2.0]);
         let (after, precision) = comparable("ToMixedPrecision", &before, &wrong);
         assert!(compare_with(&before, &after, precision).is_some());
+    }
+
+    #[test]
+    fn a_float16_overflow_of_a_result_beyond_its_range_is_not_compared() {
+        let before = tensor(DataType::FLOAT32, &[70000.0, 100.0]);
+        let overflowed = tensor(DataType::float(16), &[f64::INFINITY, 100.0]);
+        let why = beyond_range("ToMixedPrecision", &before, &overflowed).unwrap();
+        assert!(
+            why.contains("beyond float16's largest value 65504"),
+            "{why}"
+        );
+        // In range: an infinity is a difference, not an overflow.
+        let small = tensor(DataType::FLOAT32, &[1000.0, 100.0]);
+        assert_eq!(beyond_range("ToMixedPrecision", &small, &overflowed), None);
+        // Another pass has no such excuse.
+        assert_eq!(beyond_range("FoldConstant", &before, &overflowed), None);
     }
 
     #[test]

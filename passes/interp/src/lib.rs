@@ -23,6 +23,7 @@
 //!
 //! [`check`] is the semantic check of a pipeline as a pass instrument.
 
+pub mod bind;
 pub mod check;
 pub mod compare;
 pub mod contract;
