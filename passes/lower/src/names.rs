@@ -105,7 +105,7 @@ pub struct Occurrence {
 ///
 /// The index is made of parts: one for a whole lowering, or, when the
 /// editor lowers incrementally, one for the names of the items and type
-/// definitions and one per `def` ([`NamePart`]). A part is shared (`Arc`)
+/// definitions and one per `def` (a `NamePart`). A part is shared (`Arc`)
 /// by every index a definition's unchanged text is in, at the offset the
 /// definition has now: an edit makes one new part and moves the others
 /// without touching them. The lookup tables are per part and built on
@@ -139,7 +139,7 @@ struct PlacedPart {
 /// The definitions and uses recorded while one piece of a text was lowered
 /// (a `def`, or the whole text), in the coordinates of that lowering.
 #[derive(Debug, Default)]
-pub struct NamePart {
+pub(crate) struct NamePart {
     definitions: Vec<Definition>,
     /// (use range, definition) in the order lowering met them; ids below
     /// the index's `shared` are the shared names, the others this part's
