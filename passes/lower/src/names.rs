@@ -183,7 +183,11 @@ impl NamePart {
     }
 }
 
-/// The tables a [`NamePart`] answers from, in the part's coordinates and
+/// A part's walk back from an offset over its scoped definitions (sorted
+/// by start): how many of them are left.
+type Walk<'a> = (&'a PlacedPart, &'a [(TextSize, DefId)], usize);
+
+/// The tables a `NamePart` answers from, in the part's coordinates and
 /// numbering.
 #[derive(Debug, Default, Clone)]
 struct Lookup {
@@ -542,7 +546,7 @@ impl NameIndex {
     pub fn visible_names_at(&self, offset: TextSize) -> impl Iterator<Item = DefId> + '_ {
         // Per part: its scoped definitions starting before the offset, and
         // how many of them are left to walk back over.
-        let mut walks: Vec<(&PlacedPart, &[(TextSize, DefId)], usize)> = Vec::new();
+        let mut walks: Vec<Walk<'_>> = Vec::new();
         for part in &self.parts {
             if part
                 .part
