@@ -28,7 +28,7 @@ mod lsp_client;
 
 use lsp_client::{position, LspClient, TIMEOUT};
 use relay_passes::source::SourceMap;
-use relay_server::lsp::analysis::SpanIndex;
+use relay_server::lsp::analysis::{analyze_incrementally, Incremental, SpanIndex};
 use relay_server::lsp::text::{Document, Encoding, LineIndex};
 use serde_json::json;
 use std::path::Path;
@@ -146,6 +146,79 @@ fn bench_phases(label: &str, text: &str) {
         "    (dropping the analysis           {:>9.2} ms)",
         start.elapsed().as_secs_f64() * 1e3
     );
+    bench_incremental_edit(label, text);
+}
+
+/// The stages of the server's analysis after one keystroke, as an edit
+/// runs them (incrementally, from the kept state of the last analysis),
+/// and what the first requests after it and retiring the old analysis
+/// cost.
+fn bench_incremental_edit(label: &str, text: &str) {
+    let Some(at) = text[text.len() / 2..]
+        .find("\n  %")
+        .map(|i| i + text.len() / 2 + 3)
+    else {
+        return;
+    };
+    let kept = Incremental::default();
+    let analyse = |text: &str, version: i32| {
+        // The editor's rope is there already: only its snapshot is timed.
+        let document = Document::new(text, version);
+        let start = Instant::now();
+        let snapshot = document.text();
+        let snapshot_took = start.elapsed();
+        let analysis =
+            analyze_incrementally(label, snapshot, version, Encoding::Utf16, &|| false, &kept)
+                .expect("not obsolete");
+        let took = start.elapsed();
+        drop(document);
+        (analysis, snapshot_took, took)
+    };
+    let (mut last, _, open) = analyse(text, 1);
+    println!(
+        "{label}: analysis at open {:.1} ms ({})",
+        open.as_secs_f64() * 1e3,
+        stages(&last.timings)
+    );
+    // Insert a space and delete it again, five times: the best of each stage.
+    let edited = format!("{} {}", &text[..at], &text[at..]);
+    let mut best: Vec<(&'static str, Duration)> = Vec::new();
+    for version in 2..12 {
+        let now = if version % 2 == 0 { &edited } else { text };
+        let (analysis, snapshot, took) = analyse(now, version);
+        let mut timings = vec![("snapshot of the rope", snapshot)];
+        timings.extend(analysis.timings.iter().copied());
+        let offset = (at as u32 + 2).into();
+        let start = Instant::now();
+        let _ = analysis.names.at(offset);
+        timings.push(("first name lookup", start.elapsed()));
+        let start = Instant::now();
+        let _ = analysis.index().starting_at(at as u32 + 1).count();
+        timings.push(("first span lookup", start.elapsed()));
+        let start = Instant::now();
+        drop(std::mem::replace(&mut last, analysis));
+        timings.push(("dropping the previous analysis", start.elapsed()));
+        timings.push(("(analysis total)", took));
+        if best.is_empty() {
+            best = timings;
+        } else {
+            for (b, t) in best.iter_mut().zip(timings) {
+                b.1 = b.1.min(t.1);
+            }
+        }
+    }
+    println!("{label}: a keystroke, best of 10 per stage:");
+    for (name, took) in &best {
+        println!("    {name:<34} {:>9.2} ms", took.as_secs_f64() * 1e3);
+    }
+}
+
+fn stages(timings: &[(&'static str, Duration)]) -> String {
+    timings
+        .iter()
+        .map(|(name, took)| format!("{name} {:.1} ms", took.as_secs_f64() * 1e3))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The server's resident memory, in MB (Linux; `None` elsewhere).

@@ -2,14 +2,17 @@
 //! of only what an edit changed) equals a full analysis of the same text,
 //! on random edits: the tree, every diagnostic, the name index, every IR
 //! node's range and type (what hover and inlay hints read) and hover at
-//! random places and at the edit.
+//! random places and at the edit. The name index, assembled from one part
+//! per definition, also equals a whole lowering's (one part), in its
+//! definitions, references and lookups by offset.
 //!
 //! Each edit applies to the text of the previous one, with the same kept
 //! state, as in the editor. `RELAY_EQUIVALENCE_EDITS` sets the number of
 //! edits per module (default 1,000; 3,000 were run for issue 19).
 
-use relay_passes::lower::LowerOptions;
+use relay_passes::lower::{lower_module_with, LowerOptions, NameIndex};
 use relay_passes::printer::print_type;
+use relay_passes::source::FileId;
 use relay_server::lsp::analysis::{analyze, analyze_incrementally_with, Analysis, Incremental};
 use relay_server::lsp::features::hover::hover;
 use relay_server::lsp::text::Encoding;
@@ -134,11 +137,31 @@ fn summary_of_index(analysis: &Analysis) -> Vec<(u32, u32, String)> {
 }
 
 fn names_of(analysis: &Analysis) -> Vec<String> {
-    analysis
-        .names
+    describe_names(&analysis.names)
+}
+
+fn describe_names(names: &NameIndex) -> Vec<String> {
+    names
         .definitions()
-        .map(|(id, d)| format!("{d:?} {:?}", analysis.names.references(id)))
+        .map(|(id, d)| format!("{d:?} {:?}", names.references(id)))
         .collect()
+}
+
+/// What navigation and completion read of a name index at `offset`.
+fn lookups_at(names: &NameIndex, offset: TextSize) -> String {
+    format!(
+        "{:?} {:?}",
+        names.at(offset),
+        names.visible_names_at(offset).take(50).collect::<Vec<_>>()
+    )
+}
+
+/// The name index of a whole lowering, as its recorder made it (one part;
+/// the editor's is assembled from one part per definition, moved).
+fn whole_lowering_names(analysis: &Analysis) -> Option<NameIndex> {
+    let root = analysis.parse.source_file()?;
+    let lowered = lower_module_with(FileId(0), &root, LowerOptions::LENIENT);
+    Some(lowered.names)
 }
 
 /// Asserts the lists are equal, showing the first difference.
@@ -177,6 +200,15 @@ fn check(incremental: &Analysis, full: &Analysis, rng: &mut Rng, edit_at: usize,
         "the name indexes",
         context,
     );
+    let whole = whole_lowering_names(full);
+    if let Some(whole) = &whole {
+        same(
+            &names_of(incremental),
+            &describe_names(whole),
+            "the name indexes (against a whole lowering's)",
+            context,
+        );
+    }
     same(
         &summary_of_index(incremental),
         &summary_of_index(full),
@@ -193,6 +225,13 @@ fn check(incremental: &Analysis, full: &Analysis, rng: &mut Rng, edit_at: usize,
             hover(full, offset),
             "{context}: hover at {offset:?} differs"
         );
+        if let Some(whole) = &whole {
+            assert_eq!(
+                lookups_at(&incremental.names, offset),
+                lookups_at(whole, offset),
+                "{context}: the names at {offset:?} differ"
+            );
+        }
     }
 }
 

@@ -23,7 +23,7 @@
 //! moves a type definition, or the file has a metadata section or
 //! module-level diagnostics, the whole module is lowered again.
 
-use super::names::{DefId, Definition};
+use super::names::{DefId, Definition, NamePart};
 use super::scope::FastHashMap;
 use super::{AdtEntry, CtorEntry, LowerOptions, Lowered, Lowerer, Piece};
 use relay_ir::diagnostic::Diagnostic;
@@ -32,6 +32,7 @@ use relay_ir::{Function, IRModule, TypeData};
 use relay_syntax::ast::{self, AstNode};
 use relay_syntax::green_view::Node;
 use relay_syntax::{GreenNode, Parse, TextRange, TextSize};
+use std::sync::Arc;
 
 /// The first id of the files definitions' spans point into.
 pub const DEFINITION_FILES: u32 = 1 << 31;
@@ -147,15 +148,13 @@ struct DefPiece {
     function: Option<Function>,
     /// The range of the `def` node then (its spans are relative to it).
     lowered: TextRange,
-    /// The end of the text then (graph bindings are visible up to it).
-    text_end: TextSize,
     /// In the definition's file; labels may point elsewhere in the
     /// document (at type definitions, which do not move).
     diagnostics: Vec<Diagnostic>,
-    /// Ranges as they were then; uses of ids below the module's count are
-    /// the module's, the others this definition's (numbered from it).
-    definitions: Vec<Definition>,
-    uses: Vec<(TextRange, DefId)>,
+    /// Its names, ranges as they were then; uses of ids below the module's
+    /// count are the module's, the others this definition's (numbered
+    /// from it). Shared by every index the definition is in.
+    names: Arc<NamePart>,
     graph_numbers: Vec<u64>,
     shared: bool,
 }
@@ -223,13 +222,15 @@ fn lower_whole(
     for (i, item) in items.iter().enumerate() {
         let ast::Item::Def(def) = item else { continue };
         let counts = lw.names.counts();
-        let piece = lower_def(&mut lw, *def, defs.len(), i, text_end, counts);
-        let mut piece = piece;
+        let mut piece = lower_def(&mut lw, *def, defs.len(), i, text_end, counts);
         // Ids of other definitions than the module's and its own: it reads
         // another definition's names.
         let first = counts.0 as u32;
         let module_count = module_counts.0 as u32;
-        for (_, id) in &mut piece.uses {
+        let uses = Arc::get_mut(&mut piece.names)
+            .expect("a piece's names are its own until it is kept")
+            .uses_mut();
+        for (_, id) in uses {
             let id_index = id.index() as u32;
             if id_index >= first {
                 *id = DefId::from_index(id_index - first + module_count);
@@ -305,10 +306,13 @@ fn lower_def(
         name: def.name().map(|n| n.name().to_string()),
         function,
         lowered: range,
-        text_end,
         diagnostics: lw.diagnostics.split_off(diagnostics_before),
-        definitions: definitions.to_vec(),
-        uses: uses.to_vec(),
+        names: Arc::new(NamePart::new(
+            definitions.to_vec(),
+            uses.to_vec(),
+            Some(range),
+            Some(text_end),
+        )),
         graph_numbers: piece.graph_numbers,
         shared: piece.shared,
     }
@@ -416,41 +420,17 @@ impl Kept {
             file: self.file,
             starts,
         };
-        let mut definitions = names_of_items;
-        let total: usize = self.defs.iter().map(|d| d.definitions.len()).sum();
-        definitions.reserve(self.module_definitions.len() + total);
-        definitions.extend(self.module_definitions.iter().cloned());
-        let module_count = definitions.len() as u32;
-        let mut uses = self.module_uses.clone();
+        let mut first = names_of_items;
+        first.extend(self.module_definitions.iter().cloned());
+        let first = Arc::new(NamePart::new(first, self.module_uses.clone(), None, None));
         let mut diagnostics = self.module_diagnostics.clone();
+        let mut pieces = Vec::with_capacity(self.defs.len());
         for (piece, &start) in self.defs.iter().zip(&spans.starts) {
             if let (Some(name), Some(function)) = (&piece.name, &piece.function) {
                 module.add_function(name, function.clone());
             }
             let delta = i64::from(u32::from(start)) - i64::from(u32::from(piece.lowered.start()));
-            let first = definitions.len() as u32;
-            definitions.extend(piece.definitions.iter().map(|d| Definition {
-                kind: d.kind,
-                name: d.name.clone(),
-                range: d.range.map(|r| shift(r, delta)),
-                visible: d.visible.map(|v| {
-                    let start = shift_size(v.start(), delta);
-                    if v.end() == piece.text_end {
-                        TextRange::new(start, text_end.max(start))
-                    } else {
-                        TextRange::new(start, shift_size(v.end(), delta))
-                    }
-                }),
-            }));
-            uses.extend(piece.uses.iter().map(|&(range, id)| {
-                let index = id.index() as u32;
-                let id = if index >= module_count {
-                    DefId::from_index(index - module_count + first)
-                } else {
-                    id
-                };
-                (shift(range, delta), id)
-            }));
+            pieces.push((piece.names.clone(), delta));
             diagnostics.extend(piece.diagnostics.iter().map(|d| {
                 let mut d = d.clone();
                 spans.resolve_diagnostic(&mut d);
@@ -462,22 +442,8 @@ impl Kept {
         let lowered = Lowered {
             module,
             diagnostics: diagnostics.into_iter().collect(),
-            names: super::NameIndex::from_parts(definitions, uses),
+            names: super::NameIndex::of_parts(first, pieces, text_end),
         };
         (lowered, spans)
     }
-}
-
-fn shift_size(size: TextSize, delta: i64) -> TextSize {
-    TextSize::from((i64::from(u32::from(size)) + delta) as u32)
-}
-
-fn shift(range: TextRange, delta: i64) -> TextRange {
-    if delta == 0 {
-        return range;
-    }
-    TextRange::new(
-        shift_size(range.start(), delta),
-        shift_size(range.end(), delta),
-    )
 }

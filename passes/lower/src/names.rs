@@ -11,7 +11,7 @@
 //! Ranges are the name tokens, sigil included (`%x`, `@f`, `%0`, `List`).
 
 use relay_syntax::{TextRange, TextSize};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// A definition of a [`NameIndex`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -103,33 +103,114 @@ pub struct Occurrence {
 
 /// Definitions and use sites of a lowered text, with lookups by offset.
 ///
-/// The lookup tables are built on first use: lowering runs on every read
-/// of a file, while only an editor asks where names are.
+/// The index is made of parts: one for a whole lowering, or, when the
+/// editor lowers incrementally, one for the names of the items and type
+/// definitions and one per `def` (a `NamePart`). A part is shared (`Arc`)
+/// by every index a definition's unchanged text is in, at the offset the
+/// definition has now: an edit makes one new part and moves the others
+/// without touching them. The lookup tables are per part and built on
+/// first use: lowering runs on every read of a file, while only an editor
+/// asks where names are, and after an edit only the edited part's tables
+/// are built again.
+///
+/// Ids are global: the definitions of the parts in order.
 #[derive(Debug, Default, Clone)]
 pub struct NameIndex {
+    parts: Vec<PlacedPart>,
+    /// Ids below this are the same in every part's numbering (the items'
+    /// and type definitions' names, defined by the first part); a part
+    /// numbers its own definitions from here.
+    shared: u32,
+}
+
+/// A part where it is now.
+#[derive(Debug, Clone)]
+struct PlacedPart {
+    part: Arc<NamePart>,
+    /// The global id of the part's first definition.
+    first: u32,
+    /// Added to the part's recorded ranges to put them in the document.
+    delta: i64,
+    /// The end of the text now: a visible range that ended at the part's
+    /// recorded end of text ends here.
+    text_end: TextSize,
+}
+
+/// The definitions and uses recorded while one piece of a text was lowered
+/// (a `def`, or the whole text), in the coordinates of that lowering.
+#[derive(Debug, Default)]
+pub(crate) struct NamePart {
     definitions: Vec<Definition>,
-    /// (use range, definition), in the order lowering met them.
+    /// (use range, definition) in the order lowering met them; ids below
+    /// the index's `shared` are the shared names, the others this part's
+    /// (numbered from `shared`).
     recorded_uses: Vec<(TextRange, DefId)>,
+    /// Where the part's names are (everything for the first part).
+    range: Option<TextRange>,
+    /// The end of the text when the part was recorded (`None`: visible
+    /// ranges are kept as they are).
+    text_end: Option<TextSize>,
     lookup: OnceLock<Lookup>,
 }
 
-/// The tables [`NameIndex`] answers from.
+impl NamePart {
+    /// A part of the names of the text in `range` (`None`: anywhere),
+    /// recorded when the text ended at `text_end` (`None`: its visible
+    /// ranges never move).
+    pub(crate) fn new(
+        definitions: Vec<Definition>,
+        recorded_uses: Vec<(TextRange, DefId)>,
+        range: Option<TextRange>,
+        text_end: Option<TextSize>,
+    ) -> NamePart {
+        NamePart {
+            definitions,
+            recorded_uses,
+            range,
+            text_end,
+            lookup: OnceLock::new(),
+        }
+    }
+
+    /// The uses, to renumber them.
+    pub(crate) fn uses_mut(&mut self) -> &mut Vec<(TextRange, DefId)> {
+        &mut self.recorded_uses
+    }
+
+    fn lookup(&self, shared: u32) -> &Lookup {
+        self.lookup
+            .get_or_init(|| Lookup::build(&self.definitions, &self.recorded_uses, shared))
+    }
+}
+
+/// A part's walk back from an offset over its scoped definitions (sorted
+/// by start): how many of them are left.
+type Walk<'a> = (&'a PlacedPart, &'a [(TextSize, DefId)], usize);
+
+/// The tables a `NamePart` answers from, in the part's coordinates and
+/// numbering.
 #[derive(Debug, Default, Clone)]
 struct Lookup {
     /// Every occurrence, sorted by start.
     occurrences: Vec<Occurrence>,
-    /// The uses of definition `d` are `uses[use_starts[d]..use_starts[d + 1]]`,
-    /// in text order (one allocation for all definitions).
+    /// The uses of the definition numbered `d` are
+    /// `uses[use_starts[d]..use_starts[d + 1]]`, in text order (one
+    /// allocation for all definitions).
     use_starts: Vec<u32>,
     uses: Vec<TextRange>,
-    /// The locals and graph bindings defined in the text, by the start of
+    /// The locals and graph bindings defined in the part, by the start of
     /// their defining token: completion walks them back from the cursor
     /// and stops once it has enough, instead of testing every definition.
     scoped_by_start: Vec<(TextSize, DefId)>,
 }
 
 impl Lookup {
-    fn build(definitions: &[Definition], recorded_uses: &[(TextRange, DefId)]) -> Lookup {
+    fn build(
+        definitions: &[Definition],
+        recorded_uses: &[(TextRange, DefId)],
+        shared: u32,
+    ) -> Lookup {
+        let own = |i: usize| DefId(shared + i as u32);
         let mut uses = recorded_uses.to_vec();
         // Lowering meets names almost in text order (a `let`'s annotation is
         // read before its name, …): the stable sort merges the runs in
@@ -139,7 +220,7 @@ impl Lookup {
         let mut occurrences: Vec<Occurrence> = Vec::with_capacity(uses.len() + definitions.len());
         occurrences.extend(definitions.iter().enumerate().filter_map(|(i, d)| {
             Some(Occurrence {
-                def: DefId(i as u32),
+                def: own(i),
                 range: d.range?,
                 is_definition: true,
             })
@@ -151,7 +232,8 @@ impl Lookup {
         }));
         occurrences.sort_by_key(|o| (o.range.start(), o.range.end()));
         // Group the uses by definition, keeping text order in each group.
-        let mut use_starts = vec![0u32; definitions.len() + 1];
+        let numbered = shared as usize + definitions.len();
+        let mut use_starts = vec![0u32; numbered + 1];
         for (_, def) in &uses {
             use_starts[def.index() + 1] += 1;
         }
@@ -171,7 +253,7 @@ impl Lookup {
             .iter()
             .enumerate()
             .filter(|(_, d)| d.visible.is_some())
-            .filter_map(|(i, d)| Some((d.range?.start(), DefId(i as u32))))
+            .filter_map(|(i, d)| Some((d.range?.start(), own(i))))
             .collect();
         scoped_by_start.sort_unstable();
         Lookup {
@@ -181,54 +263,232 @@ impl Lookup {
             scoped_by_start,
         }
     }
+
+    /// The uses of the definition numbered `def` in the part.
+    fn uses_of(&self, def: u32) -> &[TextRange] {
+        let i = def as usize;
+        match (self.use_starts.get(i), self.use_starts.get(i + 1)) {
+            (Some(&start), Some(&end)) => &self.uses[start as usize..end as usize],
+            _ => &[],
+        }
+    }
+}
+
+fn shift_size(size: TextSize, delta: i64) -> TextSize {
+    TextSize::from((i64::from(u32::from(size)) + delta).clamp(0, i64::from(u32::MAX)) as u32)
+}
+
+fn shift(range: TextRange, delta: i64) -> TextRange {
+    if delta == 0 {
+        return range;
+    }
+    TextRange::new(
+        shift_size(range.start(), delta),
+        shift_size(range.end(), delta),
+    )
+}
+
+impl PlacedPart {
+    /// A global id from the part's numbering.
+    fn global(&self, id: DefId, shared: u32) -> DefId {
+        if id.0 < shared {
+            id
+        } else {
+            DefId(id.0 - shared + self.first)
+        }
+    }
+
+    /// The part's numbering of a global id, if it is the part's or shared.
+    fn local(&self, id: DefId, shared: u32) -> Option<DefId> {
+        if id.0 < shared {
+            Some(id)
+        } else if id.0 >= self.first && id.0 - self.first < self.part.definitions.len() as u32 {
+            Some(DefId(id.0 - self.first + shared))
+        } else {
+            None
+        }
+    }
+
+    /// An offset of the document in the part's coordinates.
+    fn recorded(&self, offset: TextSize) -> Option<TextSize> {
+        let at = i64::from(u32::from(offset)) - self.delta;
+        u32::try_from(at).ok().map(TextSize::from)
+    }
+
+    /// A definition of the part, in the document.
+    fn placed(&self, definition: &Definition) -> Definition {
+        Definition {
+            kind: definition.kind,
+            name: definition.name.clone(),
+            range: self.placed_range(definition),
+            visible: self.placed_visible(definition),
+        }
+    }
+
+    fn placed_range(&self, definition: &Definition) -> Option<TextRange> {
+        definition.range.map(|r| shift(r, self.delta))
+    }
+
+    fn placed_visible(&self, definition: &Definition) -> Option<TextRange> {
+        definition.visible.map(|v| {
+            let start = shift_size(v.start(), self.delta);
+            if Some(v.end()) == self.part.text_end {
+                TextRange::new(start, self.text_end.max(start))
+            } else {
+                TextRange::new(start, shift_size(v.end(), self.delta))
+            }
+        })
+    }
+
+    /// Whether the part may have names at `offset` (end included).
+    fn may_have(&self, offset: TextSize) -> bool {
+        match self.part.range {
+            None => true,
+            Some(range) => shift(range, self.delta).contains_inclusive(offset),
+        }
+    }
 }
 
 impl NameIndex {
-    /// The index of these definitions and uses (incremental lowering
-    /// assembles them from the definitions' parts).
+    /// The index of one part: the definitions and uses of a whole lowering.
     pub(crate) fn from_parts(
         definitions: Vec<Definition>,
         recorded_uses: Vec<(TextRange, DefId)>,
     ) -> NameIndex {
-        NameIndex {
-            definitions,
-            recorded_uses,
-            lookup: OnceLock::new(),
+        let mut index = NameIndex::default();
+        index.push(
+            Arc::new(NamePart::new(definitions, recorded_uses, None, None)),
+            0,
+            TextSize::from(0),
+        );
+        index
+    }
+
+    /// An index of parts: `first` defines the shared names (every id it
+    /// makes), the others are placed at their offsets `delta` from where
+    /// they were recorded, in a text ending at `text_end`.
+    pub(crate) fn of_parts(
+        first: Arc<NamePart>,
+        others: impl IntoIterator<Item = (Arc<NamePart>, i64)>,
+        text_end: TextSize,
+    ) -> NameIndex {
+        let mut index = NameIndex {
+            parts: Vec::new(),
+            shared: first.definitions.len() as u32,
+        };
+        index.parts.push(PlacedPart {
+            part: first,
+            first: 0,
+            delta: 0,
+            text_end,
+        });
+        for (part, delta) in others {
+            index.push(part, delta, text_end);
         }
+        index
     }
 
-    fn lookup(&self) -> &Lookup {
-        self.lookup
-            .get_or_init(|| Lookup::build(&self.definitions, &self.recorded_uses))
+    fn push(&mut self, part: Arc<NamePart>, delta: i64, text_end: TextSize) {
+        let first = self.len() as u32;
+        self.parts.push(PlacedPart {
+            part,
+            first,
+            delta,
+            text_end,
+        });
     }
 
-    pub fn definition(&self, id: DefId) -> &Definition {
-        &self.definitions[id.index()]
+    /// The part a global id is defined in, and its index there.
+    fn part_of(&self, id: DefId) -> (&PlacedPart, usize) {
+        let i = self.parts.partition_point(|p| p.first <= id.0) - 1;
+        let part = &self.parts[i];
+        (part, (id.0 - part.first) as usize)
+    }
+
+    /// The definition `id`, where it is in the document.
+    pub fn definition(&self, id: DefId) -> Definition {
+        let (part, i) = self.part_of(id);
+        part.placed(&part.part.definitions[i])
+    }
+
+    /// What `id` defines.
+    pub fn kind(&self, id: DefId) -> NameKind {
+        let (part, i) = self.part_of(id);
+        part.part.definitions[i].kind
+    }
+
+    /// The name `id` defines (without its sigil).
+    pub fn name(&self, id: DefId) -> &str {
+        let (part, i) = self.part_of(id);
+        &part.part.definitions[i].name
     }
 
     /// Every definition, in the order lowering met them.
-    pub fn definitions(&self) -> impl Iterator<Item = (DefId, &Definition)> {
-        self.definitions
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (DefId(i as u32), d))
+    pub fn definitions(&self) -> impl Iterator<Item = (DefId, Definition)> + '_ {
+        self.parts.iter().flat_map(|part| {
+            part.part
+                .definitions
+                .iter()
+                .enumerate()
+                .map(move |(i, d)| (DefId(part.first + i as u32), part.placed(d)))
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.definitions.len()
+        self.parts
+            .last()
+            .map_or(0, |p| p.first as usize + p.part.definitions.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.definitions.is_empty()
+        self.len() == 0
+    }
+
+    /// Builds the lookup tables of every part (what the first request
+    /// would).
+    pub fn warm(&self) {
+        for part in &self.parts {
+            part.part.lookup(self.shared_of(part));
+        }
+    }
+
+    /// The numbering base of a part: the first part numbers from zero.
+    fn shared_of(&self, part: &PlacedPart) -> u32 {
+        if part.first == 0 {
+            0
+        } else {
+            self.shared
+        }
     }
 
     /// The name at `offset`: the occurrence whose range contains it, end
     /// included (a cursor just after a name still finds it); of two names
     /// touching the offset, the one starting there.
     pub fn at(&self, offset: TextSize) -> Option<Occurrence> {
-        let occurrences = &self.lookup().occurrences;
-        let after = occurrences.partition_point(|o| o.range.start() <= offset);
-        occurrences[..after]
+        // The last two occurrences starting at or before the offset, over
+        // every part that can have names there.
+        let mut candidates: Vec<Occurrence> = Vec::new();
+        for part in self.parts.iter().filter(|p| p.may_have(offset)) {
+            let shared = self.shared_of(part);
+            let Some(local) = part.recorded(offset) else {
+                continue;
+            };
+            let occurrences = &part.part.lookup(shared).occurrences;
+            let after = occurrences.partition_point(|o| o.range.start() <= local);
+            candidates.extend(
+                occurrences[..after]
+                    .iter()
+                    .rev()
+                    .take(2)
+                    .map(|o| Occurrence {
+                        def: part.global(o.def, shared),
+                        range: shift(o.range, part.delta),
+                        is_definition: o.is_definition,
+                    }),
+            );
+        }
+        candidates.sort_by_key(|o| (o.range.start(), o.range.end()));
+        candidates
             .iter()
             .rev()
             .take(2)
@@ -237,27 +497,39 @@ impl NameIndex {
     }
 
     /// The definition the name at `offset` resolves to (or defines).
-    pub fn definition_at(&self, offset: TextSize) -> Option<(DefId, &Definition)> {
+    pub fn definition_at(&self, offset: TextSize) -> Option<(DefId, Definition)> {
         let occurrence = self.at(offset)?;
         Some((occurrence.def, self.definition(occurrence.def)))
     }
 
     /// The uses of a definition, in text order (the definition excluded).
-    pub fn references(&self, id: DefId) -> &[TextRange] {
-        let i = id.index();
-        let lookup = self.lookup();
-        match (lookup.use_starts.get(i), lookup.use_starts.get(i + 1)) {
-            (Some(&start), Some(&end)) => &lookup.uses[start as usize..end as usize],
-            _ => &[],
+    pub fn references(&self, id: DefId) -> Vec<TextRange> {
+        // A shared name is used anywhere; a part's own names in that part.
+        let mut out = Vec::new();
+        let parts: &[PlacedPart] = if id.0 < self.shared {
+            &self.parts
+        } else {
+            std::slice::from_ref(self.part_of(id).0)
+        };
+        for part in parts {
+            let shared = self.shared_of(part);
+            if let Some(local) = part.local(id, shared) {
+                let uses = part.part.lookup(shared).uses_of(local.0);
+                out.extend(uses.iter().map(|&r| shift(r, part.delta)));
+            }
         }
+        if parts.len() > 1 {
+            out.sort_by_key(|r| (r.start(), r.end()));
+        }
+        out
     }
 
     /// The definition's token (when it is in the text) and every use.
     pub fn occurrences(&self, id: DefId) -> impl Iterator<Item = TextRange> + '_ {
-        self.definition(id)
-            .range
+        let (part, i) = self.part_of(id);
+        part.placed_range(&part.part.definitions[i])
             .into_iter()
-            .chain(self.references(id).iter().copied())
+            .chain(self.references(id))
     }
 
     /// The locals and graph bindings that can be used at `offset`, innermost
@@ -270,23 +542,50 @@ impl NameIndex {
     /// [`NameIndex::visible_at`], lazily: the definitions are walked back
     /// from `offset` only as far as the caller takes (completion stops at
     /// a few hundred names in a module that defines a hundred thousand).
+    /// The parts' walks are merged by start, latest first.
     pub fn visible_names_at(&self, offset: TextSize) -> impl Iterator<Item = DefId> + '_ {
-        let scoped = &self.lookup().scoped_by_start;
-        let before = scoped.partition_point(|(start, _)| *start < offset);
+        // Per part: its scoped definitions starting before the offset, and
+        // how many of them are left to walk back over.
+        let mut walks: Vec<Walk<'_>> = Vec::new();
+        for part in &self.parts {
+            if part
+                .part
+                .range
+                .is_some_and(|r| shift_size(r.start(), part.delta) >= offset)
+            {
+                continue;
+            }
+            let scoped = &part.part.lookup(self.shared_of(part)).scoped_by_start;
+            let before = match part.recorded(offset) {
+                Some(local) => scoped.partition_point(|(start, _)| *start < local),
+                None => 0,
+            };
+            walks.push((part, scoped, before));
+        }
         let mut seen = std::collections::HashSet::new();
-        scoped[..before]
-            .iter()
-            .rev()
-            .filter(move |(_, id)| {
-                let d = self.definition(*id);
-                d.visible.is_some_and(|v| v.contains_inclusive(offset))
-                    && d.range.is_some_and(|r| r.end() <= offset)
-            })
-            .filter(move |(_, id)| {
-                let d = self.definition(*id);
-                seen.insert((d.kind == NameKind::Graph, d.name.as_str()))
-            })
-            .map(|(_, id)| *id)
+        std::iter::from_fn(move || {
+            // The latest start among the walks' next definitions.
+            let (w, _) = walks
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, left))| *left > 0)
+                .max_by_key(|(_, (part, scoped, left))| {
+                    shift_size(scoped[left - 1].0, part.delta)
+                })?;
+            let (part, scoped, left) = &mut walks[w];
+            *left -= 1;
+            Some((*part, scoped[*left].1))
+        })
+        .filter_map(move |(part, local)| {
+            let shared = self.shared_of(part);
+            let id = part.global(local, shared);
+            let d = &part.part.definitions[(id.0 - part.first) as usize];
+            let visible = part
+                .placed_visible(d)
+                .is_some_and(|v| v.contains_inclusive(offset))
+                && part.placed_range(d).is_some_and(|r| r.end() <= offset);
+            (visible && seen.insert((d.kind == NameKind::Graph, d.name.as_str()))).then_some(id)
+        })
     }
 }
 
@@ -338,11 +637,7 @@ impl NameRecorder {
     }
 
     pub(super) fn finish(self) -> NameIndex {
-        NameIndex {
-            definitions: self.definitions,
-            recorded_uses: self.uses,
-            lookup: OnceLock::new(),
-        }
+        NameIndex::from_parts(self.definitions, self.uses)
     }
 }
 
@@ -469,7 +764,7 @@ mod tests {
         let visible: Vec<&str> = index
             .visible_at(at.into())
             .into_iter()
-            .map(|id| index.definition(id).name.as_str())
+            .map(|id| index.name(id))
             .collect();
         assert_eq!(visible, ["b", "a"]);
     }

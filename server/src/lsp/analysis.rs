@@ -35,6 +35,7 @@ use relay_syntax::{
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The analysis of one version of a document.
 pub struct Analysis {
@@ -61,6 +62,9 @@ pub struct Analysis {
     index: OnceLock<SpanIndex>,
     /// Which passes change which function (computed on first use).
     pub applicable: ApplicabilityCache,
+    /// How long each stage of this analysis took, in order (what the
+    /// latency benchmark prints).
+    pub timings: Vec<(&'static str, Duration)>,
 }
 
 impl std::fmt::Debug for Analysis {
@@ -152,6 +156,8 @@ pub struct Incremental {
     pub lowering: Mutex<IncrementalLowering>,
     /// The text and parse of the last analysis.
     parses: Mutex<Option<(Arc<str>, ParseOptions, Parse)>>,
+    /// The line index of the last analysis.
+    lines: Mutex<Option<LineIndex>>,
     /// The `relay.toml` reading (`project::project_generation`) the type
     /// results were inferred under.
     project: std::sync::atomic::AtomicU64,
@@ -163,26 +169,63 @@ impl Incremental {
     /// move; see `relay_syntax::reparse_module`), or a full parse. The edit
     /// is found by comparing the texts, so it does not matter which
     /// version was analysed last.
-    pub fn parse(&self, text: &Arc<str>, options: ParseOptions) -> Parse {
+    /// Also says how the text differs from the last one parsed (`None`:
+    /// unknown), for [`Incremental::lines`].
+    pub fn parse(
+        &self,
+        text: &Arc<str>,
+        options: ParseOptions,
+    ) -> (Parse, Option<(Arc<str>, TextEdit)>) {
         let last = self
             .parses
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let parse = match last {
+        let (parse, change) = match last {
             // A parse made with other options (the project's `lenient`
             // changed) is no base for this one.
             Some((old_text, old_options, old_parse)) if old_options == options => {
                 match TextEdit::between(&old_text, text) {
-                    None => old_parse,
-                    Some(edit) => reparse_module_with(&old_parse, edit, text, options).0,
+                    None => {
+                        let nothing = TextEdit {
+                            delete: TextRange::empty(0.into()),
+                            insert_len: 0.into(),
+                        };
+                        (old_parse, Some((old_text, nothing)))
+                    }
+                    Some(edit) => (
+                        reparse_module_with(&old_parse, edit, text, options).0,
+                        Some((old_text, edit)),
+                    ),
                 }
             }
-            _ => relay_syntax::parse_with(text, Entry::Module, options),
+            _ => (relay_syntax::parse_with(text, Entry::Module, options), None),
         };
         *self.parses.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((text.clone(), options, parse.clone()));
-        parse
+        (parse, change)
+    }
+
+    /// The line index of `text`: the last one with `change` applied (see
+    /// [`LineIndex::edited`]) when it is that of the text changed, else a
+    /// new one.
+    pub fn lines(
+        &self,
+        text: Arc<str>,
+        encoding: Encoding,
+        change: Option<(Arc<str>, TextEdit)>,
+    ) -> LineIndex {
+        let mut last = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        let lines = match (last.as_ref(), change) {
+            (Some(before), Some((old_text, edit)))
+                if before.is_of(&old_text) && before.encoding == encoding =>
+            {
+                LineIndex::edited(before, text, edit)
+            }
+            _ => LineIndex::new(text, encoding),
+        };
+        *last = Some(lines.clone());
+        lines
     }
 
     /// Forgets the type results when the project's `relay.toml` was read
@@ -211,6 +254,7 @@ impl Incremental {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
         *self.parses.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *self.lines.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 
@@ -265,18 +309,27 @@ pub fn analyze_incrementally_with(
     kept: &Incremental,
     options: LowerOptions,
 ) -> Option<Analysis> {
+    let mut timings = Vec::new();
+    let mut stage = Instant::now();
+    let mut timed = |name: &'static str| {
+        let now = Instant::now();
+        timings.push((name, now - stage));
+        stage = now;
+    };
     let mut diagnostics = Vec::new();
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
-    let parse = match guarded(|| kept.parse(&text, options.parse_options())) {
-        Ok(parse) => parse,
+    timed("source map");
+    let (parse, change) = match guarded(|| kept.parse(&text, options.parse_options())) {
+        Ok(parsed) => parsed,
         Err(message) => {
             kept.clear();
             diagnostics.push(internal_error(Layer::Syntax, "the parser", &message));
-            relay_syntax::parse_module("")
+            (relay_syntax::parse_module(""), None)
         }
     };
     diagnostics.extend(Diagnostic::of_parse(file, &parse));
+    timed("parse");
     if obsolete() {
         return None;
     }
@@ -305,6 +358,7 @@ pub fn analyze_incrementally_with(
         }
     };
     lowered.sources = sources;
+    timed("lowering");
     if obsolete() {
         return None;
     }
@@ -338,11 +392,14 @@ pub fn analyze_incrementally_with(
             None
         }
     };
+    timed("InferType");
     sort_by_position(&mut diagnostics);
+    let lines = kept.lines(text, encoding, change);
+    timed("line index");
     Some(Analysis {
         name: name.to_string(),
         version,
-        lines: LineIndex::new(text, encoding),
+        lines,
         parse,
         lowered,
         typed,
@@ -351,16 +408,32 @@ pub fn analyze_incrementally_with(
         spans,
         index: OnceLock::new(),
         applicable: ApplicabilityCache::default(),
+        timings,
     })
 }
 
-/// IR nodes sorted by the range of their span, built once per analysis.
-/// Lookups are binary searches on exact ranges; the innermost node around
-/// an offset is found by walking the syntax tree up from the token and
-/// asking for each enclosing node's range.
+/// IR nodes by the range of their span, per function: the functions are
+/// known at once (their ranges in the document), each one's nodes are
+/// sorted by range the first time a lookup lands in it. A hover in one
+/// definition of a large module thus walks that definition only, and an
+/// analysis whose index is never asked for costs nothing. Lookups are
+/// binary searches on exact ranges; the innermost node around an offset is
+/// found by walking the syntax tree up from the token and asking for each
+/// enclosing node's range.
 #[derive(Default)]
 pub struct SpanIndex {
-    entries: Vec<(u32, u32, Expr)>,
+    /// Sorted by start; the definitions of a module do not overlap.
+    functions: Vec<FunctionNodes>,
+    spans: Option<DefinitionSpans>,
+}
+
+/// The nodes of one function, found on first use.
+struct FunctionNodes {
+    /// The function's range in the document (everything if it has no
+    /// span: then it is searched for every lookup).
+    range: TextRange,
+    function: Expr,
+    entries: OnceLock<Vec<(u32, u32, Expr)>>,
 }
 
 impl SpanIndex {
@@ -369,47 +442,84 @@ impl SpanIndex {
         SpanIndex::build_resolved(module, &DefinitionSpans::document(FileId(0)))
     }
 
-    /// The index of a module whose spans `spans` resolves.
+    /// The index of a module whose spans `spans` resolves. Cheap: one
+    /// entry per function; their nodes are walked when first asked for.
     pub fn build_resolved(module: &IRModule, spans: &DefinitionSpans) -> SpanIndex {
-        let mut entries = Vec::new();
-        let mut seen = HashSet::new();
-        let mut stack: Vec<Expr> = module.functions().map(|(_, f)| f.expr().clone()).collect();
-        while let Some(expr) = stack.pop() {
-            if !seen.insert(expr.addr()) {
-                continue;
-            }
-            if let Some(span) = expr.span() {
-                let span = spans.resolve(span);
-                entries.push((
-                    span.range.start().into(),
-                    span.range.end().into(),
-                    expr.clone(),
-                ));
-            }
-            push_children(&expr, &mut stack);
+        let everything = TextRange::new(0.into(), u32::MAX.into());
+        let mut functions: Vec<FunctionNodes> = module
+            .functions()
+            .map(|(_, f)| FunctionNodes {
+                range: f.expr().span().map_or(everything, |s| spans.range(s)),
+                function: f.expr().clone(),
+                entries: OnceLock::new(),
+            })
+            .collect();
+        functions.sort_by_key(|f| (f.range.start(), f.range.end()));
+        SpanIndex {
+            functions,
+            spans: Some(spans.clone()),
         }
-        // Equal ranges: nodes with a checked type first.
-        entries.sort_by_key(|(start, end, e)| (*start, *end, e.checked_type().is_none()));
-        SpanIndex { entries }
+    }
+
+    /// The nodes of the functions whose range contains `range`.
+    fn around(&self, range: TextRange) -> impl Iterator<Item = &[(u32, u32, Expr)]> {
+        // Every function starting at or before `range` (few: those without
+        // a span, and the one that contains it).
+        let after = self
+            .functions
+            .partition_point(|f| f.range.start() <= range.start());
+        self.functions[..after]
+            .iter()
+            .rev()
+            .filter(move |f| f.range.contains_range(range))
+            .map(|f| self.nodes_of(f))
+    }
+
+    fn nodes_of<'a>(&self, function: &'a FunctionNodes) -> &'a [(u32, u32, Expr)] {
+        function.entries.get_or_init(|| {
+            let document = DefinitionSpans::document(FileId(0));
+            let spans = self.spans.as_ref().unwrap_or(&document);
+            let mut entries = Vec::new();
+            let mut seen = HashSet::new();
+            let mut stack = vec![function.function.clone()];
+            while let Some(expr) = stack.pop() {
+                if !seen.insert(expr.addr()) {
+                    continue;
+                }
+                if let Some(span) = expr.span() {
+                    let range = spans.range(span);
+                    entries.push((range.start().into(), range.end().into(), expr.clone()));
+                }
+                push_children(&expr, &mut stack);
+            }
+            // Equal ranges: nodes with a checked type first.
+            entries.sort_by_key(|(start, end, e)| (*start, *end, e.checked_type().is_none()));
+            entries
+        })
     }
 
     /// The node whose span is exactly `range` (one with a type if several).
     pub fn exact(&self, range: TextRange) -> Option<&Expr> {
         let key = (u32::from(range.start()), u32::from(range.end()));
-        let i = self.entries.partition_point(|(s, e, _)| (*s, *e) < key);
-        self.entries
-            .get(i)
-            .filter(|(s, e, _)| (*s, *e) == key)
-            .map(|(_, _, expr)| expr)
+        self.around(range).find_map(|entries| {
+            let i = entries.partition_point(|(s, e, _)| (*s, *e) < key);
+            entries
+                .get(i)
+                .filter(|(s, e, _)| (*s, *e) == key)
+                .map(|(_, _, expr)| expr)
+        })
     }
 
     /// Every node whose span starts at `start`.
     pub fn starting_at(&self, start: u32) -> impl Iterator<Item = (TextRange, &Expr)> {
-        let i = self.entries.partition_point(|(s, _, _)| *s < start);
-        self.entries[i..]
-            .iter()
-            .take_while(move |(s, _, _)| *s == start)
-            .map(|(s, e, expr)| (TextRange::new((*s).into(), (*e).into()), expr))
+        let at = TextRange::empty(start.into());
+        self.around(at).flat_map(move |entries| {
+            let i = entries.partition_point(|(s, _, _)| *s < start);
+            entries[i..]
+                .iter()
+                .take_while(move |(s, _, _)| *s == start)
+                .map(|(s, e, expr)| (TextRange::new((*s).into(), (*e).into()), expr))
+        })
     }
 
     /// The innermost node enclosing `node` (or `node` itself) that has an IR
@@ -421,19 +531,25 @@ impl SpanIndex {
         })
     }
 
-    /// Every node with its range, sorted by range.
+    /// Every node with its range, sorted by range (walks every function).
     pub fn entries(&self) -> impl Iterator<Item = (TextRange, &Expr)> {
-        self.entries
+        let mut all: Vec<(u32, u32, &Expr)> = self
+            .functions
             .iter()
-            .map(|(s, e, expr)| (TextRange::new((*s).into(), (*e).into()), expr))
+            .flat_map(|f| self.nodes_of(f).iter().map(|(s, e, x)| (*s, *e, x)))
+            .collect();
+        all.sort_by_key(|(start, end, e)| (*start, *end, e.checked_type().is_none()));
+        all.into_iter()
+            .map(|(s, e, expr)| (TextRange::new(s.into(), e.into()), expr))
     }
 
+    /// The number of nodes (walks every function).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.functions.iter().map(|f| self.nodes_of(f).len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 }
 

@@ -148,17 +148,16 @@ impl Backend {
             }
             if let Ok(analysis) = backend.analysis(&uri).await {
                 backend.publish(&uri, &analysis).await;
-                // Hover and inlay hints look nodes up by range: build that
-                // index now, while the user reads the diagnostics, rather
-                // than on the first request (a quarter of a second on 10 MB).
-                // The names' lookup tables likewise (navigation,
-                // completion); both on the thread that will drop them.
+                // The names' lookup tables are built now, while the user
+                // reads the diagnostics, rather than on the first request
+                // (navigation, completion); on the thread that will drop
+                // them. Not for a version already edited: the next analysis
+                // would wait for it. (The span index needs no warming: it
+                // walks one function, the one a request lands in.)
                 let warm = analysis.clone();
-                // Not for a version already edited: the next analysis
-                // would wait for it.
                 let _ = worker::run(move || {
                     if latest.load(Ordering::Relaxed) == warm.version {
-                        let _ = guarded(|| (warm.index().len(), warm.names.at(0.into())));
+                        let _ = guarded(|| warm.names.warm());
                     }
                 })
                 .await;

@@ -115,8 +115,45 @@ impl LineIndex {
         }
     }
 
+    /// The index of `text`, made from `before`, the index of the text
+    /// before `edit`: the line starts before the edit are copied, those
+    /// after it shifted, and only the inserted text is searched for line
+    /// breaks (a keystroke in a 10 MB module does not read the module).
+    pub fn edited(before: &LineIndex, text: Arc<str>, edit: relay_syntax::TextEdit) -> LineIndex {
+        let start = u32::from(edit.delete.start());
+        let old_end = u32::from(edit.delete.end());
+        let new_end = start + u32::from(edit.insert_len);
+        let inserted = &text.as_bytes()[start as usize..new_end as usize];
+        // A line starts after each line break: those before the edit stay,
+        // those in the deleted text go, those after it move.
+        let kept = before.line_starts.partition_point(|&s| s <= start);
+        let moved = before.line_starts.partition_point(|&s| s <= old_end);
+        let mut line_starts = Vec::with_capacity(before.line_starts.len() + inserted.len() / 8);
+        line_starts.extend_from_slice(&before.line_starts[..kept]);
+        line_starts.extend(memchr_newlines(inserted).map(|i| start + i as u32 + 1));
+        line_starts.extend(
+            before.line_starts[moved..]
+                .iter()
+                .map(|&s| s - old_end + new_end),
+        );
+        // Deleting the only non-ASCII text keeps the slower, still correct
+        // counting.
+        let ascii = before.ascii && inserted.is_ascii();
+        LineIndex {
+            text,
+            line_starts,
+            ascii,
+            encoding: before.encoding,
+        }
+    }
+
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Whether this is the index of the very snapshot `text`.
+    pub fn is_of(&self, text: &Arc<str>) -> bool {
+        Arc::ptr_eq(&self.text, text)
     }
 
     /// The LSP position of a byte offset (clamped to the text, and moved
@@ -238,6 +275,37 @@ mod tests {
         assert_eq!(doc.text().as_ref(), "// é😀?\nab%xy\n");
         doc.apply_change(&change(None, "new"), Encoding::Utf16);
         assert_eq!(doc.text().as_ref(), "new");
+    }
+
+    /// An index made from the last one and an edit equals one made from
+    /// the text, for edits adding, removing and keeping line breaks.
+    #[test]
+    fn an_edited_index_equals_a_new_one() {
+        let texts = [
+            "a\nbc\n\ndé\nf",
+            "a\nbX\nc\n\ndé\nf",
+            "a\nc\n\ndé\nf",
+            "\n",
+            "",
+            "a\r\nb\n",
+            "a\r\nb\nc",
+        ];
+        for old in texts {
+            for new in texts {
+                let before = LineIndex::new(Arc::from(old), Encoding::Utf16);
+                let edit =
+                    relay_syntax::TextEdit::between(old, new).unwrap_or(relay_syntax::TextEdit {
+                        delete: relay_syntax::TextRange::empty(0.into()),
+                        insert_len: 0.into(),
+                    });
+                let edited = LineIndex::edited(&before, Arc::from(new), edit);
+                let fresh = LineIndex::new(Arc::from(new), Encoding::Utf16);
+                assert_eq!(edited.line_starts, fresh.line_starts, "{old:?} -> {new:?}");
+                for offset in 0..=new.len() as u32 {
+                    assert_eq!(edited.position(offset), fresh.position(offset));
+                }
+            }
+        }
     }
 
     #[test]

@@ -121,7 +121,7 @@ pub fn completion(analysis: &Analysis, offset: TextSize) -> Completions {
     let locals = |out: &mut Vec<CompletionItem>| {
         let (visible, capped) = matching_names(
             || names.visible_names_at(offset),
-            |id| names.definition(*id).name.as_str(),
+            |id| names.name(*id),
             typed,
         );
         incomplete.set(incomplete.get() | capped);

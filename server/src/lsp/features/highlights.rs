@@ -31,8 +31,8 @@ pub fn highlights(analysis: &Analysis, offset: TextSize) -> Vec<Highlight> {
             analysis
                 .names
                 .references(id)
-                .iter()
-                .map(|&range| Highlight {
+                .into_iter()
+                .map(|range| Highlight {
                     range,
                     kind: HighlightKind::Read,
                 }),

@@ -60,7 +60,7 @@ pub fn hover(analysis: &Analysis, offset: TextSize) -> Option<Hover> {
     // Names.
     if is_name(token.kind()) {
         if let Some((_, def)) = analysis.names.definition_at(offset) {
-            if let Some(text) = name_hover(analysis, def) {
+            if let Some(text) = name_hover(analysis, &def) {
                 return Some(Hover {
                     markdown: text,
                     range,

@@ -17,7 +17,7 @@ pub fn references(
     let declaration = def.range.filter(|_| include_declaration);
     declaration
         .into_iter()
-        .chain(analysis.names.references(id).iter().copied())
+        .chain(analysis.names.references(id))
         .collect()
 }
 

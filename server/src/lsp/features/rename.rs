@@ -49,7 +49,7 @@ pub fn rename(
     offset: TextSize,
     new_name: &str,
 ) -> Result<Vec<Replacement>, String> {
-    let (id, def): (DefId, &Definition) = analysis
+    let (id, def): (DefId, Definition) = analysis
         .names
         .definition_at(offset)
         .ok_or("there is no name to rename here")?;

@@ -93,7 +93,10 @@ fn classify(
             Some(TYPE_DEF | EXTERN_TYPE_DEF) => (T::Type, DECLARATION),
             Some(NAMED_TYPE) => {
                 let offset = token.text_range().start();
-                let kind = analysis.names.definition_at(offset).map(|(_, d)| d.kind);
+                let kind = analysis
+                    .names
+                    .at(offset)
+                    .map(|o| analysis.names.kind(o.def));
                 if kind == Some(NameKind::TypeParam) {
                     (T::TypeParameter, NONE)
                 } else {
