@@ -16,9 +16,10 @@
 //!   and call it at the end of each branch, so it is not duplicated;
 //! - a function literal is converted with the same `answer` and passed on;
 //!   a `Primitive` one fails (TVM: "primitive func not supported yet.");
-//! - a global function `@g` used inside is converted once per converted
-//!   function into a new global `@g_cps` (its own `answer`), which replaces
-//!   the reference; `@g` itself stays;
+//! - a global function `@g` used inside is converted into a new global
+//!   `@g_cps` (its own `answer`), which replaces the reference; `@g` itself
+//!   stays (TVM converts `@g` again for every function that reaches it; the
+//!   pass here converts it once, with the same result);
 //! - every variable is replaced by one of the same name whose annotation is
 //!   the converted type of the original's checked type, so the input must be
 //!   type-checked (as in TVM, whose `checked_type()` fails otherwise);
@@ -133,6 +134,14 @@ fn to_cps_module(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagno
     // the same each time, so once is the same answer (and keeps the pass
     // linear in the number of functions).
     let no_graph = FeatureSet::all().without(Feature::Graph);
+    // TVM gives each function its own map of converted globals, so every
+    // global a function reaches is converted again for each function that
+    // reaches it (quadratic on a chain of calls). A global's conversion
+    // depends only on its definition in the input module (its references
+    // become `<name>_cps` whether converted yet or not; the fresh `answer`
+    // and variables print alike), so one map for the whole module gives the
+    // same `@g_cps` and converts each global once.
+    let globals = RefCell::new(Globals::new(&module));
     for (i, name) in names.into_iter().enumerate() {
         let function = module.function(&name).expect("listed above").clone();
         // In TVM's order: the function, then the module.
@@ -140,20 +149,32 @@ fn to_cps_module(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagno
         if i == 0 {
             check_module_features(&module, no_graph)?;
         }
-        let (converted, added) = convert_with_globals(&function, &module)?;
+        let converted = convert_global(&function, &globals)?;
         updated.add_function(&name, converted);
-        for (global, function) in added {
+        for (global, function) in std::mem::take(&mut globals.borrow_mut().added) {
             updated.add_function(&global, function);
         }
     }
     crate::infer_type::infer_types(updated, ctx)
 }
 
-/// The globals converted while converting one function (TVM's `CPSMap`).
+/// The globals converted so far (TVM's `CPSMap`) and the `@g_cps`
+/// functions made since `added` was last emptied, in the order they were
+/// made.
 struct Globals<'m> {
     input: &'m IRModule,
     converted: HashMap<String, String>,
     added: Vec<(String, Function)>,
+}
+
+impl<'m> Globals<'m> {
+    fn new(input: &'m IRModule) -> Self {
+        Globals {
+            input,
+            converted: HashMap::new(),
+            added: Vec::new(),
+        }
+    }
 }
 
 /// TVM's `ToCPS(f, m)`: the feature check, then the conversion.
@@ -175,11 +196,7 @@ fn convert_with_globals(
     function: &Function,
     module: &IRModule,
 ) -> Result<(Function, Vec<(String, Function)>), Diagnostic> {
-    let globals = RefCell::new(Globals {
-        input: module,
-        converted: HashMap::new(),
-        added: Vec::new(),
-    });
+    let globals = RefCell::new(Globals::new(module));
     let converted = convert_global(function, &globals)?;
     Ok((converted, globals.into_inner().added))
 }
@@ -615,5 +632,90 @@ fn type_key(ty: &Type) -> &'static str {
         TypeKind::Call { .. } => "TypeCall",
         TypeKind::Ref(_) => "relay.RefType",
         TypeKind::Incomplete(_) => "IncompleteType",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_ir::printer::{print_module, PrintOptions};
+    use relay_lower::parse_and_lower;
+    use relay_pass_manager::{registry, run_pass, PassContextOptions};
+
+    /// A chain of globals calling one another, a global reached along two
+    /// paths, a recursive one and an external one reached from a converted
+    /// function.
+    const CALL_CHAIN: &str = r#"#[version = "0.0.5"]
+def @ext(%x: Tensor[(2), float32], Compiler="ccompiler", global_symbol="ext") -> Tensor[(2), float32] {
+  negative(%x)
+}
+
+def @f0(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  @ext(add(%x, %x))
+}
+
+def @f1(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  @f0(negative(%x))
+}
+
+def @f2(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  %0 = @f1(%x);
+  @f0(%0)
+}
+
+def @loop(%n: int32, %x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  if (less(%n, 1)) {
+    @f2(%x)
+  } else {
+    @loop(subtract(%n, 1), @f1(%x))
+  }
+}
+
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  %1 = @loop(3, %x);
+  @f2(%1)
+}
+"#;
+
+    fn typed(text: &str, ctx: &PassContext) -> IRModule {
+        crate::register_builtin_passes();
+        let (module, diagnostics) = parse_and_lower("t.relay", text);
+        assert!(!diagnostics.has_errors());
+        let infer = registry::create("InferType", &[]).unwrap();
+        run_pass(&*infer, module, ctx).unwrap()
+    }
+
+    fn print(module: &IRModule) -> String {
+        print_module(
+            module,
+            &PrintOptions {
+                show_meta_data: true,
+                show_types: true,
+                reparseable: false,
+            },
+        )
+    }
+
+    /// The pass converts each global once for the whole module; TVM's
+    /// per-function `CPSMap` ([`to_cps`] of each function on its own,
+    /// every global it reaches converted again) must give the same module.
+    #[test]
+    fn one_conversion_per_global_gives_what_one_map_per_function_gives() {
+        let ctx = PassContext::new(PassContextOptions::default()).unwrap();
+        let _scope = ctx.enter().unwrap();
+        let input = typed(CALL_CHAIN, &ctx);
+        let mut per_function = input.clone();
+        for (name, function) in input.functions().filter(|(_, f)| f.is_optimizable()) {
+            let (converted, added) = to_cps(function, &input).unwrap();
+            per_function.add_function(name, converted);
+            for (global, function) in added {
+                per_function.add_function(&global, function);
+            }
+        }
+        let expected = print(&crate::infer_type::infer_types(per_function, &ctx).unwrap());
+        let pass = registry::create("ToCPS", &[]).unwrap();
+        let actual = print(&run_pass(&*pass, input, &ctx).unwrap());
+        assert!(actual.contains("def @f0_cps") && actual.contains("def @ext_cps"));
+        assert_eq!(actual, expected);
     }
 }
