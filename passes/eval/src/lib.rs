@@ -78,6 +78,7 @@ mod norm;
 mod num;
 mod one_hot;
 mod pool;
+mod pool_grad;
 mod qnn;
 mod qnn_activation;
 mod qnn_linear;
@@ -92,6 +93,7 @@ mod tensor;
 mod tensor_transform;
 mod unique;
 mod vision;
+mod weight_layout;
 
 #[cfg(test)]
 mod coverage_tests;
@@ -304,6 +306,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| unique::kernel(op))
         .or_else(|| sparse::kernel(op))
         .or_else(|| nn_packed_conv::kernel(op))
+        .or_else(|| pool_grad::kernel(op))
+        .or_else(|| weight_layout::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.
