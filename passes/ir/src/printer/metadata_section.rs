@@ -15,6 +15,7 @@ use crate::metadata::{
 use crate::op::AttrType;
 use crate::{
     AttrValue, Attrs, Dim, DimExpr, DimId, Expr, ExprKind, MetaObject, Type, TypeKind, TypeVarKind,
+    IF_THEN_ELSE_OP,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -291,6 +292,30 @@ impl Writer {
                     vec![
                         ("dtype", Value::DType(*dtype)),
                         ("value", value.into()),
+                        ("span", Value::Null),
+                    ],
+                )
+            }
+            DimExpr::IfThenElse {
+                cond,
+                then_value,
+                else_value,
+                dtype,
+            } => {
+                let op = self
+                    .b
+                    .repr_object("Op", IF_THEN_ELSE_OP.as_bytes().to_vec());
+                let args = [cond, then_value, else_value]
+                    .into_iter()
+                    .map(|d| self.dim(d))
+                    .collect();
+                let args = self.b.array(args);
+                self.b.object(
+                    e.type_key(),
+                    vec![
+                        ("dtype", Value::DType(*dtype)),
+                        ("op", Value::Obj(op)),
+                        ("args", Value::Obj(args)),
                         ("span", Value::Null),
                     ],
                 )
