@@ -32,8 +32,6 @@ const AWAITING: &[&str] = &[
     "nn.deformable_conv2d",
     "nn.sparse_add",
     "nn.sparse_conv2d",
-    "sparse_fill_empty_rows",
-    "sparse_reshape",
     "stft",
     "vision.all_class_non_max_suppression",
     "vision.get_valid_counts",

@@ -89,6 +89,7 @@ mod scatter_dense;
 mod set_slice;
 mod simulated_quantize;
 mod sparse;
+mod sparse_tensor;
 mod tensor;
 mod tensor_transform;
 mod unique;
@@ -308,6 +309,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| nn_packed_conv::kernel(op))
         .or_else(|| pool_grad::kernel(op))
         .or_else(|| weight_layout::kernel(op))
+        .or_else(|| sparse_tensor::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.
