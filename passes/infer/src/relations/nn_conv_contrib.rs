@@ -19,8 +19,8 @@ use super::nn_conv::{
 };
 use super::shape::assert_eq as dims_equal;
 use super::shape::{
-    add, c_int, const_int, floordiv, floormod, if_then_else, is_any, keeping_any, mul, not_equal,
-    sub, truncdiv,
+    add, c_int, const_int, floordiv, if_then_else, is_any, keeping_any, mul, not_equal, sub,
+    truncdiv,
 };
 use super::{check, display, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::relation_contract::RelationError;
@@ -630,9 +630,7 @@ mod tests {
             &[weight],
             &[("tile_rows", int(4)), ("tile_cols", int(16))],
         );
-        let Type::Tensor(t) = &out else {
-            panic!("a tensor: {out:?}");
-        };
+        let t = out.as_tensor().expect("a tensor");
         assert_eq!(
             super::display::dim(&t.shape[0]),
             "(? + T.if_then_else(? % 4 != 0, 4 - ? % 4, 0)) // 4"
