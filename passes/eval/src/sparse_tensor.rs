@@ -155,9 +155,9 @@ fn sparse_fill_empty_rows(args: &[Value], call: &CallInfo) -> EvalResult {
         out_values.push(default);
     };
     if nnz == 0 {
-        for r in 0..rows {
+        for (r, flag) in empty.iter_mut().enumerate() {
             fill(r as i128, &mut out_indices, &mut out_values);
-            empty[r] = Some(1);
+            *flag = Some(1);
         }
     } else {
         for i in 0..nnz {
@@ -180,9 +180,10 @@ fn sparse_fill_empty_rows(args: &[Value], call: &CallInfo) -> EvalResult {
             out_values.push(values[i]);
             empty[row as usize] = Some(0);
         }
-        for r in (row_of(nnz - 1) + 1) as usize..rows {
+        let first_trailing = (row_of(nnz - 1) + 1) as usize;
+        for (r, flag) in empty.iter_mut().enumerate().skip(first_trailing) {
             fill(r as i128, &mut out_indices, &mut out_values);
-            empty[r] = Some(1);
+            *flag = Some(1);
         }
     }
     // Each dense row is written once: by a coordinate, or as a filled row.
