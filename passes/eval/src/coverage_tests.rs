@@ -9,26 +9,15 @@ use relay_ir::op::all_ops;
 /// Operators TVM can fold (they have a compute, or a QNN canonicalisation
 /// FoldConstant uses with `fold_qnn=true`) that have no kernel yet.
 const AWAITING: &[&str] = &[
-    "auto_scheduler_layout_transform",
     "meta_schedule_layout_transform",
-    "nn.avg_pool2d_grad",
     "nn.bitpack",
     "nn.bitserial_conv2d",
     "nn.bitserial_dense",
-    "nn.contrib_conv2d_gemm_weight_transform",
-    "nn.contrib_conv2d_gemm_without_weight_transform",
-    "nn.contrib_conv2d_winograd_nnpack_weight_transform",
     "nn.contrib_conv2d_winograd_weight_transform",
-    "nn.contrib_conv2d_winograd_without_weight_transform",
     "nn.contrib_conv3d_winograd_weight_transform",
-    "nn.contrib_conv3d_winograd_without_weight_transform",
     "nn.conv2d_backward_weight",
-    "nn.internal.sparse_dense_padded",
-    "nn.max_pool2d_grad",
     "nn.sparse_add",
     "nn.sparse_conv2d",
-    "sparse_fill_empty_rows",
-    "sparse_reshape",
     "vision.proposal",
 ];
 

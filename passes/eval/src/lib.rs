@@ -81,6 +81,7 @@ mod norm;
 mod num;
 mod one_hot;
 mod pool;
+mod pool_grad;
 mod qnn;
 mod qnn_activation;
 mod qnn_linear;
@@ -92,6 +93,7 @@ mod set_slice;
 mod signal;
 mod simulated_quantize;
 mod sparse;
+mod sparse_tensor;
 mod tensor;
 mod tensor_transform;
 mod unique;
@@ -101,6 +103,7 @@ mod vision_nms;
 mod vision_roi;
 mod vision_ssd;
 mod vision_util;
+mod weight_layout;
 
 #[cfg(test)]
 mod coverage_tests;
@@ -323,6 +326,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| nn_correlation::kernel(op))
         .or_else(|| nn_deformable::kernel(op))
         .or_else(|| grid_sample::kernel(op))
+        .or_else(|| pool_grad::kernel(op))
+        .or_else(|| weight_layout::kernel(op))
+        .or_else(|| sparse_tensor::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

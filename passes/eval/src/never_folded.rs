@@ -31,6 +31,10 @@ const ETHOSU: &str =
      only when tvm.relay.backend.contrib.ethosu (which needs ethos-u-vela) is imported, and that \
      compute models the NPU's DMA steps for TIR scheduling, not its results; FoldConstant cannot \
      compile it otherwise";
+const NO_CPU_STRATEGY: &str =
+    "no implementation for the CPU: its generic strategy raises \"No generic implemenation\" \
+     (python/tvm/relay/op/strategy/generic.py) and x86 registers none (only arm_cpu or GPU \
+     targets implement it), while FoldConstant compiles for llvm on the host";
 const FROM_TYPE: &str =
     "FoldConstant computes it from its argument's static type, never by evaluating the call";
 
@@ -58,8 +62,31 @@ pub const NEVER_FOLDED: &[(&str, &str)] = &[
     ),
     (
         "qnn.contrib_dense_pack",
-        "non-computational without a QNN canonicalisation; its only compute is Hexagon's \
-         (python/tvm/relay/op/strategy/generic.py, qnn_dense_pack_strategy, raises for any other target)",
+        "non-computational, and its QNN canonicalisation (QnnDensePackCanonicalize) aborts with \
+         \"not implemented\"; its only compute is Hexagon's (python/tvm/relay/qnn/strategy/\
+         generic.py, qnn_dense_pack_strategy, raises for any other target)",
+    ),
+    (
+        "nn.contrib_conv2d_gemm_without_weight_transform",
+        NO_CPU_STRATEGY,
+    ),
+    (
+        "nn.contrib_conv2d_winograd_without_weight_transform",
+        NO_CPU_STRATEGY,
+    ),
+    (
+        "nn.contrib_conv3d_winograd_without_weight_transform",
+        NO_CPU_STRATEGY,
+    ),
+    (
+        "nn.contrib_conv2d_winograd_nnpack_weight_transform",
+        "its compute is an extern call into NNPACK (tvm.contrib.nnpack.\
+         convolution_inference_weight_transform), which TVM's default build does not include",
+    ),
+    (
+        "nn.internal.sparse_dense_padded",
+        "its compute raises NotImplementedError (\"only available on cuda\"), and so does its \
+         generic strategy; FoldConstant compiles for llvm",
     ),
     (
         "device_copy",

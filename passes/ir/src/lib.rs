@@ -43,7 +43,7 @@ pub use expr::{
 pub use module::{IRModule, ModuleProperty};
 pub use ty::{
     Dim, DimExpr, DimId, DimOp, FuncType, GlobalTypeVar, IncompleteId, TensorType, Type, TypeData,
-    TypeKind, TypeVar, TypeVarKind,
+    TypeKind, TypeVar, TypeVarKind, IF_THEN_ELSE_OP,
 };
 
 use crate::metadata::ObjectGraph;

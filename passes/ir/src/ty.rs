@@ -79,7 +79,19 @@ pub enum DimExpr {
     },
     /// `tir.Cast` of a symbolic value to another integer dtype.
     Cast { value: Dim, dtype: DataType },
+    /// `tir.if_then_else(cond, then_value, else_value)`: a `tir.Call` of
+    /// that builtin, as `tvm::if_then_else` builds one when the condition
+    /// is not a constant (padding a symbolic size to a multiple).
+    IfThenElse {
+        cond: Dim,
+        then_value: Dim,
+        else_value: Dim,
+        dtype: DataType,
+    },
 }
+
+/// The name of the builtin operator a [`DimExpr::IfThenElse`] calls.
+pub const IF_THEN_ELSE_OP: &str = "tir.if_then_else";
 
 /// The binary PrimExpr nodes relations build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,6 +105,8 @@ pub enum DimOp {
     FloorMod,
     Max,
     Min,
+    /// `a != b`, of dtype `bool`.
+    Ne,
 }
 
 impl DimOp {
@@ -107,6 +121,7 @@ impl DimOp {
             DimOp::FloorMod => "tir.FloorMod",
             DimOp::Max => "tir.Max",
             DimOp::Min => "tir.Min",
+            DimOp::Ne => "tir.NE",
         }
     }
 
@@ -120,6 +135,7 @@ impl DimOp {
             "tir.FloorMod" => DimOp::FloorMod,
             "tir.Max" => DimOp::Max,
             "tir.Min" => DimOp::Min,
+            "tir.NE" => DimOp::Ne,
             _ => return None,
         })
     }
@@ -131,12 +147,15 @@ impl DimExpr {
         match self {
             DimExpr::Binary { op, .. } => op.type_key(),
             DimExpr::Cast { .. } => "tir.Cast",
+            DimExpr::IfThenElse { .. } => "tir.Call",
         }
     }
 
     pub fn dtype(&self) -> DataType {
         match self {
-            DimExpr::Binary { dtype, .. } | DimExpr::Cast { dtype, .. } => *dtype,
+            DimExpr::Binary { dtype, .. }
+            | DimExpr::Cast { dtype, .. }
+            | DimExpr::IfThenElse { dtype, .. } => *dtype,
         }
     }
 }
@@ -227,6 +246,20 @@ fn exprs_equal(a: &DimExpr, b: &DimExpr) -> bool {
                 dtype: db,
             },
         ) => da == db && va == vb,
+        (
+            DimExpr::IfThenElse {
+                cond: ca,
+                then_value: ta,
+                else_value: ea,
+                dtype: da,
+            },
+            DimExpr::IfThenElse {
+                cond: cb,
+                then_value: tb,
+                else_value: eb,
+                dtype: db,
+            },
+        ) => da == db && ca == cb && ta == tb && ea == eb,
         _ => false,
     }
 }
@@ -243,21 +276,7 @@ fn meta_equals_expr(m: &MetaObject, e: &DimExpr) -> bool {
     }
     let child = |name: &str| -> Option<Dim> {
         let index = field(name)?.parse::<usize>().ok()?;
-        let child = m.graph.nodes.get(index)?;
-        // `tir.Any` inside an expression (`? * 3` of a flattened `(?, 3)`)
-        // is the computed expression's `Dim::Any`.
-        if child.type_key == "tir.Any" {
-            return Some(Dim::Any);
-        }
-        if child.type_key == "IntImm" {
-            let value = child.attrs.get("value")?.parse().ok()?;
-            let dtype = child.attrs.get("dtype")?.parse().ok()?;
-            return Some(Dim::int(value, dtype));
-        }
-        Some(Dim::Meta(MetaObject {
-            graph: m.graph.clone(),
-            index,
-        }))
+        node_dim(m, index)
     };
     match e {
         DimExpr::Binary { op, a, b, .. } => {
@@ -268,7 +287,51 @@ fn meta_equals_expr(m: &MetaObject, e: &DimExpr) -> bool {
         DimExpr::Cast { value, .. } => {
             node.type_key == "tir.Cast" && child("value").is_some_and(|x| x == *value)
         }
+        DimExpr::IfThenElse {
+            cond,
+            then_value,
+            else_value,
+            ..
+        } => {
+            let graph = &m.graph.nodes;
+            let index = |name: &str| field(name).and_then(|i| i.parse::<usize>().ok());
+            let is_if_then_else = node.type_key == "tir.Call"
+                && index("op")
+                    .and_then(|op| graph.get(op))
+                    .and_then(|op| op.repr_str())
+                    == Some(IF_THEN_ELSE_OP);
+            let args = index("args")
+                .and_then(|args| graph.get(args))
+                .filter(|args| args.is_array())
+                .map(|args| args.data.clone())
+                .unwrap_or_default();
+            is_if_then_else
+                && args.len() == 3
+                && [cond, then_value, else_value]
+                    .iter()
+                    .zip(&args)
+                    .all(|(want, &index)| node_dim(m, index).is_some_and(|x| x == **want))
+        }
     }
+}
+
+/// Node `index` of `m`'s metadata section as a dimension.
+fn node_dim(m: &MetaObject, index: usize) -> Option<Dim> {
+    let child = m.graph.nodes.get(index)?;
+    // `tir.Any` inside an expression (`? * 3` of a flattened `(?, 3)`)
+    // is the computed expression's `Dim::Any`.
+    if child.type_key == "tir.Any" {
+        return Some(Dim::Any);
+    }
+    if child.type_key == "IntImm" {
+        let value = child.attrs.get("value")?.parse().ok()?;
+        let dtype = child.attrs.get("dtype")?.parse().ok()?;
+        return Some(Dim::int(value, dtype));
+    }
+    Some(Dim::Meta(MetaObject {
+        graph: m.graph.clone(),
+        index,
+    }))
 }
 
 impl Eq for Dim {}

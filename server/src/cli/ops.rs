@@ -108,7 +108,19 @@ fn op_text(op: &'static OpDef) -> String {
             }
         }
         (Some(key), None) => text.push_str(&format!("    attrs {key} (open dictionary)\n")),
-        (None, _) => {}
+        (None, _) => {
+            if let Some(key) = op.call_attrs_type.as_deref() {
+                text.push_str(&format!(
+                    "    attrs {key} (not registered with the operator: printed as meta[{key}][…])\n"
+                ));
+                for field in op::attrs_schema(key).map_or(&[][..], |s| &s.fields[..]) {
+                    text.push_str(&format!(
+                        "      {}: {} = {}\n",
+                        field.name, field.ty, field.default
+                    ));
+                }
+            }
+        }
     }
     if !op.description.is_empty() {
         text.push_str(&format!("    {}\n", op.description));
@@ -118,7 +130,7 @@ fn op_text(op: &'static OpDef) -> String {
 
 fn op_json(op: &'static OpDef) -> Value {
     let c = coverage(op);
-    let attrs = op.attrs().map(|schema| {
+    let attrs = op.call_attrs().and_then(op::attrs_schema).map(|schema| {
         schema
             .fields
             .iter()
@@ -137,6 +149,7 @@ fn op_json(op: &'static OpDef) -> Value {
         "arguments": op.arguments.iter().map(|a| json!({"name": a.name, "kind": a.kind})).collect::<Vec<_>>(),
         "num_inputs": op.num_inputs,
         "attrs_type": op.attrs_type,
+        "call_attrs_type": op.call_attrs_type,
         "attrs": attrs,
         "pattern": op.pattern.map(|p| p.name()),
         "support_level": op.support_level,

@@ -733,6 +733,99 @@ case("contrib_depthwise_conv2d_nchw2c", "nn.contrib_depthwise_conv2d_NCHWc",
      [("int32", pack_nchwc(xc, 2)), ("int32", pack_oihwio(wdw, 1, 2))],
      [("int32", pack_nchwc(refdw.astype(np.int64), 2))])
 
+# ---- re-layouts for tuned kernels ----
+# ConvGemm weight tiling: flatten HWIO to (K, N), zero-pad, cut into tiles.
+wg = small_ints((3, 3, 8, 6))
+flat = wg.reshape(72, 6)
+tile_n, tile_k = 4, 2  # K = 72 is already a multiple of 4 * 2
+flat = np.pad(flat, ((0, 0), (0, 2)))  # N = 6 padded to 8
+tiles = flat.reshape(72 // tile_k, tile_k, 8 // tile_n, tile_n).transpose(2, 0, 3, 1)
+case("gemm_weight_transform_pads_n", "nn.contrib_conv2d_gemm_weight_transform",
+     {"tile_rows": ("int", tile_n), "tile_cols": ("int", tile_k)},
+     [("int8", wg)], [("int8", tiles)])
+# The auto-scheduler's rewrite: axis b split in two, moved before a.
+xa = small_ints((4, 6))
+case("auto_scheduler_layout_transform_split", "auto_scheduler_layout_transform",
+     {"src_layout": ("str", "4a6b"), "dst_layout": ("str", "3b2b4a")},
+     [("int32", xa)], [("int32", xa.T.reshape(3, 2, 4))])
+
+
+# ---- pooling gradients, by scattering each output gradient over its window ----
+def pool2d_grad_ref(grad, x, k, s, pad, is_max, include_pad=True):
+    n, c, h, w = x.shape
+    out = np.zeros(x.shape, dtype=np.int64 if x.dtype.kind == "i" else np.float64)
+    for b in range(n):
+        for ch in range(c):
+            for oh in range(grad.shape[2]):
+                for ow in range(grad.shape[3]):
+                    h0, w0 = oh * s[0] - pad[0], ow * s[1] - pad[1]
+                    cells = [(i, j) for i in range(h0, h0 + k[0]) for j in range(w0, w0 + k[1])]
+                    inside = [(i, j) for i, j in cells if 0 <= i < h and 0 <= j < w]
+                    g = grad[b, ch, oh, ow]
+                    if is_max:
+                        i, j = max(inside, key=lambda ij: (x[b, ch, ij[0], ij[1]], -ij[0], -ij[1]))
+                        out[b, ch, i, j] += g
+                    else:
+                        count = k[0] * k[1] if include_pad else max(len(inside), 1)
+                        share = int(g / count) if x.dtype.kind == "i" else g / count
+                        for i, j in inside:
+                            out[b, ch, i, j] += share
+    return out
+
+
+xp = rng.permutation(2 * 2 * 5 * 5).reshape(2, 2, 5, 5).astype(np.float32)  # distinct: one maximum
+gp = floats((2, 2, 3, 3))
+case("max_pool2d_grad_padded", "nn.max_pool2d_grad",
+     {"pool_size": ("ints", [3, 3]), "strides": ("ints", [2, 2]), "padding": ("ints", [1, 1])},
+     [("float32", gp), ("float32", xp)],
+     [("float32", pool2d_grad_ref(gp, xp, [3, 3], [2, 2], [1, 1], True))], tol=1e-6)
+xi = small_ints((1, 2, 5, 4))
+gi = small_ints((1, 2, 4, 2), -50, 50)
+case("avg_pool2d_grad_int_exclude_pad", "nn.avg_pool2d_grad",
+     {"pool_size": ("ints", [2, 3]), "strides": ("ints", [1, 2]), "padding": ("ints", [0, 1]),
+      "count_include_pad": ("bool", False)},
+     [("int32", gi), ("int32", xi)],
+     [("int32", pool2d_grad_ref(gi, xi, [2, 3], [1, 2], [0, 1], False, include_pad=False))])
+case("avg_pool2d_grad_int_include_pad", "nn.avg_pool2d_grad",
+     {"pool_size": ("ints", [2, 3]), "strides": ("ints", [1, 2]), "padding": ("ints", [0, 1]),
+      "count_include_pad": ("bool", True)},
+     [("int32", gi), ("int32", xi)],
+     [("int32", pool2d_grad_ref(gi, xi, [2, 3], [1, 2], [0, 1], False, include_pad=True))])
+
+# ---- sparse coordinate lists ----
+sp_idx = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]])
+prev, new = np.array([2, 3, 6]), np.array([9, -1])
+new_full = np.array([9, 2 * 3 * 6 // 9])
+flat_idx = np.ravel_multi_index(sp_idx.T, prev)
+case("sparse_reshape_infers_minus_one", "sparse_reshape", {},
+     [("int64", sp_idx), ("int64", prev), ("int64", new)],
+     [("int64", np.stack(np.unravel_index(flat_idx, new_full), axis=1)), ("int64", new_full)])
+case("sparse_reshape_same_shape_copies", "sparse_reshape", {},
+     [("int32", sp_idx), ("int32", prev), ("int32", prev)],
+     [("int32", sp_idx), ("int32", prev)])
+
+
+def fill_empty_rows_ref(idx, vals, rows, default):
+    out_i, out_v, empty = [], [], []
+    for r in range(rows):
+        mine = [k for k in range(len(idx)) if idx[k][0] == r]
+        if mine:
+            out_i += [list(idx[k]) for k in mine]
+            out_v += [int(vals[k]) for k in mine]
+        else:
+            out_i.append([r] + [0] * (idx.shape[1] - 1))
+            out_v.append(default)
+        empty.append(0 if mine else 1)
+    return np.array(out_i), np.array(out_v), np.array(empty)
+
+
+fe_idx = np.array([[0, 1], [0, 3], [2, 0], [3, 1]])
+fe_vals = np.array([7, -2, 5, 9])
+fe = fill_empty_rows_ref(fe_idx, fe_vals, 5, -1)
+case("sparse_fill_empty_rows_gap_and_tail", "sparse_fill_empty_rows", {},
+     [("int64", fe_idx), ("int32", fe_vals), ("int64", np.array([5, 6])), ("int32", np.array([-1]))],
+     [("int64", fe[0]), ("int64", fe[1]), ("int64", fe[2])])
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_cases.txt")
 with open(path, "w") as f:
     f.write("# Generated by gen_kernel_cases.py (NumPy reference values); do not edit.\n")

@@ -18,7 +18,10 @@ use super::nn_conv::{
     transposed_size, ConvLayouts, LayoutWording,
 };
 use super::shape::assert_eq as dims_equal;
-use super::shape::{add, c_int, const_int, floordiv, floormod, is_any, mul, sub, truncdiv};
+use super::shape::{
+    add, c_int, const_int, floordiv, if_then_else, is_any, keeping_any, mul, not_equal, sub,
+    truncdiv,
+};
 use super::{check, display, error, relations, tensor, AboutAttribute, Ctx, Step};
 use crate::relation_contract::RelationError;
 use relay_ir::Dim;
@@ -327,21 +330,24 @@ fn check_weight_rank(shape: &[Dim], rank: usize, message: &str) -> Result<(), Re
 /// makes `x` a multiple of `tile`. TVM folds it for a known `x`; for an
 /// unknown one it builds a `tir.if_then_else` call, which our dimensions
 /// cannot express, so the padding (and what is computed from it) is `?`.
-fn pad_to_multiple(x: &Dim, tile: &Dim) -> Result<Dim, RelationError> {
-    let rem = floormod(x, tile)?;
-    Ok(match const_int(&rem) {
-        Some(0) => c_int(0),
-        Some(_) => sub(tile, &rem),
-        None => Dim::Any,
-    })
+/// `if_then_else(x % tile != 0, tile - x % tile, 0)`: what padding `x`
+/// to a multiple of `tile` adds. TVM builds it without testing for `?`, so
+/// an unknown `x` gives an expression over `tir.Any`.
+fn pad_to_multiple(x: &Dim, tile: i64) -> Result<Dim, RelationError> {
+    let rem = keeping_any::floormod(x, &c_int(tile))?;
+    Ok(if_then_else(
+        &not_equal(&rem, &c_int(0)),
+        &keeping_any::sub(&c_int(tile), &rem),
+        &c_int(0),
+    ))
 }
 
 fn conv2d_gemm_weight_transform_rel(ctx: &mut Ctx) -> Step {
     let Some(weight) = ctx.tensor(0) else {
         return Ok(false);
     };
-    let n = c_int(ctx.attrs.int("tile_rows")?);
-    let k = c_int(ctx.attrs.int("tile_cols")?);
+    let n = ctx.attrs.int("tile_rows")?;
+    let k = ctx.attrs.int("tile_cols")?;
     check(weight.shape.len() == 4, || {
         format!(
             "Check failed: weight->shape.size() == 4 ({} vs. 4) : Only support HWIO kernel layout",
@@ -349,11 +355,16 @@ fn conv2d_gemm_weight_transform_rel(ctx: &mut Ctx) -> Step {
         )
     })?;
     let s = &weight.shape;
-    let big_k = mul(&mul(&s[0], &s[1]), &s[2]);
+    let big_k = keeping_any::mul(&keeping_any::mul(&s[0], &s[1]), &s[2]);
     let big_n = s[3].clone();
-    let n_padded = add(&big_n, &pad_to_multiple(&big_n, &n)?);
-    let k_padded = add(&big_k, &pad_to_multiple(&big_k, &k)?);
-    let oshape = vec![floordiv(&n_padded, &n)?, floordiv(&k_padded, &k)?, n, k];
+    let n_padded = keeping_any::add(&big_n, &pad_to_multiple(&big_n, n)?);
+    let k_padded = keeping_any::add(&big_k, &pad_to_multiple(&big_k, k)?);
+    let oshape = vec![
+        keeping_any::floordiv(&n_padded, &c_int(n))?,
+        keeping_any::floordiv(&k_padded, &c_int(k))?,
+        c_int(n),
+        c_int(k),
+    ];
     ctx.assign(1, tensor(oshape, weight.dtype));
     Ok(true)
 }
@@ -604,6 +615,27 @@ mod tests {
             ],
         );
         assert_eq!(message, "Check failed: kernel_size.size() == 3 (2 vs. 3)");
+    }
+
+    /// TVM pads an unknown channel count with `if_then_else(N % n != 0,
+    /// n - N % n, 0)` around `tir.Any` (InferType record 2130).
+    #[test]
+    fn gemm_weight_transform_pads_an_unknown_size_symbolically() {
+        let weight = td(
+            vec![Dim::int32(3), Dim::int32(3), Dim::int32(8), Dim::Any],
+            "int8",
+        );
+        let out = solve_out(
+            "nn.contrib_conv2d_gemm_weight_transform",
+            &[weight],
+            &[("tile_rows", int(4)), ("tile_cols", int(16))],
+        );
+        let t = out.as_tensor().expect("a tensor");
+        assert_eq!(
+            super::display::dim(&t.shape[0]),
+            "(? + T.if_then_else(? % 4 != 0, 4 - ? % 4, 0)) // 4"
+        );
+        assert_eq!(t.shape[1..], [Dim::int32(5), Dim::int32(4), Dim::int32(16)]);
     }
 
     #[test]

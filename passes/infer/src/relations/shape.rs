@@ -79,6 +79,20 @@ fn floor_div(x: i64, y: i64) -> i64 {
 }
 
 fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+    binary_with(op, a, b, AnyRule::StaysAny)
+}
+
+/// What arithmetic on `?` gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AnyRule {
+    /// `?` (relations that test for `?` before computing).
+    StaysAny,
+    /// The expression around `tir.Any`, as TVM builds it in relations that
+    /// never test for `?`.
+    Expression,
+}
+
+fn binary_with(op: Op, a: &Dim, b: &Dim, any: AnyRule) -> Result<Dim, RelationError> {
     // Two immediates, the common case: folded without copying either.
     if let (Some((x, dx)), Some((y, dy))) = (a.as_int_imm(), b.as_int_imm()) {
         let dtype = promote(dx, dy);
@@ -98,7 +112,7 @@ fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
             Op::Mul if x == 1 => b,
             Op::Mul if x == 0 => a,
             Op::FloorDiv | Op::FloorMod | Op::TruncDiv if x == 0 => a,
-            _ => symbolic(op, a, b, dtype),
+            _ => symbolic(op, a, b, dtype, any),
         },
         (None, Some(y)) => match op {
             Op::Add | Op::Sub if y == 0 => a,
@@ -107,9 +121,9 @@ fn binary(op: Op, a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
             Op::FloorDiv | Op::TruncDiv if y == 1 => a,
             Op::FloorMod if y == 1 => int_of(0, dtype),
             Op::FloorDiv | Op::FloorMod | Op::TruncDiv if y == 0 => return Err(divide_by_zero()),
-            _ => symbolic(op, a, b, dtype),
+            _ => symbolic(op, a, b, dtype, any),
         },
-        (None, None) => symbolic(op, a, b, dtype),
+        (None, None) => symbolic(op, a, b, dtype, any),
     })
 }
 
@@ -128,10 +142,10 @@ fn fold(op: Op, x: i64, y: i64, dtype: DataType) -> Result<Dim, RelationError> {
 }
 
 /// The expression TVM builds when nothing folds. With `?` as an operand
-/// the result stays `?` (relations test for `?` before computing; keeping
-/// it avoids expressions around `tir.Any`).
-fn symbolic(op: Op, a: Dim, b: Dim, dtype: DataType) -> Dim {
-    if is_any(&a) || is_any(&b) {
+/// the result stays `?` under [`AnyRule::StaysAny`] (relations test for `?`
+/// before computing; keeping it avoids expressions around `tir.Any`).
+fn symbolic(op: Op, a: Dim, b: Dim, dtype: DataType, any: AnyRule) -> Dim {
+    if any == AnyRule::StaysAny && (is_any(&a) || is_any(&b)) {
         return Dim::Any;
     }
     let op = match op {
@@ -174,6 +188,74 @@ pub fn floormod(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
 /// `a / b` on `PrimExpr`s (`div`, truncating for integers).
 pub fn truncdiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
     binary(Op::TruncDiv, a, b)
+}
+
+/// TVM's size arithmetic without the `?` shortcut, for relations that
+/// compute with sizes without testing for `?` first: `? + 1` is the
+/// expression `tir.Add(tir.Any, 1)`, as TVM builds it.
+pub mod keeping_any {
+    use super::{binary_with, AnyRule, Op, RelationError};
+    use relay_ir::Dim;
+
+    /// `a + b`.
+    pub fn add(a: &Dim, b: &Dim) -> Dim {
+        binary_with(Op::Add, a, b, AnyRule::Expression).unwrap_or(Dim::Any)
+    }
+
+    /// `a - b`.
+    pub fn sub(a: &Dim, b: &Dim) -> Dim {
+        binary_with(Op::Sub, a, b, AnyRule::Expression).unwrap_or(Dim::Any)
+    }
+
+    /// `a * b`.
+    pub fn mul(a: &Dim, b: &Dim) -> Dim {
+        binary_with(Op::Mul, a, b, AnyRule::Expression).unwrap_or(Dim::Any)
+    }
+
+    /// `indexdiv(a, b)`.
+    pub fn floordiv(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+        binary_with(Op::FloorDiv, a, b, AnyRule::Expression)
+    }
+
+    /// `indexmod(a, b)`.
+    pub fn floormod(a: &Dim, b: &Dim) -> Result<Dim, RelationError> {
+        binary_with(Op::FloorMod, a, b, AnyRule::Expression)
+    }
+}
+
+/// `a != b` (`tir::NE`, dtype `bool`): folded to a `bool` immediate when
+/// both are immediates, else the comparison node.
+pub fn not_equal(a: &Dim, b: &Dim) -> Dim {
+    let (a, b) = (normalize(a), normalize(b));
+    let dtype = promote(dim_dtype(&a), dim_dtype(&b));
+    let (a, b) = (cast(dtype, &a), cast(dtype, &b));
+    match (a.as_int(), b.as_int()) {
+        (Some(x), Some(y)) => int_of(i64::from(x != y), DataType::bool()),
+        _ => Dim::expr(DimExpr::Binary {
+            op: DimOp::Ne,
+            a,
+            b,
+            dtype: DataType::bool(),
+        }),
+    }
+}
+
+/// `tvm::if_then_else(cond, then_value, else_value)`: the branch itself
+/// when the condition is an immediate, else a call of the builtin; the two
+/// values are first brought to one dtype.
+pub fn if_then_else(cond: &Dim, then_value: &Dim, else_value: &Dim) -> Dim {
+    let dtype = promote(dim_dtype(then_value), dim_dtype(else_value));
+    let (then_value, else_value) = (cast(dtype, then_value), cast(dtype, else_value));
+    match normalize(cond).as_int() {
+        Some(0) => else_value,
+        Some(_) => then_value,
+        None => Dim::expr(DimExpr::IfThenElse {
+            cond: cond.clone(),
+            then_value,
+            else_value,
+            dtype,
+        }),
+    }
 }
 
 /// `shapediv(a, b)` = `ceildiv(a, b)` = `floordiv(a + b - 1, b)`, folded

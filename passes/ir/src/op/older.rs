@@ -28,14 +28,13 @@ pub fn older_default(type_key: &str, field: &str) -> Option<(AttrValue, &'static
 }
 
 /// The attributes type TVM builds calls of `op` with, for operators that
-/// register none (TVM prints their attributes, its parser cannot tell their
-/// type).
+/// register none (TVM prints their attributes as metadata; its parser
+/// cannot tell their type from keyword attributes): the table's
+/// `call_attrs`.
 pub fn untyped_op_attrs_type(op: &str) -> Option<&'static str> {
-    match op {
-        "annotation.cast_hint" => Some("relay.attrs.CastHintAttrs"),
-        "annotation.compiler_begin" | "annotation.compiler_end" => {
-            Some("relay.attrs.CompilerAttrs")
-        }
-        _ => None,
+    let op = super::lookup(op)?;
+    match op.attrs_type {
+        Some(_) => None,
+        None => op.call_attrs_type.as_deref(),
     }
 }

@@ -30,6 +30,7 @@ pub fn opaque_op(name: &str) -> &'static OpDef {
         num_inputs: -1,
         arguments: Vec::new(),
         attrs_type: Some("DictAttrs".to_string()),
+        call_attrs_type: None,
         pattern: Some(OpPattern::Opaque),
         stateful: false,
         non_computational: false,

@@ -370,6 +370,11 @@ pub struct OpDef {
     /// `DictAttrs` (used by `vm.invoke_tvm_op`) is an open dictionary with no
     /// schema.
     pub attrs_type: Option<String>,
+    /// For an operator that registers no attrs type (`attrs_type` is
+    /// `None`): the type TVM's Python API builds its calls' attributes with
+    /// (`cumsum`: `relay.attrs.ScanopAttrs`). TVM prints such attributes as
+    /// a `meta[…]` reference, since its parser could not tell their type.
+    pub call_attrs_type: Option<String>,
     /// `TOpPattern`; `None` when TVM registers none (fusion then treats the op
     /// as opaque, see [`OpDef::fusion_pattern`]).
     pub pattern: Option<OpPattern>,
@@ -390,6 +395,14 @@ impl OpDef {
     /// The schema of the declared attrs type.
     pub fn attrs(&self) -> Option<&'static AttrsSchema> {
         self.attrs_type.as_deref().and_then(super::attrs_schema)
+    }
+
+    /// The attrs type of this operator's calls: the registered one, else
+    /// the one TVM builds them with ([`OpDef::call_attrs_type`]).
+    pub fn call_attrs(&self) -> Option<&str> {
+        self.attrs_type
+            .as_deref()
+            .or(self.call_attrs_type.as_deref())
     }
 
     /// Whether the op takes any number of inputs.

@@ -69,6 +69,7 @@ struct OpBuilder {
     arguments: Option<Vec<OpArg>>,
     num_inputs: Option<i32>,
     attrs_type: Option<String>,
+    call_attrs_type: Option<String>,
     pattern: Option<OpPattern>,
     stateful: bool,
     non_computational: bool,
@@ -86,6 +87,7 @@ impl OpBuilder {
             arguments: None,
             num_inputs: None,
             attrs_type: None,
+            call_attrs_type: None,
             pattern: None,
             stateful: false,
             non_computational: false,
@@ -116,6 +118,7 @@ impl OpBuilder {
             num_inputs,
             arguments,
             attrs_type: self.attrs_type,
+            call_attrs_type: self.call_attrs_type,
             pattern: self.pattern,
             stateful: self.stateful,
             non_computational: self.non_computational,
@@ -454,6 +457,12 @@ fn parse_op_line(builder: &mut OpBuilder, line: &str) -> Result<(), String> {
                 return duplicate();
             }
             builder.attrs_type = Some(checked_name(value)?);
+        }
+        "call_attrs" => {
+            if builder.call_attrs_type.is_some() {
+                return duplicate();
+            }
+            builder.call_attrs_type = Some(checked_name(value)?);
         }
         "pattern" => {
             if builder.pattern.is_some() {

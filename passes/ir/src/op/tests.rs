@@ -114,6 +114,38 @@ fn every_declared_attrs_type_has_a_schema() {
     );
 }
 
+/// `call_attrs` names the type of an operator that registers none: TVM
+/// registers `cumsum`, `cumprod` and `unique` without `set_attrs_type`, so
+/// its printer writes their attributes as metadata.
+#[test]
+fn call_attrs_types_belong_to_operators_without_a_registered_type() {
+    for op in all_ops() {
+        if let Some(key) = &op.call_attrs_type {
+            assert!(
+                op.attrs_type.is_none(),
+                "{}: both attrs and call_attrs",
+                op.name
+            );
+            assert!(
+                attrs_schema(key).is_some(),
+                "{}: {key} has no schema",
+                op.name
+            );
+            assert_eq!(op.call_attrs(), Some(key.as_str()));
+        }
+    }
+    for name in ["cumsum", "cumprod"] {
+        assert_eq!(op(name).attrs_type, None);
+        assert_eq!(op(name).call_attrs(), Some("relay.attrs.ScanopAttrs"));
+    }
+    assert_eq!(op("unique").call_attrs(), Some("relay.attrs.UniqueAttrs"));
+    assert_eq!(
+        crate::op::untyped_op_attrs_type("cumsum"),
+        Some("relay.attrs.ScanopAttrs")
+    );
+    assert_eq!(crate::op::untyped_op_attrs_type("nn.conv2d"), None);
+}
+
 #[test]
 fn conv2d_fields_in_declaration_order_with_defaults() {
     let conv = op("nn.conv2d");

@@ -15,6 +15,7 @@ use crate::metadata::{
 use crate::op::AttrType;
 use crate::{
     AttrValue, Attrs, Dim, DimExpr, DimId, Expr, ExprKind, MetaObject, Type, TypeKind, TypeVarKind,
+    IF_THEN_ELSE_OP,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -138,6 +139,12 @@ struct Writer {
     int_imms: HashMap<DimId, ObjRef>,
     /// Computed dimension expressions, by node address.
     dim_exprs: HashMap<usize, ObjRef>,
+    /// How deep inside a computed expression the writer is, and the
+    /// `tir.Any` node of the outermost one: an expression a relation builds
+    /// from one unknown size (`? + if_then_else(? % 4 != 0, …)`) refers to
+    /// that size's one object in TVM, so its `?`s share one node there.
+    expr_depth: usize,
+    expr_any: Option<ObjRef>,
 }
 
 impl Writer {
@@ -258,9 +265,25 @@ impl Writer {
     fn dim(&mut self, d: &Dim) -> Option<ObjRef> {
         match d {
             Dim::Int { value, dtype, id } => Some(self.int_imm(*id, *dtype, *value)),
+            Dim::Any if self.expr_depth > 0 => {
+                let any = match self.expr_any {
+                    Some(any) => any,
+                    None => self.any(),
+                };
+                self.expr_any = Some(any);
+                Some(any)
+            }
             Dim::Any => Some(self.any()),
             Dim::Meta(m) => self.import(m),
-            Dim::Expr(e) => self.dim_expr(e),
+            Dim::Expr(e) => {
+                self.expr_depth += 1;
+                let r = self.dim_expr(e);
+                self.expr_depth -= 1;
+                if self.expr_depth == 0 {
+                    self.expr_any = None;
+                }
+                r
+            }
         }
     }
 
@@ -291,6 +314,30 @@ impl Writer {
                     vec![
                         ("dtype", Value::DType(*dtype)),
                         ("value", value.into()),
+                        ("span", Value::Null),
+                    ],
+                )
+            }
+            DimExpr::IfThenElse {
+                cond,
+                then_value,
+                else_value,
+                dtype,
+            } => {
+                let op = self
+                    .b
+                    .repr_object("Op", IF_THEN_ELSE_OP.as_bytes().to_vec());
+                let args = [cond, then_value, else_value]
+                    .into_iter()
+                    .map(|d| self.dim(d))
+                    .collect();
+                let args = self.b.array(args);
+                self.b.object(
+                    e.type_key(),
+                    vec![
+                        ("dtype", Value::DType(*dtype)),
+                        ("op", Value::Obj(op)),
+                        ("args", Value::Obj(args)),
                         ("span", Value::Null),
                     ],
                 )

@@ -49,6 +49,7 @@ fn expr(e: &DimExpr, outer: u8) -> String {
                 DimOp::Div => return format!("T.Div({}, {})", operand(a, 0), operand(b, 0)),
                 DimOp::Max => return format!("T.max({}, {})", operand(a, 0), operand(b, 0)),
                 DimOp::Min => return format!("T.min({}, {})", operand(a, 0), operand(b, 0)),
+                DimOp::Ne => ("!=", 0),
             };
             // Left-associative: the right operand binds one level tighter.
             let text = format!(
@@ -69,6 +70,17 @@ fn expr(e: &DimExpr, outer: u8) -> String {
                 operand(value, 0)
             )
         }
+        DimExpr::IfThenElse {
+            cond,
+            then_value,
+            else_value,
+            ..
+        } => format!(
+            "T.if_then_else({}, {}, {})",
+            operand(cond, 0),
+            operand(then_value, 0),
+            operand(else_value, 0)
+        ),
     }
 }
 

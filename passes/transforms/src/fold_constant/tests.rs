@@ -163,16 +163,16 @@ fn stateful_and_non_computational_ops_stay() {
 
 #[test]
 fn ops_without_kernels_are_left_and_recorded() {
-    // `sparse_reshape` has no kernel yet (the coverage test of relay-eval
+    // `nn.sparse_add` has no kernel yet (the coverage test of relay-eval
     // lists it): the call stays, its arguments folded.
-    let text = "fn () { sparse_reshape(reshape(stack((0i64, 1i64), axis=0), newshape=[1, 2]), \
-                stack((2i64, 3i64), axis=0), stack((6i64,), axis=0)) }";
+    let text = "fn () { nn.sparse_add(reshape(stack((1f, 2f, 3f, 4f), axis=0), newshape=[2, 2]), \
+                stack((5f,), axis=0), stack((1,), axis=0), stack((0, 1, 1), axis=0)) }";
     let (out, stats) = fold_with(text, FoldOptions::default());
     assert!(
-        out.contains("sparse_reshape(meta[relay.Constant][0]"),
+        out.contains("nn.sparse_add(meta[relay.Constant][0]"),
         "{out}"
     );
-    assert_eq!(stats.missing_kernels.get("sparse_reshape"), Some(&1));
+    assert_eq!(stats.missing_kernels.get("nn.sparse_add"), Some(&1));
     // A kernel that refuses its inputs (softmax of a scalar) leaves the call.
     let (out, stats) = fold_with("fn () { nn.softmax(1f) }", FoldOptions::default());
     assert!(out.contains("nn.softmax(1f)"), "{out}");
