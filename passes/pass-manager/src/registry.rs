@@ -199,6 +199,27 @@ impl PassArgs {
         }
     }
 
+    /// A list-of-strings parameter (`targets=["dnnl", "cmsis-nn"]`); a
+    /// single string is a list of one, as TVM's Python wrappers accept, and
+    /// an absent parameter is empty. An element that is not a string is an
+    /// error naming the parameter.
+    pub fn string_list(&self, name: &str) -> Result<Vec<String>, String> {
+        match self.get(name) {
+            Some(PipelineValue::List(items)) => items
+                .iter()
+                .map(|item| match item {
+                    PipelineValue::Str(s) => Ok(s.clone()),
+                    other => Err(format!(
+                        "{name} must be a list of strings, found {}",
+                        other.type_name()
+                    )),
+                })
+                .collect(),
+            Some(PipelineValue::Str(s)) => Ok(vec![s.clone()]),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// The arguments that differ from their defaults, as pipeline text
     /// (`fuse_opt_level=2`), for printing a pass back.
     pub fn non_default(&self, params: &[ParamSpec]) -> Vec<String> {

@@ -16,7 +16,7 @@
 //!   (`sparse_lhs=False`) and new variables for every rewritten dense;
 //! - the parameters are rebuilt as `SimplifyFCTranspose` rebuilds them (free
 //!   variables in order of use, the new ones last), so the dense weight
-//!   disappears ([`crate::bsr_weights`], shared with `Conv2dToSparse`).
+//!   disappears (`bsr_weights.rs`, shared with `Conv2dToSparse`).
 //!
 //! Type-checking the result needs the `SparseDense` relation of
 //! `nn.sparse_dense`.

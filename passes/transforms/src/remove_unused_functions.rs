@@ -22,19 +22,7 @@ pub(crate) fn spec() -> PassSpec {
         ))
         .doc("Remove global functions not reachable from the entry functions")
         .build(|args| {
-            let entries = match args.get("entry_functions") {
-                Some(PipelineValue::List(items)) => items
-                    .iter()
-                    .map(|item| match item {
-                        PipelineValue::Str(name) => Ok(name.clone()),
-                        other => Err(format!(
-                            "entry_functions must be a list of strings, found {}",
-                            other.type_name()
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                _ => vec!["main".to_string()],
-            };
+            let entries = args.string_list("entry_functions")?;
             Ok(move |module: IRModule, _ctx: &PassContext| {
                 remove_unused_functions(module, &entries)
             })

@@ -28,7 +28,6 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::IRModule;
 use relay_ir::{Call, Expr, ExprKind, Function, Type, Var, VarId};
-use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
 // Tables consulted per node: the fast hasher, not SipHash.
@@ -44,19 +43,10 @@ pub(crate) fn spec() -> PassSpec {
         ))
         .doc("Replace nn.dense(x, transpose(%w)) by nn.dense(x, %w.T), a new pre-transposed parameter")
         .build(|args| {
-            let names = match args.get("target_weight_name") {
-                Some(PipelineValue::List(items)) => items
-                    .iter()
-                    .map(|item| match item {
-                        PipelineValue::Str(name) => Ok(name.clone()),
-                        other => Err(format!(
-                            "target_weight_name must be a list of strings, found {}",
-                            other.type_name()
-                        )),
-                    })
-                    .collect::<Result<HashSet<_>, _>>()?,
-                _ => HashSet::default(),
-            };
+            let names: HashSet<String> = args
+                .string_list("target_weight_name")?
+                .into_iter()
+                .collect();
             Ok(
                 move |function: Function, _module: &IRModule, _ctx: &PassContext| {
                     simplify_fc_transpose(&function, &names)

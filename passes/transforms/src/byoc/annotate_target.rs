@@ -21,7 +21,6 @@ use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::fxhash::FxMap;
 use relay_ir::rewrite::{rewrite_post_order, with_children};
 use relay_ir::{Expr, ExprKind, Function};
-use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{FunctionPass, PassInfo};
 use relay_patterns::targets::supports;
@@ -47,19 +46,7 @@ pub(crate) fn spec() -> PassSpec {
              target), `default` otherwise",
         )
         .build(|args| {
-            let targets = match args.get("targets") {
-                Some(PipelineValue::List(items)) => items
-                    .iter()
-                    .map(|item| match item {
-                        PipelineValue::Str(name) => Ok(name.clone()),
-                        other => Err(format!(
-                            "targets must be a list of strings, found {}",
-                            other.type_name()
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                _ => Vec::new(),
-            };
+            let targets = args.string_list("targets")?;
             let include_non_call_ops = args.bool("include_non_call_ops");
             let annotate = FunctionPass::new(
                 PassInfo::new("AnnotateTargetFunc", 0, &["InferType"]),

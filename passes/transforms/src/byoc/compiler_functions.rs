@@ -23,7 +23,6 @@ use relay_ir::dtype::DataType;
 use relay_ir::fxhash::FxMap;
 use relay_ir::rewrite::{rewrite_post_order, with_children};
 use relay_ir::{AttrValue, DictAttrs, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
-use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
 
@@ -69,21 +68,11 @@ pub(crate) fn inline_bound_spec() -> PassSpec {
         ))
         .doc("Inline the listed global `Compiler` functions (and their Composite calls), then drop them")
         .build(|args| {
-            let names = match args.get("global_vars") {
-                Some(PipelineValue::List(items)) => items
-                    .iter()
-                    .map(|item| match item {
-                        PipelineValue::Str(name) => {
-                            Ok(name.strip_prefix('@').unwrap_or(name).to_string())
-                        }
-                        other => Err(format!(
-                            "global_vars must be a list of strings, found {}",
-                            other.type_name()
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                _ => Vec::new(),
-            };
+            let names: Vec<String> = args
+                .string_list("global_vars")?
+                .into_iter()
+                .map(|name| name.strip_prefix('@').map_or(name.clone(), str::to_string))
+                .collect();
             Ok(move |module: IRModule, _ctx: &PassContext| {
                 inline_compiler_functions_bound_to(module, &names)
             })

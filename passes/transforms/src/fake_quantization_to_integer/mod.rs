@@ -22,7 +22,6 @@ use relay_ir::rewrite::{children, post_order, with_children};
 use relay_ir::IRModule;
 use relay_ir::{AttrValue, Expr, ExprKind, Function};
 use relay_pass_manager::pass_error;
-use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
 use rules::{optional_rule_for, rule_for, AffineType, Rule, TypeMap};
@@ -84,19 +83,7 @@ pub(crate) fn spec() -> PassSpec {
             let options = Options {
                 hard_fail: args.bool("hard_fail"),
                 use_qat: args.bool("use_qat"),
-                optional_qnn_ops: match args.get("optional_qnn_ops") {
-                    Some(PipelineValue::List(items)) => items
-                        .iter()
-                        .map(|item| match item {
-                            PipelineValue::Str(name) => Ok(name.clone()),
-                            other => Err(format!(
-                                "optional_qnn_ops must be a list of strings, found {}",
-                                other.type_name()
-                            )),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?,
-                    _ => vec![],
-                },
+                optional_qnn_ops: args.string_list("optional_qnn_ops")?,
             };
             Ok(
                 move |function: Function, module: &IRModule, _ctx: &PassContext| {

@@ -65,19 +65,7 @@ pub(crate) fn spec() -> PassSpec {
              handled)",
         )
         .build(|args| {
-            let targets = match args.get("targets") {
-                Some(PipelineValue::List(items)) => items
-                    .iter()
-                    .map(|item| match item {
-                        PipelineValue::Str(name) => Ok(name.clone()),
-                        other => Err(format!(
-                            "targets must be a list of strings, found {}",
-                            other.type_name()
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                _ => Vec::new(),
-            };
+            let targets = args.string_list("targets")?;
             let host = args.string("host");
             let host = (!host.is_empty()).then_some(host);
             // Checked now, so a bad parameter is refused where it is written.
