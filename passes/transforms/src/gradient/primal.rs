@@ -9,7 +9,7 @@
 //! `subtract`, `multiply`, `divide` and `negative`; `const(v, dtype)` is a
 //! rank-0 constant.
 
-use relay_ir::build::{int_array, op_call, op_call_with, scalar_constant_f64};
+use relay_ir::build::{attrs_with, int_array, op_call, op_call_with, scalar_constant_f64};
 use relay_ir::diagnostic::{Code, Diagnostic};
 use relay_ir::dtype::DataType;
 use relay_ir::{AttrValue, Call, Dim, Expr, Type, TypeKind};
@@ -88,6 +88,9 @@ const GRADIENTS: &[(&str, Gradient)] = &[
     ("dyn.reshape", dyn_reshape_grad),
     ("less_equal", comparison_grad),
     ("not_equal", comparison_grad),
+    ("nn.max_pool2d", max_pool2d_grad),
+    ("nn.avg_pool2d", avg_pool2d_grad),
+    ("nn.global_avg_pool2d", global_avg_pool2d_grad),
     ("concatenate", concatenate_grad),
 ];
 
@@ -95,9 +98,6 @@ const GRADIENTS: &[(&str, Gradient)] = &[
 /// does not build yet: differentiating them is an error that says so (not
 /// TVM's "no registered gradient").
 pub const NOT_PORTED: &[&str] = &[
-    "nn.max_pool2d",
-    "nn.avg_pool2d",
-    "nn.global_avg_pool2d",
     "max",
     "nn.matmul",
     "nn.batch_matmul",
@@ -840,6 +840,92 @@ fn comparison_grad(_orig: &Expr, call: &Call, _grad: &Expr) -> Result<Vec<Expr>,
         unary("zeros_like", arg(call, 0)?),
         unary("zeros_like", arg(call, 1)?),
     ])
+}
+
+/// `nn.max_pool2d_grad` over the pooling's window, strides, padding,
+/// layout and ceil_mode, as the Python gradient calls `_nn.max_pool2d_grad`
+/// (its `out_layout` is the wrapper's default "", its dilation the attrs'
+/// default).
+fn max_pool2d_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    let data = arg(call, 0)?;
+    let copied = |name: &str| attr(call, name).cloned();
+    Ok(vec![op_call_with(
+        "nn.max_pool2d_grad",
+        vec![grad.clone(), data.clone()],
+        &[
+            ("pool_size", copied("pool_size")?),
+            ("strides", copied("strides")?),
+            ("padding", copied("padding")?),
+            ("layout", copied("layout")?),
+            ("out_layout", AttrValue::Str(String::new())),
+            ("ceil_mode", copied("ceil_mode")?),
+        ],
+    )])
+}
+
+/// `nn.avg_pool2d_grad`, as [`max_pool2d_grad`] with `count_include_pad`.
+/// TVM builds its attributes as `AvgPool2DAttrs` although the operator
+/// registers `MaxPool2DAttrs` (so TVM's printer writes them to the metadata
+/// section); [`avg_pool2d_grad_call`] builds them the same way.
+fn avg_pool2d_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    let data = arg(call, 0)?;
+    let copied = |name: &str| attr(call, name).cloned();
+    Ok(vec![avg_pool2d_grad_call(
+        grad,
+        data,
+        &[
+            ("pool_size", copied("pool_size")?),
+            ("strides", copied("strides")?),
+            ("padding", copied("padding")?),
+            ("layout", copied("layout")?),
+            ("out_layout", AttrValue::Str(String::new())),
+            ("ceil_mode", copied("ceil_mode")?),
+            ("count_include_pad", copied("count_include_pad")?),
+        ],
+    )])
+}
+
+/// `_make.avg_pool2d_grad(grad, data, …)`: the call with `AvgPool2DAttrs`.
+fn avg_pool2d_grad_call(grad: &Expr, data: &Expr, fields: &[(&str, AttrValue)]) -> Expr {
+    let op =
+        relay_ir::op::lookup("nn.avg_pool2d_grad").expect("nn.avg_pool2d_grad is in the table");
+    Expr::call(
+        Expr::op(op, None),
+        vec![grad.clone(), data.clone()],
+        Some(attrs_with("relay.attrs.AvgPool2DAttrs", fields)),
+        None,
+    )
+}
+
+/// The gradient of a global average: `nn.avg_pool2d_grad` with the whole
+/// spatial extent as its window (NCHW or NHWC only, as TVM asserts), stride
+/// 1 and no padding.
+fn global_avg_pool2d_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagnostic> {
+    let data = arg(call, 0)?;
+    let layout = attr_str(call, "layout")?;
+    let shape = const_shape(data)?;
+    let pool_size = match (layout, shape.as_slice()) {
+        ("NCHW", &[_, _, h, w]) | ("NHWC", &[_, h, w, _]) => [h, w],
+        ("NCHW" | "NHWC", _) => {
+            return Err(failure(
+                "the gradient of nn.global_avg_pool2d needs 4-dimensional data",
+            ))
+        }
+        _ => return Err(failure(format!(
+            "the gradient of nn.global_avg_pool2d supports the NCHW and NHWC layouts, not {layout}"
+        ))),
+    };
+    Ok(vec![avg_pool2d_grad_call(
+        grad,
+        data,
+        &[
+            ("pool_size", int_array(&pool_size)),
+            ("strides", int_array(&[1, 1])),
+            ("padding", int_array(&[0, 0])),
+            ("layout", AttrValue::Str(layout.to_string())),
+            ("out_layout", AttrValue::Str(String::new())),
+        ],
+    )])
 }
 
 /// The gradient split back into the concatenated pieces: one gradient, a
