@@ -1,42 +1,10 @@
 //! Tests of the indexing, scan and mask kernels, with values worked out
 //! from TOPI's definitions (the reference computations of TVM's tests).
 
-use super::super::{eval_call, CallInfo, EvalError, Value};
+use super::super::Value;
+use crate::test_util::{floats, ints, run, run_err};
 use relay_ir::dtype::DataType;
-use relay_ir::metadata::TensorData;
-use relay_ir::{AttrValue, Attrs};
-
-fn ints(dtype: &str, shape: &[i64], v: &[i64]) -> Value {
-    Value::tensor(
-        TensorData::from_i64s(DataType::parse(dtype).unwrap(), shape.to_vec(), v).unwrap(),
-    )
-}
-
-fn floats(dtype: &str, shape: &[i64], v: &[f64]) -> Value {
-    Value::tensor(
-        TensorData::from_f64s(DataType::parse(dtype).unwrap(), shape.to_vec(), v).unwrap(),
-    )
-}
-
-fn attrs(fields: &[(&str, AttrValue)]) -> Attrs {
-    Attrs::new(
-        "test",
-        fields
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
-}
-
-fn run(op: &str, fields: &[(&str, AttrValue)], args: &[Value]) -> Value {
-    let a = attrs(fields);
-    eval_call(&CallInfo::new(op, Some(&a)), args).unwrap_or_else(|e| panic!("{op}: {e}"))
-}
-
-fn run_err(op: &str, fields: &[(&str, AttrValue)], args: &[Value]) -> EvalError {
-    let a = attrs(fields);
-    eval_call(&CallInfo::new(op, Some(&a)), args).expect_err(op)
-}
+use relay_ir::AttrValue;
 
 /// The shape and integer elements of a tensor value.
 fn int_values(v: &Value) -> (Vec<i64>, Vec<i64>) {

@@ -110,6 +110,8 @@ mod coverage_tests;
 #[cfg(test)]
 mod reference_cases;
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod vision_tests;

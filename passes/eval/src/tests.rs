@@ -1,6 +1,7 @@
 //! Unit tests of the kernels: values checked bit for bit.
 
 use super::*;
+use crate::test_util::{attrs, ints};
 use relay_ir::dtype::DataType;
 use relay_ir::{AttrValue, Attrs};
 
@@ -15,22 +16,6 @@ fn f32s(shape: &[i64], v: &[f32]) -> Value {
 fn f16s(shape: &[i64], v: &[f32]) -> Value {
     let vals: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
     Value::tensor(TensorData::from_f64s(DataType::float(16), shape.to_vec(), &vals).unwrap())
-}
-
-fn ints(dtype: &str, shape: &[i64], v: &[i64]) -> Value {
-    Value::tensor(
-        TensorData::from_i64s(DataType::parse(dtype).unwrap(), shape.to_vec(), v).unwrap(),
-    )
-}
-
-fn attrs(fields: &[(&str, AttrValue)]) -> Attrs {
-    Attrs::new(
-        "test",
-        fields
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
 }
 
 fn int_array(v: &[i64]) -> AttrValue {

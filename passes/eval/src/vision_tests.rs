@@ -3,44 +3,12 @@
 //! (and, for NMS, the expectations of TVM's `test_op_level5.py`).
 
 use super::{eval_call, CallInfo, EvalError, Value};
+use crate::test_util::{attrs, floats, ints, run, run_err};
 use relay_ir::dtype::DataType;
-use relay_ir::metadata::TensorData;
-use relay_ir::{AttrValue, Attrs};
-
-fn ints(dtype: &str, shape: &[i64], v: &[i64]) -> Value {
-    Value::tensor(
-        TensorData::from_i64s(DataType::parse(dtype).unwrap(), shape.to_vec(), v).unwrap(),
-    )
-}
-
-fn floats(dtype: &str, shape: &[i64], v: &[f64]) -> Value {
-    Value::tensor(
-        TensorData::from_f64s(DataType::parse(dtype).unwrap(), shape.to_vec(), v).unwrap(),
-    )
-}
+use relay_ir::AttrValue;
 
 fn f32s(shape: &[i64], v: &[f64]) -> Value {
     floats("float32", shape, v)
-}
-
-fn attrs(fields: &[(&str, AttrValue)]) -> Attrs {
-    Attrs::new(
-        "test",
-        fields
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect(),
-    )
-}
-
-fn run(op: &str, fields: &[(&str, AttrValue)], args: &[Value]) -> Value {
-    let a = attrs(fields);
-    eval_call(&CallInfo::new(op, Some(&a)), args).unwrap_or_else(|e| panic!("{op}: {e}"))
-}
-
-fn run_err(op: &str, fields: &[(&str, AttrValue)], args: &[Value]) -> EvalError {
-    let a = attrs(fields);
-    eval_call(&CallInfo::new(op, Some(&a)), args).expect_err(op)
 }
 
 /// The shape and elements of a tensor value (integers as `f64`).

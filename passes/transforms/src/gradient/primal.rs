@@ -911,9 +911,11 @@ fn global_avg_pool2d_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<
                 "the gradient of nn.global_avg_pool2d needs 4-dimensional data",
             ))
         }
-        _ => return Err(failure(format!(
+        _ => {
+            return Err(failure(format!(
             "the gradient of nn.global_avg_pool2d supports the NCHW and NHWC layouts, not {layout}"
-        ))),
+        )))
+        }
     };
     Ok(vec![avg_pool2d_grad_call(
         grad,
