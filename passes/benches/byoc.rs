@@ -31,14 +31,13 @@ use relay_passes::pass_manager::{
 use relay_passes::patterns::rewrite::{partition, rewrite};
 use relay_passes::patterns::rule::parse_rewrite_rule;
 use relay_passes::patterns::text::parse_pattern;
-use std::time::Instant;
+use support::{median_ms, on_big_stack};
+
+mod support;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
 static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
-
-/// Runs per measurement; the median is reported.
-const RUNS: usize = 7;
 
 /// What every subject goes through before the timing.
 const PREPARE: &str = "InferType, SimplifyInference, InferType";
@@ -59,16 +58,6 @@ const FLOW: &str = r#"MergeComposite(patterns={
     "dnnl.dense_bias": "nn.dense(*, *) |> add(_, *)"}),
   AnnotateTarget(targets=["dnnl"]), MergeCompilerRegions, PartitionGraph"#;
 
-/// Runs `work` on a thread with a large stack (real models are deep).
-fn on_big_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(work)
-        .expect("a thread")
-        .join()
-        .expect("the work did not panic")
-}
-
 /// The model `name` of the TVM corpus, prepared with [`PREPARE`]; `None`
 /// (with a note) when the corpus is absent.
 fn prepared(name: &str) -> Option<IRModule> {
@@ -86,21 +75,6 @@ fn prepared(name: &str) -> Option<IRModule> {
         let pass = pipeline_from_text(PREPARE).expect("the preparation parses");
         run_pass(&*pass, module, &ctx).expect("the preparation runs")
     }))
-}
-
-/// The median of `RUNS` timings of `work`, in milliseconds, and its last
-/// result.
-fn median_ms<T>(mut work: impl FnMut() -> T) -> (f64, T) {
-    let mut times = Vec::with_capacity(RUNS);
-    let mut last = None;
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let result = work();
-        times.push(start.elapsed().as_secs_f64() * 1000.0);
-        last = Some(result);
-    }
-    times.sort_by(f64::total_cmp);
-    (times[RUNS / 2], last.expect("RUNS > 0"))
 }
 
 /// How many calls of `op` the expression holds (each node once).

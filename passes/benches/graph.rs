@@ -24,55 +24,34 @@ use relay_passes::lower::parse_and_lower;
 use relay_passes::pass_manager::{
     pipeline_from_text, registry, run_pass, PassContext, PassContextOptions,
 };
-use std::time::Instant;
+use support::{median_ms, on_big_stack};
+
+mod support;
 
 /// The `relay` binary allocates with mimalloc; measure with the same.
 #[global_allocator]
 static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
-
-/// Runs per measurement; the median is reported.
-const RUNS: usize = 7;
 
 /// Lowers and type-checks `text` on a thread with a large stack (real
 /// models are deep), then runs `pipeline` when one is given.
 fn typed_module(name: &str, text: String, pipeline: Option<&str>) -> IRModule {
     let name = name.to_string();
     let pipeline = pipeline.map(str::to_string);
-    std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(move || {
-            relay_passes::register_builtin_passes();
-            let (module, diagnostics) = parse_and_lower(&name, &text);
-            assert!(!diagnostics.has_errors(), "{name} does not parse");
-            let ctx = PassContext::new(PassContextOptions::default()).expect("a context");
-            let infer = registry::create_by_name("InferType").expect("InferType");
-            let module = run_pass(&*infer, module, &ctx).expect("InferType");
-            match pipeline {
-                Some(p) => {
-                    let pass = pipeline_from_text(&p).expect("the pipeline parses");
-                    run_pass(&*pass, module, &ctx).expect("the pipeline runs")
-                }
-                None => module,
+    on_big_stack(move || {
+        relay_passes::register_builtin_passes();
+        let (module, diagnostics) = parse_and_lower(&name, &text);
+        assert!(!diagnostics.has_errors(), "{name} does not parse");
+        let ctx = PassContext::new(PassContextOptions::default()).expect("a context");
+        let infer = registry::create_by_name("InferType").expect("InferType");
+        let module = run_pass(&*infer, module, &ctx).expect("InferType");
+        match pipeline {
+            Some(p) => {
+                let pass = pipeline_from_text(&p).expect("the pipeline parses");
+                run_pass(&*pass, module, &ctx).expect("the pipeline runs")
             }
-        })
-        .expect("a thread")
-        .join()
-        .expect("lowering did not panic")
-}
-
-/// The median of `RUNS` timings of `work`, in milliseconds, and its last
-/// result.
-fn median_ms<T>(mut work: impl FnMut() -> T) -> (f64, T) {
-    let mut times = Vec::with_capacity(RUNS);
-    let mut last = None;
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let result = work();
-        times.push(start.elapsed().as_secs_f64() * 1000.0);
-        last = Some(result);
-    }
-    times.sort_by(f64::total_cmp);
-    (times[RUNS / 2], last.expect("RUNS > 0"))
+            None => module,
+        }
+    })
 }
 
 fn report(subject: &str, nodes: usize, ms: f64, svg: &str) {
