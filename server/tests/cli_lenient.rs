@@ -21,6 +21,29 @@ fn text_of(out: &Output) -> String {
     )
 }
 
+/// The codes of `relay check --format json FILE` (strict reading).
+fn strict_check_codes(path: &Path) -> Vec<String> {
+    let check = relay()
+        .args(["check", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&check.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|d| d["code"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Whether `codes` hold only what no upgrade can invent: a constant whose
+/// value the text never had (E0112), an operator nobody declared (E0103)
+/// and the unknown types after them (E0205).
+fn only_what_no_upgrade_invents(codes: &[String]) -> bool {
+    codes
+        .iter()
+        .all(|c| ["E0103", "E0112", "E0205"].contains(&c.as_str()))
+}
+
 fn cases() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lenient");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -129,20 +152,9 @@ fn upgrade_writes_text_strict_mode_reads() {
         // value the text never had (a reference without a section, E0112)
         // and an operator nobody declared (E0103); the unknown types after
         // them (E0205). Anything else must be clean 0.0.5 text.
-        let check = relay()
-            .args(["check", "--format", "json"])
-            .arg(&copy)
-            .output()
-            .unwrap();
-        let codes: Vec<String> = String::from_utf8_lossy(&check.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter_map(|d| d["code"].as_str().map(str::to_string))
-            .collect();
+        let codes = strict_check_codes(&copy);
         assert!(
-            codes
-                .iter()
-                .all(|c| ["E0103", "E0112", "E0205"].contains(&c.as_str())),
+            only_what_no_upgrade_invents(&codes),
             "{name:?}:\n{text}\n{codes:?}"
         );
         if codes.is_empty() {
@@ -353,20 +365,9 @@ fn upgrade_keeps_every_comment_in_place() {
             );
 
             // Strict reading: clean 0.0.5 text, but for what the text never had.
-            let check = relay()
-                .args(["check", "--format", "json"])
-                .arg(&copy)
-                .output()
-                .unwrap();
-            let codes: Vec<String> = String::from_utf8_lossy(&check.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-                .filter_map(|d| d["code"].as_str().map(str::to_string))
-                .collect();
+            let codes = strict_check_codes(&copy);
             assert!(
-                codes
-                    .iter()
-                    .all(|c| ["E0103", "E0112", "E0205"].contains(&c.as_str())),
+                only_what_no_upgrade_invents(&codes),
                 "{name}:\n{upgraded}\n{codes:?}"
             );
 
