@@ -199,10 +199,10 @@ impl PassArgs {
         }
     }
 
-    /// A list-of-strings parameter (`targets=["dnnl", "cmsis-nn"]`); a
-    /// single string is a list of one, as TVM's Python wrappers accept, and
-    /// an absent parameter is empty. An element that is not a string is an
-    /// error naming the parameter.
+    /// A list-of-strings parameter (`targets=["dnnl", "cmsis-nn"]`; the
+    /// pipeline reader already refuses a non-list value); an absent one is
+    /// empty. An element that is not a string is an error naming the
+    /// parameter.
     pub fn string_list(&self, name: &str) -> Result<Vec<String>, String> {
         match self.get(name) {
             Some(PipelineValue::List(items)) => items
@@ -215,7 +215,6 @@ impl PassArgs {
                     )),
                 })
                 .collect(),
-            Some(PipelineValue::Str(s)) => Ok(vec![s.clone()]),
             _ => Ok(Vec::new()),
         }
     }
