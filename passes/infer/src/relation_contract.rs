@@ -53,6 +53,13 @@ pub enum RelationOutcome {
     /// Done: unify each slot with its type. Slot `i < inputs.len()` is input
     /// `i`; slot `inputs.len()` is the output.
     Solved(Vec<(usize, Type)>),
+    /// Not done, but these slots are unified now: TVM's `Assign` takes
+    /// effect at once even when the relation then returns `false`
+    /// (`BroadCastToRel` assigns the attribute's shape and then checks the
+    /// broadcast on its argument array, where the output is still
+    /// incomplete). As with `NotReady`, the relation runs again only when
+    /// one of its types is changed by something else.
+    Pending(Vec<(usize, Type)>),
 }
 
 /// A type error found by a relation.

@@ -996,9 +996,10 @@ impl Solver {
         bind: Option<&Type>,
     ) -> bool {
         let span = self.rels[id as usize].span;
+        let done = matches!(outcome, Ok(RelationOutcome::Solved(_)));
         match outcome {
             Ok(RelationOutcome::NotReady) => false,
-            Ok(RelationOutcome::Solved(assignments)) => {
+            Ok(RelationOutcome::Solved(assignments) | RelationOutcome::Pending(assignments)) => {
                 for (slot, ty) in assignments {
                     if slot == num_inputs {
                         if let Some(TypeKind::Incomplete(out)) = bind.map(Type::kind) {
@@ -1055,7 +1056,7 @@ impl Solver {
                         }
                     }
                 }
-                true
+                done
             }
             Err(RelationError {
                 message,
@@ -1277,7 +1278,7 @@ fn evaluate(
             }
             let rel_args = RelationArgs::new(&args[..=num_inputs], attrs);
             Some(func(&rel_args).and_then(|outcome| match &outcome {
-                RelationOutcome::Solved(assigns) => {
+                RelationOutcome::Solved(assigns) | RelationOutcome::Pending(assigns) => {
                     match assigns.iter().find_map(|(_, ty)| impossible_shape(ty)) {
                         Some(message) => Err(RelationError::new(message)),
                         None => Ok(outcome),

@@ -10,14 +10,16 @@
 //! (see [`layout`]), and reports errors in TVM's words, with types written in
 //! Relay syntax (see [`display`]).
 //!
-//! Two systematic differences from TVM, forced by the contract in
+//! TVM lets a relation assign some types and still return `false` (wait); a
+//! relation that does so here returns its assignments as
+//! [`RelationOutcome::Pending`] and the solver unifies them at once, as
+//! TVM's `Assign` does (`broadcast_to` and `collapse_sum_to` assign the
+//! attribute's shape and wait, because their nested `BroadcastRel` sees the
+//! output as it was when they were called).
+//!
+//! One systematic difference from TVM, forced by the contract in
 //! [`super::relation_contract`]:
 //!
-//! * TVM lets a relation assign some types and still return `false` (wait);
-//!   our relations either wait without assigning or finish. Where TVM
-//!   assigns and then waits on a nested relation (`broadcast_to`,
-//!   `collapse_sum_like`, `collapse_sum_to`), we wait until the nested
-//!   relation can run too, and then return every assignment at once.
 //! * TVM sometimes *emits* an error and carries on (`BroadcastRel` on two
 //!   dtypes), or aborts on a failed `ICHECK`. Both become a
 //!   [`RelationError`] here. Where TVM `ICHECK`s that an input type is a
@@ -288,8 +290,10 @@ pub(crate) fn run<'a>(
     let mut ctx = Ctx::new(args);
     if rel(&mut ctx)? {
         Ok(RelationOutcome::Solved(ctx.assigns))
-    } else {
+    } else if ctx.assigns.is_empty() {
         Ok(RelationOutcome::NotReady)
+    } else {
+        Ok(RelationOutcome::Pending(ctx.assigns))
     }
 }
 

@@ -128,12 +128,23 @@ pub fn attrs_for(op_name: &str, given: &[(&str, AttrValue)]) -> Option<Attrs> {
 
 /// Runs `op`'s relation on `inputs` (output incomplete).
 pub fn run(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> RelationOutcomeOrError {
+    run_with_output(op_name, inputs, Type::incomplete(), given)
+}
+
+/// Runs `op`'s relation on `inputs` with the output's type as it is now
+/// (a relation called again after its output was resolved).
+pub fn run_with_output(
+    op_name: &str,
+    inputs: &[Type],
+    output: Type,
+    given: &[(&str, AttrValue)],
+) -> RelationOutcomeOrError {
     let op = op::lookup(op_name).unwrap_or_else(|| panic!("no operator {op_name}"));
     let rel_name = op.type_rel.as_deref().expect("op has a relation");
     let rel = by_name(rel_name).unwrap_or_else(|| panic!("relation {rel_name} not implemented"));
     let attrs = attrs_for(op_name, given);
     let mut slots = inputs.to_vec();
-    slots.push(Type::incomplete());
+    slots.push(output);
     rel(&RelationArgs::new(&slots, attrs.as_ref()))
 }
 
@@ -144,6 +155,9 @@ pub fn solved(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Ve
     match run(op_name, inputs, given) {
         Ok(RelationOutcome::Solved(assigns)) => assigns,
         Ok(RelationOutcome::NotReady) => panic!("{op_name}: relation waits"),
+        Ok(RelationOutcome::Pending(_)) => {
+            panic!("{op_name}: relation assigns and waits (use `pending`)")
+        }
         Err(err) => panic!("{op_name}: relation fails: {}", err.message),
     }
 }
@@ -156,6 +170,15 @@ pub fn solve_out(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) ->
         .find(|(slot, _)| *slot == out)
         .map(|(_, ty)| ty)
         .unwrap_or_else(|| panic!("{op_name}: no output assigned"))
+}
+
+/// The assignments of a relation that assigns and then waits (TVM's
+/// relations that check more on their stale argument array).
+pub fn pending(op_name: &str, inputs: &[Type], given: &[(&str, AttrValue)]) -> Vec<(usize, Type)> {
+    match run(op_name, inputs, given) {
+        Ok(RelationOutcome::Pending(assigns)) => assigns,
+        other => panic!("{op_name}: expected assignments and a wait, got {other:?}"),
+    }
 }
 
 /// Whether the relation waits.
