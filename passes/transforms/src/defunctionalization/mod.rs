@@ -38,7 +38,7 @@
 //! function of the module and puts the result in its place (as TVM's tests
 //! do with `mod["main"]`). It needs typed input (the calls' type arguments).
 
-pub(crate) mod type_script;
+pub mod type_script;
 
 use crate::partial_eval::{dedup_specialized, free_vars_of, with_stack};
 use relay_ir::diagnostic::{Code, Diagnostic};

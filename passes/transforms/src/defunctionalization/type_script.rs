@@ -26,7 +26,7 @@ const METADATA_OMITTED: &str =
     "# Metadata omitted. Use show_meta=True in script() method to show it.";
 
 /// `ty` as TVM v0.13's `operator<<` writes a function type.
-pub(crate) fn type_to_string(ty: &Type) -> String {
+pub fn type_to_string(ty: &Type) -> String {
     let mut writer = ScriptWriter::default();
     let mut out = String::new();
     writer.ty(ty, &mut out);
