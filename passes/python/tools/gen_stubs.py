@@ -82,10 +82,17 @@ def transform_stubs():
         "def function_pass(pass_func: Optional[Callable[..., Any]] = None, opt_level: Optional[int] = None,"
         " name: Optional[str] = None, required: Optional[Sequence[str]] = None) -> Any: ...",
         "PASSES: dict[str, Callable[..., Pass]]",
+        "FUNCTIONS: dict[str, Callable[..., Any]]",
         "",
     ]
-    for name, ctor in sorted(transform.PASSES.items()):
-        lines.append(f"def {name}({_params(inspect.signature(ctor), 'Any')}) -> Pass: ...")
+    for name in sorted(set(transform.PASSES) | set(transform.FUNCTIONS)):
+        if name in transform.FUNCTIONS:
+            # TVM's function of that name (the pass stays in PASSES).
+            signature = inspect.signature(transform.FUNCTIONS[name])
+            lines.append(f"def {name}({_params(signature, 'Any')}) -> Any: ...")
+        else:
+            signature = inspect.signature(transform.PASSES[name])
+            lines.append(f"def {name}({_params(signature, 'Any')}) -> Pass: ...")
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,7 @@ pub mod canonicalize_ops;
 pub mod combine_parallel;
 pub mod convert_layout;
 pub mod dead_code;
+pub mod defunctionalization;
 pub mod defuse_ops;
 pub mod dense_to_sparse;
 pub mod div_to_mul;
@@ -27,6 +28,7 @@ pub mod fold_scale_axis;
 mod free_var_params;
 pub mod fuse_ops;
 pub mod gradient;
+pub mod indexed_graph;
 mod infer_type;
 pub mod inline;
 pub mod lambda_lift;
@@ -124,6 +126,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         partial_eval::spec(),
         gradient::lazy_init::spec(),
         gradient::first_order::spec(),
+        defunctionalization::spec(),
     ]
 }
 

@@ -52,11 +52,6 @@ pub const NOT_REGISTERED: &[NotRegistered] = &[
                  differentiates first-order programs",
     },
     NotRegistered {
-        name: "Defunctionalization",
-        reason: "not a pass: turns one higher-order function of a module into first-order code \
-                 with ADTs; not ported yet",
-    },
-    NotRegistered {
         name: "to_cps",
         reason: "not a pass: ToCPS of one function; the ToCPS pass applies it to every function",
     },
@@ -76,9 +71,10 @@ pub const NOT_REGISTERED: &[NotRegistered] = &[
     },
     NotRegistered {
         name: "CapturePostDfsIndexInSpans",
-        reason: "writes post-DFS indexes into TVM's named spans; spans here are source ranges \
-                 for diagnostics and printed text shows none, so it would change nothing \
-                 visible; not ported",
+        reason: "writes post-DFS and dominator indexes into TVM's named spans (`span=index:5:7`); \
+                 spans here are source ranges for diagnostics and printed text shows none, so \
+                 the pass would change nothing visible; the numbering itself is \
+                 relay_transforms::indexed_graph::IndexedGraph (`span_text` gives TVM's text)",
     },
     NotRegistered {
         name: "CollagePartition",

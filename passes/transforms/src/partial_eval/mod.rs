@@ -36,6 +36,18 @@ mod values;
 mod tests;
 
 use dedup::{dedup, free_vars, use_types, TypeSubst};
+
+/// A copy of `root` with fresh variables and type parameters (TVM's
+/// `DeDup`) and the type variables of `subst` replaced (`TypeSubst`).
+pub(crate) fn dedup_specialized(root: &Expr, subst: &TypeSubst) -> Expr {
+    dedup(root, subst).0
+}
+
+/// The variables used in `root` but bound outside it, in first-use order
+/// (TVM's `FreeVars`).
+pub(crate) fn free_vars_of(root: &Expr) -> Vec<Var> {
+    free_vars(root)
+}
 use relay_eval::{self as eval, CallInfo, Value};
 use relay_ir::build::fresh_let_variable;
 use relay_ir::diagnostic::{Code, Diagnostic};

@@ -108,6 +108,21 @@ def AnnotateTarget(targets, include_non_call_ops=True):  # noqa: N802 (TVM's nam
 PASSES["AnnotateTarget"] = AnnotateTarget
 
 
+def Defunctionalization(func, mod):  # noqa: N802 (TVM's name)
+    """Defunctionalization as TVM has it: a function, not a pass. Returns the
+    first-order version of ``func`` (typed, with no type parameters) and adds
+    the specialised globals, ``@apply`` functions and ``Defunc`` ADTs it uses
+    to ``mod``. The registry's pass form is ``PASSES["Defunctionalization"]``
+    (``Defunctionalization(entry="main")`` in a pipeline)."""
+    return _core.defunctionalization(func, mod)
+
+
+# TVM's functions of relay.transform whose name is also a pass of the
+# registry here: the module attribute is TVM's function, the pass stays in
+# PASSES.
+FUNCTIONS = {"Defunctionalization": Defunctionalization}
+
+
 def __getattr__(name):
     """Passes registered after import (``relay.toml`` passes)."""
     for spec in _core.pass_specs():
@@ -116,4 +131,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'relay.transform' has no attribute '{name}'")
 
 
-__all__ = ["function_pass", "FunctionPass", "PASSES"] + sorted(PASSES)
+__all__ = ["function_pass", "FunctionPass", "PASSES", "FUNCTIONS"] + sorted(PASSES)
