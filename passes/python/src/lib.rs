@@ -21,6 +21,7 @@ mod context;
 mod diagnostics;
 mod executor;
 mod expr;
+mod gradient;
 mod module;
 mod ops;
 mod passes;
@@ -102,6 +103,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::pass_specs, m)?)?;
     m.add_function(wrap_pyfunction!(passes::pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(passes::report_error, m)?)?;
+    m.add_function(wrap_pyfunction!(gradient::gradient, m)?)?;
 
     m.add_class::<context::PyPassContext>()?;
     m.add_class::<context::PyPassTiming>()?;

@@ -82,6 +82,7 @@ def transform_stubs():
         "def function_pass(pass_func: Optional[Callable[..., Any]] = None, opt_level: Optional[int] = None,"
         " name: Optional[str] = None, required: Optional[Sequence[str]] = None) -> Any: ...",
         "PASSES: dict[str, Callable[..., Pass]]",
+        "def gradient(expr: Any, mod: Any = None, mode: str = 'higher_order') -> Any: ...",
         "",
     ]
     for name, ctor in sorted(transform.PASSES.items()):

@@ -124,6 +124,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         partial_eval::spec(),
         gradient::lazy_init::spec(),
         gradient::first_order::spec(),
+        gradient::spec(),
     ]
 }
 
