@@ -55,7 +55,7 @@ const CHECKPOINT: &str = "annotation.checkpoint";
 /// is therefore required when the program calls any.
 pub fn higher_order_gradient(
     expr: &Expr,
-    mut module: Option<&mut IRModule>,
+    module: Option<&mut IRModule>,
 ) -> Result<Expr, Diagnostic> {
     let allowed = FeatureSet::all().without(Feature::Graph);
     check_features(expr, allowed)?;
@@ -90,7 +90,7 @@ pub fn higher_order_gradient(
     let body_type = checked_type(f.body())?;
 
     let mut shared = Shared {
-        module: module.as_deref_mut(),
+        module,
         ad_vars: HashMap::default(),
         ad_globals: HashMap::default(),
     };

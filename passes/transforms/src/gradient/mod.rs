@@ -83,3 +83,40 @@ pub fn gradient(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_are_tvm_names_and_others_are_refused() {
+        assert_eq!("higher_order".parse(), Ok(GradientMode::HigherOrder));
+        assert_eq!("first_order".parse(), Ok(GradientMode::FirstOrder));
+        let refused = "second_order".parse::<GradientMode>().unwrap_err();
+        assert!(refused.contains("unknown mode"), "{refused}");
+    }
+
+    #[test]
+    fn first_order_mode_refuses_a_module() {
+        let x = relay_ir::Var::new("x", None, None);
+        let function = relay_ir::Function::new(
+            relay_ir::FunctionData {
+                params: vec![x.clone()],
+                body: x.into_expr(),
+                ret_type: None,
+                type_params: Vec::new(),
+                attrs: Default::default(),
+                virtual_device: None,
+            },
+            None,
+        );
+        let mut module = IRModule::new();
+        let error =
+            gradient(function.expr(), Some(&mut module), GradientMode::FirstOrder).unwrap_err();
+        assert!(
+            error.message.contains("FirstOrderGradient module pass"),
+            "{}",
+            error.message
+        );
+    }
+}
