@@ -29,7 +29,8 @@ pub(crate) fn spec() -> PassSpec {
             "Replace the entry function by one returning its result with the gradient with \
              respect to each parameter (TVM's relay.transform.gradient, a function in TVM, \
              not a pass); the higher-order mode adds @<name>_grad for each global function \
-             called; the result is not type-checked again",
+             called; the result is not type-checked again; the operator gradients are \
+             FirstOrderGradient's (those it lists as not ported are refused by name)",
         )
         .build(|args| {
             let entry = args.string("entry");
