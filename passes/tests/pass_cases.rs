@@ -26,6 +26,15 @@
 //! `compare_fq_to_int`). A case whose module cannot run, or that the
 //! pipeline leaves unchanged, fails too: the header must check something.
 //!
+//! `evaluate: @f ~= EXPR` runs the global function `@f` of the pipeline's
+//! result with the reference interpreter on [`EVALUATE_SEEDS`] seeded random
+//! arguments and compares its value with `EXPR` — a Relay expression over
+//! `@f`'s parameters (as they are in the case's module), e.g.
+//! `(multiply(%x, 2f), (full(2f, shape=[10, 10], dtype="float32"),))` —
+//! evaluated on the same arguments: what TVM's tests check by comparing the
+//! executor's result with NumPy values. A case whose result cannot run, or
+//! whose value holds no tensor to compare, fails.
+//!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
 //! pipeline and printed with its types; the output is an insta snapshot
 //! `tests/snapshots/passes/<PassName>/<case>.snap`. A case whose pipeline
@@ -134,10 +143,98 @@ fn run_case(path: &Path) -> String {
             stats.render()
         );
     }
+    if let Some(evaluate) = header(&text, "evaluate") {
+        let module = result.as_ref().unwrap_or_else(|e| {
+            panic!("{}: `evaluate` on a failing pipeline: {e}", path.display())
+        });
+        evaluate_result(path, &text, module, &evaluate);
+    }
     match result {
         Ok(module) => print_module(&module, &PrintOptions::default()),
         Err(error) => error,
     }
+}
+
+/// How many seeded random argument lists `// evaluate:` runs on.
+const EVALUATE_SEEDS: u64 = 2;
+
+/// The `// evaluate: @f ~= EXPR` check (see the module documentation):
+/// `EXPR` becomes the body of a function `@__expected` with `@f`'s
+/// parameters, added to the case's module.
+fn evaluate_result(path: &Path, text: &str, result: &IRModule, evaluate: &str) {
+    use relay_passes::interp::{compare::compare, print::value_text, random_arguments, Limits};
+    let (entry, expected_text) = evaluate
+        .strip_prefix('@')
+        .and_then(|rest| rest.split_once("~="))
+        .unwrap_or_else(|| panic!("{}: `evaluate: @f ~= EXPR` expected", path.display()));
+    let entry = entry.trim();
+    let typed = |source: &str| {
+        let (module, diagnostics) = parse_and_lower(&path.display().to_string(), source);
+        assert!(
+            !diagnostics.has_errors(),
+            "{}: does not lower: {:?}",
+            path.display(),
+            diagnostics.iter().next()
+        );
+        let (typed, diagnostics) = relay_passes::infer::infer_module(&module);
+        assert!(
+            !diagnostics.has_errors(),
+            "{}: does not type-check: {:?}",
+            path.display(),
+            diagnostics.iter().next()
+        );
+        typed
+    };
+    let input = typed(text);
+    let function = input
+        .function(entry)
+        .unwrap_or_else(|| panic!("{}: no @{entry} in the case's module", path.display()));
+    let params: Vec<String> = (0..function.params().len())
+        .map(|i| {
+            let ty = relay_passes::interp::param_type(function, i).expect("typed parameters");
+            format!(
+                "%{}: {}",
+                function.params()[i].name(),
+                relay_passes::printer::print_type(&ty)
+            )
+        })
+        .collect();
+    // The new function goes before the metadata section, which ends a module.
+    let (definitions, metadata) = match text.find("\n#[metadata]") {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let expected_module = typed(&format!(
+        "{definitions}\ndef @__expected({}) {{\n  {}\n}}\n{metadata}",
+        params.join(", "),
+        expected_text.trim()
+    ));
+    let mut compared = 0;
+    for seed in 0..EVALUATE_SEEDS {
+        let args = random_arguments(function, seed, Limits::default())
+            .unwrap_or_else(|e| panic!("{}: arguments: {e}", path.display()));
+        let run = |module: &IRModule, name: &str| {
+            relay_passes::interp::run(module, name, args.clone(), Limits::default())
+                .unwrap_or_else(|e| panic!("{}: running @{name}: {}", path.display(), e.message))
+        };
+        let actual = run(result, entry);
+        let expected = run(&expected_module, "__expected");
+        if let Some(difference) = compare(&expected, &actual) {
+            panic!(
+                "{}: @{entry} on seed {seed} differs from the expected value: {difference}\n\
+                 expected: {}\nactual: {}",
+                path.display(),
+                value_text(&expected),
+                value_text(&actual)
+            );
+        }
+        compared += expected.leaves().len();
+    }
+    assert!(
+        compared > 0,
+        "{}: `evaluate` compared no tensor",
+        path.display()
+    );
 }
 
 /// Runs the pipeline the `// …:` headers of `headers` name on the module

@@ -22,6 +22,7 @@ mod diagnostics;
 mod executor;
 mod expr;
 mod functions;
+mod gradient;
 mod module;
 mod ops;
 mod passes;
@@ -104,6 +105,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(passes::pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(functions::defunctionalization, m)?)?;
     m.add_function(wrap_pyfunction!(passes::report_error, m)?)?;
+    m.add_function(wrap_pyfunction!(gradient::gradient, m)?)?;
 
     m.add_class::<context::PyPassContext>()?;
     m.add_class::<context::PyPassTiming>()?;

@@ -83,6 +83,7 @@ def transform_stubs():
         " name: Optional[str] = None, required: Optional[Sequence[str]] = None) -> Any: ...",
         "PASSES: dict[str, Callable[..., Pass]]",
         "FUNCTIONS: dict[str, Callable[..., Any]]",
+        "def gradient(expr: Any, mod: Any = None, mode: str = 'higher_order') -> Any: ...",
         "",
     ]
     for name in sorted(set(transform.PASSES) | set(transform.FUNCTIONS)):

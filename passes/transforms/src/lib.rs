@@ -127,6 +127,7 @@ pub fn builtin_passes() -> Vec<PassSpec> {
         gradient::lazy_init::spec(),
         gradient::first_order::spec(),
         defunctionalization::spec(),
+        gradient::spec(),
     ]
 }
 

@@ -527,7 +527,7 @@ impl ReverseAd {
 
 /// TVM's `GradRetType`: `(R, (T1, …, Tn))` when the function's return type
 /// and every parameter are annotated; otherwise none (left to inference).
-fn grad_ret_type(f: &Function) -> Option<Type> {
+pub(super) fn grad_ret_type(f: &Function) -> Option<Type> {
     let ret = f.data().ret_type.clone()?;
     let params: Option<Vec<Type>> = f
         .params()

@@ -31,6 +31,15 @@ impl LetList {
         var
     }
 
+    /// [`LetList::push`] of a variable annotated with `annotation` (TVM's
+    /// `Push(expr, type)`: `Var::GenSym(type)`).
+    pub(crate) fn push_annotated(&mut self, value: Expr, annotation: Type) -> Var {
+        let fresh = fresh_let_variable();
+        let var = Var::new(fresh.name(), Some(annotation), None);
+        self.bindings.push((var.clone(), value));
+        var
+    }
+
     /// The bindings, first outermost, around `body` (TVM's `LetList::Get`).
     pub(crate) fn get(self, body: Expr) -> Expr {
         self.bindings

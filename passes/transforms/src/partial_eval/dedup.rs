@@ -16,11 +16,11 @@ use relay_ir::{
 use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// Type parameter id → the type that replaces it.
-pub(super) type TypeSubst = HashMap<u64, Type>;
+pub(crate) type TypeSubst = HashMap<u64, Type>;
 
 /// A renamed copy of `root` with `subst` applied, and the pairs (original
 /// function literal, its copy).
-pub(super) fn dedup(root: &Expr, subst: &TypeSubst) -> (Expr, Vec<(Expr, Expr)>) {
+pub(crate) fn dedup(root: &Expr, subst: &TypeSubst) -> (Expr, Vec<(Expr, Expr)>) {
     let mut renamer = Renamer {
         subst,
         use_types: use_types(root),

@@ -29,7 +29,7 @@
 //! (graph form) is refused, as TVM's feature check does. Primitive
 //! (fused) functions are never evaluated, only called.
 
-mod dedup;
+pub(crate) mod dedup;
 mod values;
 
 #[cfg(test)]
@@ -80,7 +80,7 @@ const MAX_DEPTH: usize = 50_000;
 
 /// Runs `f` with enough stack for one more level of recursion, growing the
 /// stack in segments (nesting depth comes from the user's program).
-pub(super) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
     const RED_ZONE: usize = 128 << 10;
     const SEGMENT: usize = 4 << 20;
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)

@@ -9,6 +9,7 @@ import functools
 import inspect
 import sys
 import types
+import warnings
 
 from .. import _core
 from .._core import FunctionPass, PassInfo
@@ -123,6 +124,31 @@ def Defunctionalization(func, mod):  # noqa: N802 (TVM's name)
 FUNCTIONS = {"Defunctionalization": Defunctionalization}
 
 
+def gradient(expr, mod=None, mode="higher_order"):
+    """TVM's ``relay.transform.gradient``: the function ``expr`` (or the
+    ``GlobalVar`` of ``mod`` naming one) transformed into a function that
+    returns its result paired with the gradient of the result with respect
+    to each parameter. ``mode="higher_order"`` (the default) handles any
+    program, with references and closures, and adds ``@<name>_grad`` to
+    ``mod`` for each global function called; ``"first_order"`` (deprecated
+    in TVM) is ``FirstOrderGradient`` on the function alone and refuses a
+    module. The input must be type-checked; the result is not."""
+    if mode == "first_order":
+        warnings.warn(
+            "using transform.gradient for first-order AD is deprecated, please use the"
+            "FirstOrderGradient module pass",
+            DeprecationWarning,
+        )
+        if mod is not None:
+            raise RuntimeError(
+                "to run first-order AD on a module, please use the FirstOrderGradient module pass."
+            )
+        return _core.gradient(expr, None, "first_order")
+    if mode == "higher_order":
+        return _core.gradient(expr, mod, "higher_order")
+    raise Exception("unknown mode")
+
+
 def __getattr__(name):
     """Passes registered after import (``relay.toml`` passes)."""
     for spec in _core.pass_specs():
@@ -131,4 +157,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'relay.transform' has no attribute '{name}'")
 
 
-__all__ = ["function_pass", "FunctionPass", "PASSES", "FUNCTIONS"] + sorted(PASSES)
+__all__ = ["function_pass", "FunctionPass", "PASSES", "FUNCTIONS", "gradient"] + sorted(PASSES)
