@@ -2,17 +2,23 @@
 //! tiling (`nn.contrib_conv2d_gemm_weight_transform`, TOPI's
 //! `nn.conv2d_gemm_weight_transform`) and the auto-scheduler's layout
 //! rewrite (`auto_scheduler_layout_transform`, `topi::
-//! auto_scheduler_layout_transform`). Both only move elements (and pad
-//! with zeros), so they are exact for every data type.
+//! auto_scheduler_layout_transform`), and meta-schedule's
+//! (`meta_schedule_layout_transform`, `topi::meta_schedule_layout_transform`:
+//! each element moves to the index its `tir.IndexMap` sends its index to,
+//! [`relay_ir::index_map`]). All only move elements (and pad with zeros),
+//! so they are exact for every data type.
 
 use super::tensor::{dims, for_each_index, numel, strides};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalResult, Kernel, Value};
+use relay_ir::index_map::IndexMap;
 use relay_ir::metadata::TensorData;
+use relay_ir::AttrValue;
 
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "nn.contrib_conv2d_gemm_weight_transform" => gemm_weight_transform,
         "auto_scheduler_layout_transform" => auto_scheduler_layout_transform,
+        "meta_schedule_layout_transform" => meta_schedule_layout_transform,
         _ => return None,
     })
 }
@@ -38,6 +44,64 @@ fn gather_or_zero(
         }
     }
     TensorData::new(input.dtype, shape, data).map_err(|e| super::EvalError::Unsupported(e.message))
+}
+
+/// `out[map(i)] = data[i]` over the shape TVM's `MapShape` gives. TOPI
+/// computes each output element through the map's inverse, which TVM
+/// builds only for a bijection onto that shape: a map that sends two
+/// indices to one element, or leaves an element unreached, is not folded
+/// (TVM's `Inverse` fails on it).
+fn meta_schedule_layout_transform(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let input = arg_tensor(args, 0, call)?;
+    let map = match call.attr("index_map") {
+        Some(AttrValue::Meta(meta)) => IndexMap::read(meta),
+        _ => {
+            return unsupported("meta_schedule_layout_transform: index_map must be a tir.IndexMap")
+        }
+    }
+    .map_err(|e| super::EvalError::Unsupported(format!("meta_schedule_layout_transform: {e}")))?;
+    let shape = map.map_shape(&input.shape).map_err(|e| {
+        super::EvalError::Unsupported(format!("meta_schedule_layout_transform: {e}"))
+    })?;
+    let total = call.check_size(&shape)?;
+    let out_strides = strides(&dims(&shape));
+    let mut src: Vec<Option<usize>> = vec![None; total];
+    let mut failure: Option<String> = None;
+    for_each_index(&dims(&input.shape), |flat, index| {
+        if failure.is_some() {
+            return;
+        }
+        let index: Vec<i64> = index.iter().map(|&i| i as i64).collect();
+        let target = match map.apply(&index) {
+            Ok(target) => target,
+            Err(e) => {
+                failure = Some(e.0);
+                return;
+            }
+        };
+        let mut at = 0usize;
+        for ((&t, &extent), &stride) in target.iter().zip(&shape).zip(&out_strides) {
+            if t < 0 || t >= extent {
+                failure = Some(format!("the index map sends {index:?} outside {shape:?}"));
+                return;
+            }
+            at += t as usize * stride;
+        }
+        if src[at].replace(flat).is_some() {
+            failure = Some("the index map is not one-to-one".into());
+        }
+    });
+    if let Some(why) = failure {
+        return unsupported(format!("meta_schedule_layout_transform: {why}"));
+    }
+    if src.iter().any(Option::is_none) {
+        return unsupported(
+            "meta_schedule_layout_transform: the index map does not reach every element of its \
+             result (TVM cannot invert it)",
+        );
+    }
+    Ok(Value::tensor(gather_or_zero(input, shape, &src)?))
 }
 
 /// The HWIO kernel flattened to `(K, N)` = `(KH·KW·IC, OC)`, zero-padded
