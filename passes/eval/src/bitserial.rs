@@ -1,7 +1,18 @@
 //! Bit-serial operators: `nn.bitpack` (TOPI's `nn/bitserial_util.py`
-//! `bitpack`) and `nn.bitserial_dense` (the x86 strategy's
+//! `bitpack`), `nn.bitserial_dense` (the x86 strategy's
 //! `topi.x86.bitserial_dense`, whose compute is the generic one with the
-//! weight tiled by rows).
+//! weight tiled by rows) and `nn.bitserial_conv2d` (the x86 strategy's
+//! `topi.x86.bitserial_conv2d_nchw` / `_nhwc`: batch 1, the data packed
+//! along its channels, the kernel OIHW or HWIO, or HWIO already packed).
+//!
+//! The x86 convolutions pad the packed data only when both the top and the
+//! right padding (NCHW) or both the bottom and the right padding (NHWC) are
+//! non-zero, and otherwise read it unpadded with a padded extent, outside
+//! the data: such calls are not folded. Their unipolar NCHW form casts both
+//! words to `out_dtype` before the first popcount (only the low
+//! `out_dtype` bits count) and, for the second, ANDs the cast data with the
+//! un-cast complemented kernel word in TVM's promoted integer type; this
+//! kernel does the same.
 //!
 //! Everything is integer arithmetic with TVM's types, so results are
 //! bit-exact: words are of the `pack_type` (`uint8` … `uint64`), a
@@ -20,6 +31,7 @@ pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "nn.bitpack" => bitpack_kernel,
         "nn.bitserial_dense" => bitserial_dense,
+        "nn.bitserial_conv2d" => bitserial_conv2d,
         _ => return None,
     })
 }
@@ -250,6 +262,263 @@ fn bitserial_dense(args: &[Value], call: &CallInfo) -> EvalResult {
     Ok(Value::tensor(encode(&Col::Int(result), out, shape)?))
 }
 
+/// The bits of a `width`-bit word.
+fn word_mask(width: u32) -> u64 {
+    if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+/// The bits of `v` in a `bits`-wide integer type (two's complement).
+fn low_bits(v: i128, bits: u32) -> u128 {
+    (v as u128) & ((1u128 << bits) - 1)
+}
+
+/// TVM's type for `a & b` of an `a`-typed and a `b`-typed integer
+/// (`BinaryOpMatchTypes`): the wider of the two, signed when they differ
+/// in signedness; values are extended by their own type's signedness.
+fn and_promoted(a: i128, at: DataType, b: i128, bt: DataType) -> (u128, u32) {
+    let bits = u32::from(at.bits.max(bt.bits));
+    let extend = |v: i128, t: DataType| low_bits(wrap(t, v), bits);
+    (extend(a, at) & extend(b, bt), bits)
+}
+
+/// One term of TOPI's x86 NCHW unipolar convolution (see the module doc).
+fn nchw_unipolar_term(d: u64, k: u64, width: u32, shift: u32, out: DataType) -> i128 {
+    let pack = DataType::uint(width as u8);
+    let ob = u32::from(out.bits);
+    let a = wrap(out, i128::from(d));
+    let b = wrap(out, i128::from(k));
+    let ones = i128::from((low_bits(a, ob) & low_bits(b, ob)).count_ones());
+    let not_k = i128::from(!k & word_mask(width));
+    let (masked, _) = and_promoted(a, out, not_k, pack);
+    let zeros = wrap(out, i128::from(masked.count_ones()));
+    wrap(out, wrap(out, ones - zeros) << shift)
+}
+
+/// TOPI's `get_pad_tuple` for the x86 computes: two values pad both sides
+/// equally, four are `(top, left, bottom, right)`.
+fn pad_tuple(call: &CallInfo) -> EvalResult<[usize; 4]> {
+    let p = call.ints("padding")?.unwrap_or_else(|| vec![0, 0]);
+    if p.iter().any(|&x| x < 0) {
+        return unsupported(format!("{}: negative padding", call.op));
+    }
+    let p: Vec<usize> = p.iter().map(|&x| x as usize).collect();
+    match p.as_slice() {
+        &[h, w] => Ok([h, w, h, w]),
+        &[t, l, b, r] => Ok([t, l, b, r]),
+        _ => unsupported(format!("{}: padding of 2 or 4 values expected", call.op)),
+    }
+}
+
+/// `out[oh][ow][co] = Σ_{kh, kw, ci, b1, b2} term(data word, kernel word)
+/// << (b1 + b2)` over the zero-padded packed data.
+fn bitserial_conv2d(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 2, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    let kernel = arg_tensor(args, 1, call)?;
+    let op = call.op;
+    let width = word_bits(call.dtype("pack_dtype")?, op)?;
+    let out = out_type(call, data.dtype)?;
+    let unipolar = call.bool_or("unipolar", true);
+    let nhwc = match call.str("data_layout").unwrap_or("NCHW") {
+        "NCHW" => false,
+        "NHWC" => true,
+        other => return unsupported(format!("{op}: Data layout {other} not supported.")),
+    };
+    if data.ndim() != 4 || data.shape[0] != 1 {
+        return unsupported(format!(
+            "{op}: spatial pack convolution only support batch size=1"
+        ));
+    }
+    let in_bits = call.int_or("activation_bits", 1).clamp(0, 9) as usize;
+    let weight_bits = call.int_or("weight_bits", 1).clamp(0, 9) as usize;
+    let dims = |t: &TensorData| t.shape.iter().map(|&d| d as usize).collect::<Vec<_>>();
+    let values = integers(data, op)?;
+    // Both packed operands as `[h][w][ci][bit]` words for the data and
+    // `[co][kh][kw][ci][bit]` for the kernel.
+    let (h, w, ci, ib, dwords) = if nhwc {
+        let p = bitpack(&values, &dims(data), in_bits, 3, 4, width, op)?;
+        (p.shape[1], p.shape[2], p.shape[3], p.shape[4], p.words)
+    } else {
+        // [IB, 1, CI, H, W] → [H][W][CI][IB].
+        let p = bitpack(&values, &dims(data), in_bits, 1, 0, width, op)?;
+        let (ib, ci, h, w) = (p.shape[0], p.shape[2], p.shape[3], p.shape[4]);
+        let mut words = vec![0u64; p.words.len()];
+        for b in 0..ib {
+            for c in 0..ci {
+                for y in 0..h {
+                    for x in 0..w {
+                        words[((y * w + x) * ci + c) * ib + b] =
+                            p.words[((b * ci + c) * h + y) * w + x];
+                    }
+                }
+            }
+        }
+        (h, w, ci, ib, words)
+    };
+    let (co, kh, kw, kb, kwords) = match (nhwc, kernel.ndim()) {
+        (false, 4) => {
+            // [KB, CO, CI, KH, KW] → [CO][KH][KW][CI][KB].
+            let p = bitpack(
+                &integers(kernel, op)?,
+                &dims(kernel),
+                weight_bits,
+                1,
+                0,
+                width,
+                op,
+            )?;
+            let (kb, co, kci, kh, kw) =
+                (p.shape[0], p.shape[1], p.shape[2], p.shape[3], p.shape[4]);
+            if kci != ci {
+                return unsupported(format!(
+                    "{op}: the kernel's channels differ from the data's"
+                ));
+            }
+            let mut words = vec![0u64; p.words.len()];
+            for b in 0..kb {
+                for o in 0..co {
+                    for c in 0..ci {
+                        for y in 0..kh {
+                            for x in 0..kw {
+                                words[(((o * kh + y) * kw + x) * ci + c) * kb + b] =
+                                    p.words[(((b * co + o) * ci + c) * kh + y) * kw + x];
+                            }
+                        }
+                    }
+                }
+            }
+            (co, kh, kw, kb, words)
+        }
+        (true, 4 | 5) => {
+            // [KH, KW, CI, CO, KB] → [CO][KH][KW][CI][KB].
+            let p = if kernel.ndim() == 4 {
+                bitpack(
+                    &integers(kernel, op)?,
+                    &dims(kernel),
+                    weight_bits,
+                    2,
+                    4,
+                    width,
+                    op,
+                )?
+            } else {
+                Packed {
+                    shape: dims(kernel),
+                    words: integers(kernel, op)?
+                        .into_iter()
+                        .map(|w| w as u64)
+                        .collect(),
+                }
+            };
+            let (kh, kw, kci, co, kb) =
+                (p.shape[0], p.shape[1], p.shape[2], p.shape[3], p.shape[4]);
+            if kci != ci {
+                return unsupported(format!(
+                    "{op}: the kernel's channels differ from the data's"
+                ));
+            }
+            let mut words = vec![0u64; p.words.len()];
+            for y in 0..kh {
+                for x in 0..kw {
+                    for c in 0..ci {
+                        for o in 0..co {
+                            for b in 0..kb {
+                                words[(((o * kh + y) * kw + x) * ci + c) * kb + b] =
+                                    p.words[(((y * kw + x) * ci + c) * co + o) * kb + b];
+                            }
+                        }
+                    }
+                }
+            }
+            (co, kh, kw, kb, words)
+        }
+        _ => {
+            return unsupported(format!(
+                "{op}: an OIHW (NCHW) or HWIO (NHWC) kernel expected"
+            ))
+        }
+    };
+    let [top, left, bottom, right] = pad_tuple(call)?;
+    let padded = if nhwc {
+        bottom != 0 && right != 0
+    } else {
+        top != 0 && right != 0
+    };
+    if !padded && (top, left, bottom, right) != (0, 0, 0, 0) {
+        return unsupported(format!(
+            "{op}: TVM's x86 compute skips this padding and reads outside the data"
+        ));
+    }
+    let strides = call.ints("strides")?.unwrap_or_else(|| vec![1, 1]);
+    let (sh, sw) = match strides.as_slice() {
+        &[a, b] if a > 0 && b > 0 => (a as usize, b as usize),
+        _ => return unsupported(format!("{op}: two positive strides expected")),
+    };
+    let (ph, pw) = (h + top + bottom, w + left + right);
+    if ph < kh || pw < kw {
+        return unsupported(format!("{op}: the kernel is larger than the padded data"));
+    }
+    let (oh, ow) = ((ph - kh) / sh + 1, (pw - kw) / sw + 1);
+    let shape: Vec<i64> = if nhwc {
+        vec![1, oh as i64, ow as i64, co as i64]
+    } else {
+        vec![1, co as i64, oh as i64, ow as i64]
+    };
+    call.check_size(&shape)?;
+    let mut result = vec![0i128; oh * ow * co];
+    for o in 0..co {
+        for y in 0..oh {
+            for x in 0..ow {
+                let mut acc: i128 = 0;
+                for dy in 0..kh {
+                    for dx in 0..kw {
+                        let (iy, ix) = (y * sh + dy, x * sw + dx);
+                        if iy < top || iy >= top + h || ix < left || ix >= left + w {
+                            continue; // a zero word contributes nothing
+                        }
+                        let (iy, ix) = (iy - top, ix - left);
+                        for c in 0..ci {
+                            for b1 in 0..ib {
+                                let d = dwords[((iy * w + ix) * ci + c) * ib + b1];
+                                for b2 in 0..kb {
+                                    let k = kwords[(((o * kh + dy) * kw + dx) * ci + c) * kb + b2];
+                                    let shift = (b1 + b2) as u32;
+                                    let t = match (unipolar, nhwc) {
+                                        (true, false) => {
+                                            nchw_unipolar_term(d, k, width, shift, out)
+                                        }
+                                        (true, true) => {
+                                            // Each popcount is cast before the difference.
+                                            let mask = !k & word_mask(width);
+                                            let ones = wrap(out, i128::from((d & k).count_ones()));
+                                            let zeros =
+                                                wrap(out, i128::from((d & mask).count_ones()));
+                                            wrap(out, wrap(out, ones - zeros) << shift)
+                                        }
+                                        (false, _) => term(d, k, width, false, shift, out),
+                                    };
+                                    acc = wrap(out, acc + t);
+                                }
+                            }
+                        }
+                    }
+                }
+                let at = if nhwc {
+                    (y * ow + x) * co + o
+                } else {
+                    (o * oh + y) * ow + x
+                };
+                result[at] = acc;
+            }
+        }
+    }
+    Ok(Value::tensor(encode(&Col::Int(result), out, shape)?))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::test_util::{ints, run};
@@ -341,5 +610,103 @@ mod tests {
             ],
         );
         assert_eq!(out.as_tensor().unwrap().to_i64_vec().unwrap(), vec![255]);
+    }
+
+    /// TVM's tests/python/topi/python/test_topi_bitserial_conv2d.py: with
+    /// `uint32` words and an `int32` result, both x86 layouts give the
+    /// convolution of the activations with the weights (unipolar: with
+    /// `1 → 1, 0 → −1`), zero padding contributing nothing; the reference
+    /// here is the same direct window sum the test takes from NumPy.
+    #[test]
+    fn bitserial_conv2d_is_the_integer_convolution() {
+        let (c, h, w, o, k) = (32usize, 3usize, 4usize, 2usize, 3usize);
+        let act: Vec<i64> = (0..c * h * w)
+            .map(|i| ((i * 5 + i / 7) % 4) as i64)
+            .collect();
+        let wt: Vec<i64> = (0..o * c * k * k)
+            .map(|i| ((i * 3 + i / 5) % 2) as i64)
+            .collect();
+        for nhwc in [false, true] {
+            for unipolar in [true, false] {
+                let (data, kernel, dshape, kshape) = if nhwc {
+                    let d: Vec<i64> = (0..h * w * c)
+                        .map(|i| act[(i % c * h + i / (w * c)) * w + i / c % w])
+                        .collect();
+                    // HWIO
+                    let kk: Vec<i64> = (0..k * k * c * o)
+                        .map(|i| {
+                            let (y, x, ch, oo) =
+                                (i / (k * c * o), i / (c * o) % k, i / o % c, i % o);
+                            wt[((oo * c + ch) * k + y) * k + x]
+                        })
+                        .collect();
+                    (
+                        d,
+                        kk,
+                        vec![1, h as i64, w as i64, c as i64],
+                        vec![k as i64, k as i64, c as i64, o as i64],
+                    )
+                } else {
+                    (
+                        act.clone(),
+                        wt.clone(),
+                        vec![1, c as i64, h as i64, w as i64],
+                        vec![o as i64, c as i64, k as i64, k as i64],
+                    )
+                };
+                let out = run(
+                    "nn.bitserial_conv2d",
+                    &[
+                        (
+                            "padding",
+                            AttrValue::Array(vec![AttrValue::Int(1), AttrValue::Int(1)]),
+                        ),
+                        ("activation_bits", AttrValue::Int(2)),
+                        ("weight_bits", AttrValue::Int(1)),
+                        (
+                            "data_layout",
+                            AttrValue::Str(if nhwc { "NHWC" } else { "NCHW" }.into()),
+                        ),
+                        ("pack_dtype", dt("uint32")),
+                        ("out_dtype", dt("int32")),
+                        ("unipolar", AttrValue::Bool(unipolar)),
+                    ],
+                    &[
+                        ints("int32", &dshape, &data),
+                        ints("int32", &kshape, &kernel),
+                    ],
+                );
+                let got = out.as_tensor().unwrap().to_i64_vec().unwrap();
+                for oo in 0..o {
+                    for y in 0..h {
+                        for x in 0..w {
+                            let mut want = 0;
+                            for ch in 0..c {
+                                for dy in 0..k {
+                                    for dx in 0..k {
+                                        let (iy, ix) = (y + dy, x + dx);
+                                        if iy < 1 || iy > h || ix < 1 || ix > w {
+                                            continue;
+                                        }
+                                        let a = act[(ch * h + iy - 1) * w + ix - 1];
+                                        let b = wt[((oo * c + ch) * k + dy) * k + dx];
+                                        want += a * if unipolar { 2 * b - 1 } else { b };
+                                    }
+                                }
+                            }
+                            let at = if nhwc {
+                                (y * w + x) * o + oo
+                            } else {
+                                (oo * h + y) * w + x
+                            };
+                            assert_eq!(
+                                got[at], want,
+                                "nhwc={nhwc} unipolar={unipolar} {oo},{y},{x}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
