@@ -240,6 +240,69 @@ mod tests {
     use super::*;
     use relay_ir::dtype::DataType;
 
+    /// A metadata section holding one `tir.IndexMap` over `(i, j)` whose
+    /// final indices are the nodes listed in `finals` (node 5 is `i`, 7 is
+    /// `j`, 10 the immediate 4), as TVM writes one.
+    fn index_map(finals: &str, extra: &str) -> AttrValue {
+        let text = format!(
+            r#"{{"root": 1, "nodes": [{{"type_key": ""}},
+            {{"type_key": "Map", "keys": ["tir.IndexMap"], "data": [2]}},
+            {{"type_key": "Array", "data": [3]}},
+            {{"type_key": "tir.IndexMap", "attrs": {{"final_indices": "9", "initial_indices": "4", "inverse_index_map": "0"}}}},
+            {{"type_key": "Array", "data": [5, 7]}},
+            {{"type_key": "tir.Var", "attrs": {{"dtype": "int32", "name": "6", "span": "0", "type_annotation": "0"}}}},
+            {{"type_key": "runtime.String", "repr_str": "i"}},
+            {{"type_key": "tir.Var", "attrs": {{"dtype": "int32", "name": "8", "span": "0", "type_annotation": "0"}}}},
+            {{"type_key": "runtime.String", "repr_str": "j"}},
+            {{"type_key": "Array", "data": [{finals}]}},
+            {{"type_key": "IntImm", "attrs": {{"dtype": "int32", "span": "0", "value": "4"}}}}{extra}
+            ], "b64ndarrays": [], "attrs": {{"tvm_version": "0.13.0"}}}}"#
+        );
+        let graph = relay_ir::metadata::graph::ObjectGraph::parse(&text).unwrap();
+        AttrValue::Meta(relay_ir::MetaObject {
+            graph: std::sync::Arc::new(graph),
+            index: 3,
+        })
+    }
+
+    fn run_map(map: AttrValue, shape: &[i64]) -> EvalResult {
+        let n: i64 = shape.iter().product();
+        let values: Vec<i64> = (0..n).collect();
+        let data = TensorData::from_i64s(DataType::INT32, shape.to_vec(), &values).unwrap();
+        let attrs = crate::test_util::attrs(&[("index_map", map)]);
+        meta_schedule_layout_transform(
+            &[Value::tensor(data)],
+            &CallInfo::new("meta_schedule_layout_transform", Some(&attrs)),
+        )
+    }
+
+    /// After TVM's tests/python/unittest/test_meta_schedule_relay_integration.py:
+    /// (i, j) -> (j // 4, i, j % 4) tiles the columns; (i, j) -> (j, i)
+    /// transposes; element values are their own input index.
+    #[test]
+    fn meta_schedule_layout_transform_moves_each_element_to_its_mapped_index() {
+        let tiled = index_map(
+            "11, 5, 12",
+            r#", {"type_key": "tir.FloorDiv", "attrs": {"a": "7", "b": "10", "dtype": "int32", "span": "0"}},
+            {"type_key": "tir.FloorMod", "attrs": {"a": "7", "b": "10", "dtype": "int32", "span": "0"}}"#,
+        );
+        let out = run_map(tiled.clone(), &[2, 8]).unwrap();
+        let t = out.as_tensor().unwrap();
+        assert_eq!(t.shape, vec![2, 2, 4]);
+        // out[a][i][b] = data[i][4a + b] = 8i + 4a + b.
+        let want: Vec<i64> = (0..2)
+            .flat_map(|a| (0..2).flat_map(move |i| (0..4).map(move |b| 8 * i + 4 * a + b)))
+            .collect();
+        assert_eq!(t.to_i64_vec().unwrap(), want);
+        // 10 columns leave the last tile half empty: TVM cannot invert that.
+        assert!(run_map(tiled, &[2, 10]).is_err());
+        let transpose = index_map("7, 5", "");
+        let out = run_map(transpose, &[2, 3]).unwrap();
+        let t = out.as_tensor().unwrap();
+        assert_eq!(t.shape, vec![3, 2]);
+        assert_eq!(t.to_i64_vec().unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    }
+
     #[test]
     fn auto_scheduler_layouts_parse_as_tvm_reads_them() {
         let (shape, axes) = parse_layout("4n16k").unwrap();
