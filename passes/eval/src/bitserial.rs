@@ -84,7 +84,7 @@ fn bitpack(
         return unsupported(format!("{op}: bits must be from 1 to 8"));
     }
     let w = width as usize;
-    if shape[pack_axis] % w != 0 {
+    if !shape[pack_axis].is_multiple_of(w) {
         return unsupported(format!("{op}: Not a multiple of word size"));
     }
     let mut out_shape = shape.to_vec();
@@ -306,9 +306,9 @@ fn pad_tuple(call: &CallInfo) -> EvalResult<[usize; 4]> {
         return unsupported(format!("{}: negative padding", call.op));
     }
     let p: Vec<usize> = p.iter().map(|&x| x as usize).collect();
-    match p.as_slice() {
-        &[h, w] => Ok([h, w, h, w]),
-        &[t, l, b, r] => Ok([t, l, b, r]),
+    match *p.as_slice() {
+        [h, w] => Ok([h, w, h, w]),
+        [t, l, b, r] => Ok([t, l, b, r]),
         _ => unsupported(format!("{}: padding of 2 or 4 values expected", call.op)),
     }
 }

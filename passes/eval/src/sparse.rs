@@ -230,9 +230,9 @@ struct BsrWeight {
 
 impl BsrWeight {
     fn of(values: &TensorData, idx: &TensorData, ptr: &TensorData) -> EvalResult<BsrWeight> {
-        let (blocks, block_rows, block_cols) = match values.shape.as_slice() {
-            &[b, r] => (b as usize, r as usize, 1),
-            &[b, r, c] => (b as usize, r as usize, c as usize),
+        let (blocks, block_rows, block_cols) = match *values.shape.as_slice() {
+            [b, r] => (b as usize, r as usize, 1),
+            [b, r, c] => (b as usize, r as usize, c as usize),
             _ => return unsupported("nn.sparse_conv2d: a 2-D or 3-D BSR weight expected"),
         };
         let columns = indices(idx, "the sparse indices")?;

@@ -280,6 +280,7 @@ fn transform<T: Num>(
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     args: &[Value],
     call: &CallInfo,
