@@ -226,7 +226,7 @@ impl IndexMap {
 
     /// TVM's `MapShape` of a constant shape: each result index ranges over
     /// `[0, extent)`, the extent as TVM's iter-map analysis finds it (see
-    /// [`extent`]). A result index whose least value is not 0 is an error,
+    /// `extent`). A result index whose least value is not 0 is an error,
     /// as in TVM (`ICHECK(is_zero(range->min))`).
     pub fn map_shape(&self, shape: &[i64]) -> Result<Vec<i64>, IndexMapError> {
         if shape.len() != self.inputs.len() {
