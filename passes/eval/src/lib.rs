@@ -56,6 +56,7 @@
 
 mod algorithm;
 mod batch_space;
+mod bitserial;
 mod cast;
 mod dynamic;
 mod einsum;
@@ -104,6 +105,7 @@ mod vision_roi;
 mod vision_ssd;
 mod vision_util;
 mod weight_layout;
+mod winograd;
 
 #[cfg(test)]
 mod coverage_tests;
@@ -331,6 +333,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| pool_grad::kernel(op))
         .or_else(|| weight_layout::kernel(op))
         .or_else(|| sparse_tensor::kernel(op))
+        .or_else(|| winograd::kernel(op))
+        .or_else(|| bitserial::kernel(op))
 }
 
 /// Every operator that has a kernel, sorted.

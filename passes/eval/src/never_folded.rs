@@ -89,6 +89,13 @@ pub const NEVER_FOLDED: &[(&str, &str)] = &[
          generic strategy; FoldConstant compiles for llvm",
     ),
     (
+        "nn.conv2d_backward_weight",
+        "only cuDNN implements it: its generic strategy raises \"conv2d_backward_weight is \
+         currently only supported with cudnn. Please run Legalize pass to decompose this op into \
+         supported ops.\" (python/tvm/relay/op/strategy/generic.py; only cuda.py registers one), \
+         and FoldConstant compiles for llvm without running Legalize",
+    ),
+    (
         "device_copy",
         "FoldConstant never folds a device copy (it names the operator as not to be folded)",
     ),

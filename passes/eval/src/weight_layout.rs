@@ -2,17 +2,23 @@
 //! tiling (`nn.contrib_conv2d_gemm_weight_transform`, TOPI's
 //! `nn.conv2d_gemm_weight_transform`) and the auto-scheduler's layout
 //! rewrite (`auto_scheduler_layout_transform`, `topi::
-//! auto_scheduler_layout_transform`). Both only move elements (and pad
-//! with zeros), so they are exact for every data type.
+//! auto_scheduler_layout_transform`), and meta-schedule's
+//! (`meta_schedule_layout_transform`, `topi::meta_schedule_layout_transform`:
+//! each element moves to the index its `tir.IndexMap` sends its index to,
+//! [`relay_ir::index_map`]). All only move elements (and pad with zeros),
+//! so they are exact for every data type.
 
 use super::tensor::{dims, for_each_index, numel, strides};
 use super::{arg_tensor, expect_args, unsupported, CallInfo, EvalResult, Kernel, Value};
+use relay_ir::index_map::IndexMap;
 use relay_ir::metadata::TensorData;
+use relay_ir::AttrValue;
 
 pub(super) fn kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "nn.contrib_conv2d_gemm_weight_transform" => gemm_weight_transform,
         "auto_scheduler_layout_transform" => auto_scheduler_layout_transform,
+        "meta_schedule_layout_transform" => meta_schedule_layout_transform,
         _ => return None,
     })
 }
@@ -38,6 +44,64 @@ fn gather_or_zero(
         }
     }
     TensorData::new(input.dtype, shape, data).map_err(|e| super::EvalError::Unsupported(e.message))
+}
+
+/// `out[map(i)] = data[i]` over the shape TVM's `MapShape` gives. TOPI
+/// computes each output element through the map's inverse, which TVM
+/// builds only for a bijection onto that shape: a map that sends two
+/// indices to one element, or leaves an element unreached, is not folded
+/// (TVM's `Inverse` fails on it).
+fn meta_schedule_layout_transform(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let input = arg_tensor(args, 0, call)?;
+    let map = match call.attr("index_map") {
+        Some(AttrValue::Meta(meta)) => IndexMap::read(meta),
+        _ => {
+            return unsupported("meta_schedule_layout_transform: index_map must be a tir.IndexMap")
+        }
+    }
+    .map_err(|e| super::EvalError::Unsupported(format!("meta_schedule_layout_transform: {e}")))?;
+    let shape = map.map_shape(&input.shape).map_err(|e| {
+        super::EvalError::Unsupported(format!("meta_schedule_layout_transform: {e}"))
+    })?;
+    let total = call.check_size(&shape)?;
+    let out_strides = strides(&dims(&shape));
+    let mut src: Vec<Option<usize>> = vec![None; total];
+    let mut failure: Option<String> = None;
+    for_each_index(&dims(&input.shape), |flat, index| {
+        if failure.is_some() {
+            return;
+        }
+        let index: Vec<i64> = index.iter().map(|&i| i as i64).collect();
+        let target = match map.apply(&index) {
+            Ok(target) => target,
+            Err(e) => {
+                failure = Some(e.0);
+                return;
+            }
+        };
+        let mut at = 0usize;
+        for ((&t, &extent), &stride) in target.iter().zip(&shape).zip(&out_strides) {
+            if t < 0 || t >= extent {
+                failure = Some(format!("the index map sends {index:?} outside {shape:?}"));
+                return;
+            }
+            at += t as usize * stride;
+        }
+        if src[at].replace(flat).is_some() {
+            failure = Some("the index map is not one-to-one".into());
+        }
+    });
+    if let Some(why) = failure {
+        return unsupported(format!("meta_schedule_layout_transform: {why}"));
+    }
+    if src.iter().any(Option::is_none) {
+        return unsupported(
+            "meta_schedule_layout_transform: the index map does not reach every element of its \
+             result (TVM cannot invert it)",
+        );
+    }
+    Ok(Value::tensor(gather_or_zero(input, shape, &src)?))
 }
 
 /// The HWIO kernel flattened to `(K, N)` = `(KH·KW·IC, OC)`, zero-padded
@@ -175,6 +239,69 @@ fn auto_scheduler_layout_transform(args: &[Value], call: &CallInfo) -> EvalResul
 mod tests {
     use super::*;
     use relay_ir::dtype::DataType;
+
+    /// A metadata section holding one `tir.IndexMap` over `(i, j)` whose
+    /// final indices are the nodes listed in `finals` (node 5 is `i`, 7 is
+    /// `j`, 10 the immediate 4), as TVM writes one.
+    fn index_map(finals: &str, extra: &str) -> AttrValue {
+        let text = format!(
+            r#"{{"root": 1, "nodes": [{{"type_key": ""}},
+            {{"type_key": "Map", "keys": ["tir.IndexMap"], "data": [2]}},
+            {{"type_key": "Array", "data": [3]}},
+            {{"type_key": "tir.IndexMap", "attrs": {{"final_indices": "9", "initial_indices": "4", "inverse_index_map": "0"}}}},
+            {{"type_key": "Array", "data": [5, 7]}},
+            {{"type_key": "tir.Var", "attrs": {{"dtype": "int32", "name": "6", "span": "0", "type_annotation": "0"}}}},
+            {{"type_key": "runtime.String", "repr_str": "i"}},
+            {{"type_key": "tir.Var", "attrs": {{"dtype": "int32", "name": "8", "span": "0", "type_annotation": "0"}}}},
+            {{"type_key": "runtime.String", "repr_str": "j"}},
+            {{"type_key": "Array", "data": [{finals}]}},
+            {{"type_key": "IntImm", "attrs": {{"dtype": "int32", "span": "0", "value": "4"}}}}{extra}
+            ], "b64ndarrays": [], "attrs": {{"tvm_version": "0.13.0"}}}}"#
+        );
+        let graph = relay_ir::metadata::graph::ObjectGraph::parse(&text).unwrap();
+        AttrValue::Meta(relay_ir::MetaObject {
+            graph: std::sync::Arc::new(graph),
+            index: 3,
+        })
+    }
+
+    fn run_map(map: AttrValue, shape: &[i64]) -> EvalResult {
+        let n: i64 = shape.iter().product();
+        let values: Vec<i64> = (0..n).collect();
+        let data = TensorData::from_i64s(DataType::INT32, shape.to_vec(), &values).unwrap();
+        let attrs = crate::test_util::attrs(&[("index_map", map)]);
+        meta_schedule_layout_transform(
+            &[Value::tensor(data)],
+            &CallInfo::new("meta_schedule_layout_transform", Some(&attrs)),
+        )
+    }
+
+    /// After TVM's tests/python/unittest/test_meta_schedule_relay_integration.py:
+    /// (i, j) -> (j // 4, i, j % 4) tiles the columns; (i, j) -> (j, i)
+    /// transposes; element values are their own input index.
+    #[test]
+    fn meta_schedule_layout_transform_moves_each_element_to_its_mapped_index() {
+        let tiled = index_map(
+            "11, 5, 12",
+            r#", {"type_key": "tir.FloorDiv", "attrs": {"a": "7", "b": "10", "dtype": "int32", "span": "0"}},
+            {"type_key": "tir.FloorMod", "attrs": {"a": "7", "b": "10", "dtype": "int32", "span": "0"}}"#,
+        );
+        let out = run_map(tiled.clone(), &[2, 8]).unwrap();
+        let t = out.as_tensor().unwrap();
+        assert_eq!(t.shape, vec![2, 2, 4]);
+        // out[a][i][b] = data[i][4a + b] = 8i + 4a + b.
+        let want: Vec<i64> = (0..2)
+            .flat_map(|a| (0..2).flat_map(move |i| (0..4).map(move |b| 8 * i + 4 * a + b)))
+            .collect();
+        assert_eq!(t.to_i64_vec().unwrap(), want);
+        // 10 columns leave the last tile half empty: TVM cannot invert that.
+        assert!(run_map(tiled, &[2, 10]).is_err());
+        let transpose = index_map("7, 5", "");
+        let out = run_map(transpose, &[2, 3]).unwrap();
+        let t = out.as_tensor().unwrap();
+        assert_eq!(t.shape, vec![3, 2]);
+        assert_eq!(t.to_i64_vec().unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    }
 
     #[test]
     fn auto_scheduler_layouts_parse_as_tvm_reads_them() {

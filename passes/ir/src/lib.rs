@@ -18,6 +18,7 @@ pub mod diagnostic;
 pub mod dim;
 pub mod dtype;
 pub mod fxhash;
+pub mod index_map;
 pub mod limits;
 pub mod metadata;
 pub mod op;

@@ -1,16 +1,23 @@
 //! Relations of the layout rewrites that TVM's tuners insert
 //! (`src/relay/op/tensor/transform.cc`): `AutoSchedulerLayoutTransformRel`
 //! (`auto_scheduler_layout_transform`), whose result shape is spelled out
-//! in its `dst_layout` attribute.
+//! in its `dst_layout` attribute, and `MetaScheduleLayoutTransformRel`
+//! (`meta_schedule_layout_transform`), whose result shape is its
+//! `index_map` attribute's `MapShape` of the data's shape
+//! ([`relay_ir::index_map`]).
 
 use super::shape::c_int;
 use super::{relations, Ctx, Step};
 use crate::relation_contract::RelationError;
-use relay_ir::{Dim, Type};
+use relay_ir::dim::{const_int, dim_dtype};
+use relay_ir::index_map::IndexMap;
+use relay_ir::{AttrValue, Dim, Type};
 
 relations! {
     /// `AutoSchedulerLayoutTransformRel`.
     "auto_scheduler_layout_transform" => auto_scheduler_layout_transform_rel;
+    /// `MetaScheduleLayoutTransformRel`.
+    "meta_schedule_layout_transform" => meta_schedule_layout_transform_rel;
 }
 
 /// The sizes of an auto-scheduler layout string as topi's
@@ -45,6 +52,59 @@ fn auto_scheduler_layout_transform_rel(ctx: &mut Ctx) -> Step {
         return Ok(false);
     };
     let shape = auto_scheduler_layout_sizes(&ctx.attrs.str("dst_layout")?)?;
+    ctx.assign(1, Type::tensor(shape, data.dtype));
+    Ok(true)
+}
+
+/// The data's dtype with the shape its index map sends it to. A result
+/// index that is one of the map's variables keeps that dimension as it is
+/// (symbolic or not); any other needs a constant shape.
+fn meta_schedule_layout_transform_rel(ctx: &mut Ctx) -> Step {
+    let Some(data) = ctx.tensor(0) else {
+        return Ok(false);
+    };
+    let about = |message: String| RelationError::new(message).about_attribute("index_map");
+    let map = match ctx.attrs.value("index_map")? {
+        AttrValue::Meta(meta) => IndexMap::read(meta).map_err(|e| about(e.0))?,
+        _ => return Err(about("index_map must be a tir.IndexMap".into())),
+    };
+    // TVM's `MapRanges` gives its extents the widest dtype of the shape.
+    let dtype = data
+        .shape
+        .iter()
+        .map(dim_dtype)
+        .max_by_key(|d| d.bits)
+        .unwrap_or(relay_ir::dtype::DataType::int(32));
+    let constant: Option<Vec<i64>> = data.shape.iter().map(const_int).collect();
+    let shape: Vec<Dim> = match constant {
+        Some(sizes) => map
+            .map_shape(&sizes)
+            .map_err(|e| about(e.0))?
+            .into_iter()
+            .map(|extent| Dim::int(extent, dtype))
+            .collect(),
+        None => {
+            if data.shape.len() != map.inputs.len() {
+                return Err(about(format!(
+                    "Check failed: shape.size() == initial_indices.size() ({} vs. {}) : ",
+                    data.shape.len(),
+                    map.inputs.len()
+                )));
+            }
+            map.outputs
+                .iter()
+                .map(|e| match e {
+                    relay_ir::index_map::IndexExpr::Var(n) => Ok(data.shape[*n].clone()),
+                    _ => Err(about(
+                        "cannot map a symbolic shape through an index map that computes its \
+                         indices (only result indices that are initial indices keep a \
+                         symbolic dimension)"
+                            .into(),
+                    )),
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
     ctx.assign(1, Type::tensor(shape, data.dtype));
     Ok(true)
 }

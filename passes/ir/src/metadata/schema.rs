@@ -221,6 +221,15 @@ static SCHEMAS: &[(&str, &[Field])] = &[
     ("tir.Or", BINARY),
     ("tir.Not", &[("dtype", Dt), ("a", Obj), ("span", Obj)]),
     ("tir.Any", &[("dtype", Dt), ("span", Obj)]),
+    // Index maps (include/tvm/tir/index_map.h), `meta_schedule_layout_transform`'s attribute.
+    (
+        "tir.IndexMap",
+        &[
+            ("initial_indices", Obj),
+            ("final_indices", Obj),
+            ("inverse_index_map", Obj),
+        ],
+    ),
     // Source locations (include/tvm/ir/source_map.h).
     (
         "Span",
