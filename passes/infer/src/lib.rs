@@ -56,6 +56,7 @@ pub use incremental::{CheckStats, IncrementalChecker};
 pub use local::infer_type_local;
 
 use generate::Inferencer;
+use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::{Expr, Function, IRModule, Type};
 use resolve::Resolver;
@@ -79,40 +80,61 @@ pub fn infer_module(m: &IRModule) -> (IRModule, Diagnostics) {
 /// a few simple ones).
 pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule, Diagnostics) {
     struct State<'a> {
-        name: String,
-        function: Function,
+        name: &'a str,
+        function: &'a Function,
         inferencer: Inferencer<'a>,
         failed: bool,
+        own_type: Option<Type>,
     }
-    let mut states = Vec::with_capacity(m.function_count());
+    // Each function's constraints are generated and solved on its own (a
+    // call of a global reads the callee's annotations), so the functions
+    // are inferred in parallel; only resolution needs every function's
+    // type, and it too is per function once they are all known. The order
+    // of the results (and of the diagnostics) is the module's.
+    let functions: Vec<(&str, &Function)> = m.functions().collect();
+    let states: Vec<State<'_>> = functions
+        .par_iter()
+        .map(|&(name, function)| {
+            let mut inferencer = Inferencer::new(Some(m), lookup);
+            let failed = inferencer.run(function.expr()).is_err();
+            inferencer.solver.solve();
+            let own_type = inferencer
+                .type_of(function.expr())
+                .cloned()
+                .map(|t| inferencer.solver.resolve(&t));
+            State {
+                name,
+                function,
+                inferencer,
+                failed,
+                own_type,
+            }
+        })
+        .collect();
     let mut globals = GlobalTypes::default();
-    for (name, function) in m.functions() {
-        let mut inferencer = Inferencer::new(Some(m), lookup);
-        let failed = inferencer.run(function.expr()).is_err();
-        inferencer.solver.solve();
-        if let Some(t) = inferencer.type_of(function.expr()).cloned() {
-            let t = inferencer.solver.resolve(&t);
-            globals.insert(name.to_string(), t);
+    for state in &states {
+        if let Some(t) = &state.own_type {
+            globals.insert(state.name.to_string(), t.clone());
         }
-        states.push(State {
-            name: name.to_string(),
-            function: function.clone(),
-            inferencer,
-            failed,
-        });
     }
+    let finished: Vec<(&str, Expr, Vec<Diagnostic>)> = states
+        .into_par_iter()
+        .map(|mut state| {
+            let (expr, diagnostics) = finish(
+                &mut state.inferencer,
+                state.function.expr(),
+                &globals,
+                state.failed,
+            );
+            (state.name, expr, diagnostics)
+        })
+        .collect();
     let mut out = m.clone();
     let mut diagnostics = Diagnostics::new();
-    for mut state in states {
-        let (expr, diags) = finish(
-            &mut state.inferencer,
-            state.function.expr(),
-            &globals,
-            state.failed,
-        );
+    for (name, expr, diags) in finished {
         diagnostics.extend(diags);
         if let Some(f) = expr.as_function() {
-            out.add_function(&state.name, f);
+            out.add_function(name, f);
         }
     }
     (out, diagnostics)
