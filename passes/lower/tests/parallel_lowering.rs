@@ -86,13 +86,13 @@ fn assert_parallel_equals_in_order(text: &str) {
 
 #[test]
 fn definitions_that_share_nothing() {
-    assert_parallel_equals_in_order(&module(60, |i| i * 100, |_| String::new()));
+    assert_parallel_equals_in_order(&module(100, |i| i * 100, |_| String::new()));
 }
 
 #[test]
 fn a_definition_that_reads_another_ones_graph_binding() {
     assert_parallel_equals_in_order(&module(
-        60,
+        100,
         |i| i * 100,
         |i| {
             if i == 40 {
@@ -109,13 +109,13 @@ fn a_definition_that_reads_another_ones_graph_binding() {
 fn definitions_that_number_their_bindings_alike() {
     // Every definition defines %0…%29: in one parse they are one set of
     // numbers (TVM keeps the first definition).
-    assert_parallel_equals_in_order(&module(60, |_| 0, |_| String::new()));
+    assert_parallel_equals_in_order(&module(100, |_| 0, |_| String::new()));
 }
 
 #[test]
 fn a_definition_with_an_undeclared_local() {
     assert_parallel_equals_in_order(&module(
-        60,
+        100,
         |i| i * 100,
         |i| {
             if i == 7 {
@@ -130,7 +130,7 @@ fn a_definition_with_an_undeclared_local() {
 #[test]
 fn definitions_with_errors_of_their_own() {
     assert_parallel_equals_in_order(&module(
-        60,
+        100,
         |i| i * 100,
         |i| {
             if i % 9 == 0 {
