@@ -469,22 +469,30 @@ impl IncrementalChecker {
             same_names = false;
         }
         // The functions inferred again, each on its own (a call of a global
-        // reads the callee's annotations), in parallel.
-        let inferred: Vec<(usize, Plan<'_>, Option<Type>)> = plans
-            .par_iter()
+        // reads the callee's annotations), in parallel when there are
+        // several (handing one function to another thread only adds the
+        // hand-over to an edit's latency).
+        let infer = |i: usize, function: &Function| {
+            let mut inferencer = Box::new(Inferencer::new(Some(module), lookup));
+            let failed = inferencer.run(function.expr()).is_err();
+            inferencer.solver.solve();
+            let own_type = inferencer
+                .type_of(function.expr())
+                .cloned()
+                .map(|t| inferencer.solver.resolve(&t));
+            (i, Plan::Infer { inferencer, failed }, own_type)
+        };
+        let pending: Vec<(usize, &Function)> = plans
+            .iter()
             .enumerate()
             .filter(|(_, (_, _, plan))| plan.is_none())
-            .map(|(i, &(_, function, _))| {
-                let mut inferencer = Box::new(Inferencer::new(Some(module), lookup));
-                let failed = inferencer.run(function.expr()).is_err();
-                inferencer.solver.solve();
-                let own_type = inferencer
-                    .type_of(function.expr())
-                    .cloned()
-                    .map(|t| inferencer.solver.resolve(&t));
-                (i, Plan::Infer { inferencer, failed }, own_type)
-            })
+            .map(|(i, &(_, function, _))| (i, function))
             .collect();
+        let inferred: Vec<(usize, Plan<'_>, Option<Type>)> = if pending.len() > 1 {
+            pending.par_iter().map(|&(i, f)| infer(i, f)).collect()
+        } else {
+            pending.iter().map(|&(i, f)| infer(i, f)).collect()
+        };
         for (i, plan, own_type) in inferred {
             set_global(&mut globals, functions[i].0, own_type.as_ref());
             own_types[i] = own_type;
@@ -496,15 +504,22 @@ impl IncrementalChecker {
             own_types: &own_types,
             globals: &globals,
         };
-        // Each function's result, finished on its own, in parallel.
-        let finished: Vec<(String, Box<Entry>, bool)> = plans
-            .into_par_iter()
-            .map(|(key, function, plan)| {
-                let plan = plan.expect("every function has a plan once inferred");
-                let (entry, same_output) = finish_plan(plan, function, &context);
-                (key, entry, same_output)
-            })
-            .collect();
+        // Each function's result, finished on its own, in parallel when
+        // more than one is more than a cached result taken as it is.
+        let finish = |(key, function, plan): (String, &Function, Option<Plan<'_>>)| {
+            let plan = plan.expect("every function has a plan once inferred");
+            let (entry, same_output) = finish_plan(plan, function, &context);
+            (key, entry, same_output)
+        };
+        let work = plans
+            .iter()
+            .filter(|(_, _, plan)| !matches!(plan, Some(Plan::Reuse(_))))
+            .count();
+        let finished: Vec<(String, Box<Entry>, bool)> = if work > 1 {
+            plans.into_par_iter().map(finish).collect()
+        } else {
+            plans.into_iter().map(finish).collect()
+        };
         let mut entries = Vec::with_capacity(finished.len());
         let mut diagnostics = Diagnostics::new();
         // The outputs that are not those of the last result.

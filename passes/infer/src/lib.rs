@@ -92,43 +92,54 @@ pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule,
     // type, and it too is per function once they are all known. The order
     // of the results (and of the diagnostics) is the module's.
     let functions: Vec<(&str, &Function)> = m.functions().collect();
-    let states: Vec<State<'_>> = functions
-        .par_iter()
-        .map(|&(name, function)| {
-            let mut inferencer = Inferencer::new(Some(m), lookup);
-            let failed = inferencer.run(function.expr()).is_err();
-            inferencer.solver.solve();
-            let own_type = inferencer
-                .type_of(function.expr())
-                .cloned()
-                .map(|t| inferencer.solver.resolve(&t));
-            State {
-                name,
-                function,
-                inferencer,
-                failed,
-                own_type,
-            }
-        })
-        .collect();
+    // One function is inferred on this thread: handing it to another
+    // would only add the hand-over.
+    let parallel = functions.len() > 1;
+    fn start<'a>(
+        m: &'a IRModule,
+        lookup: RelationLookup<'a>,
+        (name, function): (&'a str, &'a Function),
+    ) -> State<'a> {
+        let mut inferencer = Inferencer::new(Some(m), lookup);
+        let failed = inferencer.run(function.expr()).is_err();
+        inferencer.solver.solve();
+        let own_type = inferencer
+            .type_of(function.expr())
+            .cloned()
+            .map(|t| inferencer.solver.resolve(&t));
+        State {
+            name,
+            function,
+            inferencer,
+            failed,
+            own_type,
+        }
+    }
+    fn end<'a>(mut state: State<'a>, globals: &GlobalTypes) -> (&'a str, Expr, Vec<Diagnostic>) {
+        let (expr, diagnostics) = finish(
+            &mut state.inferencer,
+            state.function.expr(),
+            globals,
+            state.failed,
+        );
+        (state.name, expr, diagnostics)
+    }
+    let states: Vec<State<'_>> = if parallel {
+        functions.par_iter().map(|&f| start(m, lookup, f)).collect()
+    } else {
+        functions.iter().map(|&f| start(m, lookup, f)).collect()
+    };
     let mut globals = GlobalTypes::default();
     for state in &states {
         if let Some(t) = &state.own_type {
             globals.insert(state.name.to_string(), t.clone());
         }
     }
-    let finished: Vec<(&str, Expr, Vec<Diagnostic>)> = states
-        .into_par_iter()
-        .map(|mut state| {
-            let (expr, diagnostics) = finish(
-                &mut state.inferencer,
-                state.function.expr(),
-                &globals,
-                state.failed,
-            );
-            (state.name, expr, diagnostics)
-        })
-        .collect();
+    let finished: Vec<(&str, Expr, Vec<Diagnostic>)> = if parallel {
+        states.into_par_iter().map(|s| end(s, &globals)).collect()
+    } else {
+        states.into_iter().map(|s| end(s, &globals)).collect()
+    };
     let mut out = m.clone();
     let mut diagnostics = Diagnostics::new();
     for (name, expr, diags) in finished {
