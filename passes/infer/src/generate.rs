@@ -21,7 +21,7 @@ use relay_ir::{Call, Dim, Expr, ExprKind, FuncType, IRModule, Pattern, Type, Typ
 use std::collections::HashMap;
 
 /// Finds the relation registered under a name (`OpDef::type_rel`).
-pub type RelationLookup<'a> = &'a dyn Fn(&str) -> Option<RelationFn>;
+pub type RelationLookup<'a> = &'a (dyn Fn(&str) -> Option<RelationFn> + Sync);
 
 /// Inference of this function stopped at an error (TVM's `EmitFatal`); the
 /// diagnostic has been recorded.

@@ -81,6 +81,7 @@
 
 use super::generate::Inferencer;
 use super::{relations, resolve::Resolver, unresolved_diagnostics, GlobalTypes};
+use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::equal::{attrs_equal, dict_attrs_equal, types_equal};
 use relay_ir::fxhash::FxMap as HashMap;
@@ -393,7 +394,9 @@ impl IncrementalChecker {
         let mut stats = CheckStats::default();
         let lookup: super::RelationLookup<'_> = &relations::by_name;
         let functions: Vec<(&str, &Function)> = module.functions().collect();
-        let mut plans: Vec<(String, &Function, Plan<'_>)> = Vec::with_capacity(functions.len());
+        // `None`: to be inferred again (after this walk, in parallel).
+        let mut plans: Vec<(String, &Function, Option<Plan<'_>>)> =
+            Vec::with_capacity(functions.len());
         // The inferred type of each function, by position in `functions`
         // (what `globals` has by name).
         let mut own_types: Vec<Option<Type>> = Vec::with_capacity(functions.len());
@@ -432,7 +435,7 @@ impl IncrementalChecker {
                 Some(Plan::Reuse(entry)) => {
                     stats.reused += 1;
                     own_types.push(entry.own_type.clone());
-                    plans.push((key, function, Plan::Reuse(entry)));
+                    plans.push((key, function, Some(Plan::Reuse(entry))));
                     continue;
                 }
                 Some(Plan::Remap {
@@ -448,21 +451,16 @@ impl IncrementalChecker {
                         order,
                         diagnostics,
                     };
-                    (plan, own_type)
+                    (Some(plan), own_type)
                 }
                 Some(Plan::Infer { .. }) | None => {
                     stats.rechecked += 1;
-                    let mut inferencer = Box::new(Inferencer::new(Some(module), lookup));
-                    let failed = inferencer.run(function.expr()).is_err();
-                    inferencer.solver.solve();
-                    let own_type = inferencer
-                        .type_of(function.expr())
-                        .cloned()
-                        .map(|t| inferencer.solver.resolve(&t));
-                    (Plan::Infer { inferencer, failed }, own_type)
+                    (None, None)
                 }
             };
-            set_global(&mut globals, name, own_type.as_ref());
+            if plan.is_some() {
+                set_global(&mut globals, name, own_type.as_ref());
+            }
             own_types.push(own_type);
             plans.push((key, function, plan));
         }
@@ -470,40 +468,66 @@ impl IncrementalChecker {
             globals.remove(&gone);
             same_names = false;
         }
+        // The functions inferred again, each on its own (a call of a global
+        // reads the callee's annotations), in parallel when there are
+        // several (handing one function to another thread only adds the
+        // hand-over to an edit's latency).
+        let infer = |i: usize, function: &Function| {
+            let mut inferencer = Box::new(Inferencer::new(Some(module), lookup));
+            let failed = inferencer.run(function.expr()).is_err();
+            inferencer.solver.solve();
+            let own_type = inferencer
+                .type_of(function.expr())
+                .cloned()
+                .map(|t| inferencer.solver.resolve(&t));
+            (i, Plan::Infer { inferencer, failed }, own_type)
+        };
+        let pending: Vec<(usize, &Function)> = plans
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, plan))| plan.is_none())
+            .map(|(i, &(_, function, _))| (i, function))
+            .collect();
+        let inferred: Vec<(usize, Plan<'_>, Option<Type>)> = if pending.len() > 1 {
+            pending.par_iter().map(|&(i, f)| infer(i, f)).collect()
+        } else {
+            pending.iter().map(|&(i, f)| infer(i, f)).collect()
+        };
+        for (i, plan, own_type) in inferred {
+            set_global(&mut globals, functions[i].0, own_type.as_ref());
+            own_types[i] = own_type;
+            plans[i].2 = Some(plan);
+        }
 
-        let mut entries = Vec::with_capacity(plans.len());
+        let context = Context {
+            functions: &functions,
+            own_types: &own_types,
+            globals: &globals,
+        };
+        // Each function's result, finished on its own, in parallel when
+        // more than one is more than a cached result taken as it is.
+        let finish = |(key, function, plan): (String, &Function, Option<Plan<'_>>)| {
+            let plan = plan.expect("every function has a plan once inferred");
+            let (entry, same_output) = finish_plan(plan, function, &context);
+            (key, entry, same_output)
+        };
+        let work = plans
+            .iter()
+            .filter(|(_, _, plan)| !matches!(plan, Some(Plan::Reuse(_))))
+            .count();
+        let finished: Vec<(String, Box<Entry>, bool)> = if work > 1 {
+            plans.into_par_iter().map(finish).collect()
+        } else {
+            plans.into_iter().map(finish).collect()
+        };
+        let mut entries = Vec::with_capacity(finished.len());
         let mut diagnostics = Diagnostics::new();
         // The outputs that are not those of the last result.
         let mut changed: Vec<(&str, Function)> = Vec::new();
         // Whether some output is not its input (the result then loses the
         // module's properties, as `add_function` makes it).
         let mut retyped = false;
-        for ((key, function, plan), &(name, _)) in plans.into_iter().zip(&functions) {
-            let context = Context {
-                functions: &functions,
-                own_types: &own_types,
-                globals: &globals,
-            };
-            let (entry, same_output) = match plan {
-                Plan::Reuse(entry) if dependency_types_same(&entry, &own_types) => (entry, true),
-                Plan::Reuse(entry) => {
-                    let order = entry.order.clone();
-                    let diagnostics = entry.diagnostics.clone();
-                    (remap(entry, order, diagnostics, &context), false)
-                }
-                Plan::Remap {
-                    entry,
-                    order,
-                    diagnostics,
-                } => (remap(entry, order, diagnostics, &context), false),
-                Plan::Infer {
-                    mut inferencer,
-                    failed,
-                } => (
-                    infer_entry(&mut inferencer, function, &context, failed),
-                    false,
-                ),
-            };
+        for ((key, entry, same_output), &(name, function)) in finished.into_iter().zip(&functions) {
             diagnostics.extend(entry.diagnostics.iter().cloned());
             retyped |= !entry.output.expr().ptr_eq(function.expr());
             if !same_output {
@@ -534,6 +558,35 @@ impl IncrementalChecker {
         self.globals = globals;
         self.output = retyped.then(|| out.clone());
         (out, diagnostics, stats)
+    }
+}
+
+/// A function's result as `plan` obtains it (and whether it is the cached
+/// output unchanged).
+fn finish_plan(
+    plan: Plan<'_>,
+    function: &Function,
+    context: &Context<'_, '_>,
+) -> (Box<Entry>, bool) {
+    match plan {
+        Plan::Reuse(entry) if dependency_types_same(&entry, context.own_types) => (entry, true),
+        Plan::Reuse(entry) => {
+            let order = entry.order.clone();
+            let diagnostics = entry.diagnostics.clone();
+            (remap(entry, order, diagnostics, context), false)
+        }
+        Plan::Remap {
+            entry,
+            order,
+            diagnostics,
+        } => (remap(entry, order, diagnostics, context), false),
+        Plan::Infer {
+            mut inferencer,
+            failed,
+        } => (
+            infer_entry(&mut inferencer, function, context, failed),
+            false,
+        ),
     }
 }
 

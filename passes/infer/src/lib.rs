@@ -56,6 +56,7 @@ pub use incremental::{CheckStats, IncrementalChecker};
 pub use local::infer_type_local;
 
 use generate::Inferencer;
+use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::{Expr, Function, IRModule, Type};
 use resolve::Resolver;
@@ -79,40 +80,72 @@ pub fn infer_module(m: &IRModule) -> (IRModule, Diagnostics) {
 /// a few simple ones).
 pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule, Diagnostics) {
     struct State<'a> {
-        name: String,
-        function: Function,
+        name: &'a str,
+        function: &'a Function,
         inferencer: Inferencer<'a>,
         failed: bool,
+        own_type: Option<Type>,
     }
-    let mut states = Vec::with_capacity(m.function_count());
-    let mut globals = GlobalTypes::default();
-    for (name, function) in m.functions() {
+    // Each function's constraints are generated and solved on its own (a
+    // call of a global reads the callee's annotations), so the functions
+    // are inferred in parallel; only resolution needs every function's
+    // type, and it too is per function once they are all known. The order
+    // of the results (and of the diagnostics) is the module's.
+    let functions: Vec<(&str, &Function)> = m.functions().collect();
+    // One function is inferred on this thread: handing it to another
+    // would only add the hand-over.
+    let parallel = functions.len() > 1;
+    fn start<'a>(
+        m: &'a IRModule,
+        lookup: RelationLookup<'a>,
+        (name, function): (&'a str, &'a Function),
+    ) -> State<'a> {
         let mut inferencer = Inferencer::new(Some(m), lookup);
         let failed = inferencer.run(function.expr()).is_err();
         inferencer.solver.solve();
-        if let Some(t) = inferencer.type_of(function.expr()).cloned() {
-            let t = inferencer.solver.resolve(&t);
-            globals.insert(name.to_string(), t);
-        }
-        states.push(State {
-            name: name.to_string(),
-            function: function.clone(),
+        let own_type = inferencer
+            .type_of(function.expr())
+            .cloned()
+            .map(|t| inferencer.solver.resolve(&t));
+        State {
+            name,
+            function,
             inferencer,
             failed,
-        });
+            own_type,
+        }
     }
-    let mut out = m.clone();
-    let mut diagnostics = Diagnostics::new();
-    for mut state in states {
-        let (expr, diags) = finish(
+    fn end<'a>(mut state: State<'a>, globals: &GlobalTypes) -> (&'a str, Expr, Vec<Diagnostic>) {
+        let (expr, diagnostics) = finish(
             &mut state.inferencer,
             state.function.expr(),
-            &globals,
+            globals,
             state.failed,
         );
+        (state.name, expr, diagnostics)
+    }
+    let states: Vec<State<'_>> = if parallel {
+        functions.par_iter().map(|&f| start(m, lookup, f)).collect()
+    } else {
+        functions.iter().map(|&f| start(m, lookup, f)).collect()
+    };
+    let mut globals = GlobalTypes::default();
+    for state in &states {
+        if let Some(t) = &state.own_type {
+            globals.insert(state.name.to_string(), t.clone());
+        }
+    }
+    let finished: Vec<(&str, Expr, Vec<Diagnostic>)> = if parallel {
+        states.into_par_iter().map(|s| end(s, &globals)).collect()
+    } else {
+        states.into_iter().map(|s| end(s, &globals)).collect()
+    };
+    let mut out = m.clone();
+    let mut diagnostics = Diagnostics::new();
+    for (name, expr, diags) in finished {
         diagnostics.extend(diags);
         if let Some(f) = expr.as_function() {
-            out.add_function(&state.name, f);
+            out.add_function(name, f);
         }
     }
     (out, diagnostics)

@@ -26,6 +26,7 @@
 use super::names::{DefId, Definition, NamePart};
 use super::scope::FastHashMap;
 use super::{AdtEntry, CtorEntry, LowerOptions, Lowered, Lowerer, Piece};
+use rayon::prelude::*;
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::source::{FileId, Span};
 use relay_ir::{Function, IRModule, TypeData};
@@ -218,28 +219,24 @@ fn lower_whole(
     let module_definitions = definitions.to_vec();
     let module_uses = uses.to_vec();
     let module_diagnostics = std::mem::take(&mut lw.diagnostics);
-    let mut defs = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let ast::Item::Def(def) = item else { continue };
-        let counts = lw.names.counts();
-        let mut piece = lower_def(&mut lw, *def, defs.len(), i, text_end, counts);
-        // Ids of other definitions than the module's and its own: it reads
-        // another definition's names.
-        let first = counts.0 as u32;
-        let module_count = module_counts.0 as u32;
-        let uses = Arc::get_mut(&mut piece.names)
-            .expect("a piece's names are its own until it is kept")
-            .uses_mut();
-        for (_, id) in uses {
-            let id_index = id.index() as u32;
-            if id_index >= first {
-                *id = DefId::from_index(id_index - first + module_count);
-            } else if id_index >= module_count {
-                piece.shared = true;
-            }
-        }
-        defs.push(piece);
-    }
+    let setup = DefSetup {
+        file,
+        options,
+        text_end,
+        items: &items,
+        module_definitions: &module_definitions,
+        adts: &lw.adts,
+        ctors: &lw.ctors,
+    };
+    let in_parallel = if module_diagnostics.is_empty() && worth_parallel(&items) {
+        setup.lower_defs_in_parallel()
+    } else {
+        None
+    };
+    let defs = match in_parallel {
+        Some(defs) => defs,
+        None => lower_defs_in_order(&mut lw, &items, text_end, module_counts.0 as u32),
+    };
     let mut graph_owner = FastHashMap::default();
     let mut reusable = module_diagnostics.is_empty();
     for (index, piece) in defs.iter().enumerate() {
@@ -277,6 +274,133 @@ fn lower_whole(
         result.0.names = names;
     }
     (kept, result)
+}
+
+/// Lowers the `def`s of `items` one after the other with `lw` (which has
+/// lowered the module's items and type definitions, whose names are the
+/// first `module_count`), as a whole lowering does.
+fn lower_defs_in_order(
+    lw: &mut Lowerer,
+    items: &[ast::Item<Node<'_>>],
+    text_end: TextSize,
+    module_count: u32,
+) -> Vec<DefPiece> {
+    let mut defs = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ast::Item::Def(def) = item else { continue };
+        let counts = lw.names.counts();
+        let mut piece = lower_def(lw, *def, defs.len(), i, text_end, counts);
+        // Ids of other definitions than the module's and its own: it reads
+        // another definition's names.
+        let first = counts.0 as u32;
+        let uses = Arc::get_mut(&mut piece.names)
+            .expect("a piece's names are its own until it is kept")
+            .uses_mut();
+        for (_, id) in uses {
+            let id_index = id.index() as u32;
+            if id_index >= first {
+                *id = DefId::from_index(id_index - first + module_count);
+            } else if id_index >= module_count {
+                piece.shared = true;
+            }
+        }
+        defs.push(piece);
+    }
+    defs
+}
+
+/// Whether lowering the definitions of a module on several threads is
+/// worth starting them: more than one thread, and enough definitions of
+/// enough text that each thread has work.
+fn worth_parallel(items: &[ast::Item<Node<'_>>]) -> bool {
+    /// Below this much text of definitions, one thread is as fast.
+    const MIN_TEXT: u32 = 64 * 1024;
+    let mut defs = 0;
+    let mut text = 0u32;
+    for item in items {
+        if let ast::Item::Def(def) = item {
+            defs += 1;
+            text = text.saturating_add(u32::from(def.syntax().range().len()));
+        }
+    }
+    rayon::current_num_threads() > 1 && defs > 1 && text >= MIN_TEXT
+}
+
+/// What lowering one `def` on its own needs of the module: its items (for
+/// the global names) and what its type definitions defined, as
+/// [`relower`] sets a lowerer up.
+struct DefSetup<'s, 'n> {
+    file: FileId,
+    options: LowerOptions,
+    text_end: TextSize,
+    items: &'s [ast::Item<Node<'n>>],
+    module_definitions: &'s [Definition],
+    adts: &'s FastHashMap<String, AdtEntry>,
+    ctors: &'s FastHashMap<String, CtorEntry>,
+}
+
+impl DefSetup<'_, '_> {
+    /// A lowerer that knows the module's items and type definitions, its
+    /// name recorder standing after the module's names.
+    fn lowerer(&self) -> Lowerer {
+        let mut lw = Lowerer::new(self.file, true);
+        lw.lenient = self.options.lenient;
+        lw.text_end = self.text_end;
+        let _ = lw.declare_items(self.items);
+        lw.adts = self.adts.clone();
+        lw.ctors = self.ctors.clone();
+        for definition in self.module_definitions {
+            lw.names.define(
+                definition.kind,
+                definition.name.clone(),
+                definition.range,
+                definition.visible,
+            );
+        }
+        lw
+    }
+
+    /// Every `def` lowered on its own, on the threads of the pool, in text
+    /// order; `None` when one of them reads or writes what definitions
+    /// share, or two define the same graph binding (then only a lowering
+    /// in order gives the whole lowering's result).
+    fn lower_defs_in_parallel(&self) -> Option<Vec<DefPiece>> {
+        let defs: Vec<(usize, ast::Def<Node<'_>>)> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| match item {
+                ast::Item::Def(def) => Some((i, *def)),
+                _ => None,
+            })
+            .collect();
+        let pieces: Vec<DefPiece> = defs
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || self.lowerer(),
+                |lw, (index, &(item, def))| {
+                    lw.graph.clear();
+                    let counts = lw.names.counts();
+                    let piece = lower_def(lw, def, index, item, self.text_end, counts);
+                    lw.names.truncate(counts);
+                    piece
+                },
+            )
+            .collect();
+        let mut graph_numbers = std::collections::HashSet::new();
+        for piece in &pieces {
+            if piece.shared {
+                return None;
+            }
+            for &number in &piece.graph_numbers {
+                if !graph_numbers.insert(number) {
+                    return None;
+                }
+            }
+        }
+        Some(pieces)
+    }
 }
 
 /// Lowers one `def` with `lw`, whose names recorder stands at `counts`,

@@ -11,7 +11,10 @@
 //! thread every free is local: the next analysis reuses the pages, and when
 //! the queue is empty the thread gives its free pages back to the system.
 //! Analyses of different documents thus run one after the other; an
-//! obsolete one stops at its next stage.
+//! obsolete one stops at its next stage. The stages that work on many
+//! definitions at once (lowering and inferring a whole module) spread
+//! them over rayon's threads; those give their free pages back too when
+//! this thread goes idle.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Sender, TryRecvError};
@@ -34,8 +37,13 @@ fn jobs() -> &'static Sender<Job> {
                 let job = match receiver.try_recv() {
                     Ok(job) => job,
                     Err(TryRecvError::Empty) => {
-                        // Idle: what the last jobs freed goes back now.
+                        // Idle: what the last jobs freed goes back now,
+                        // here and on the threads that lowered and
+                        // inferred functions in parallel (what they
+                        // allocated and this thread freed waits in their
+                        // heaps until they collect it).
                         relay_allocator::release_free_memory();
+                        rayon::spawn_broadcast(|_| relay_allocator::release_free_memory());
                         match receiver.recv() {
                             Ok(job) => job,
                             Err(_) => return,

@@ -30,9 +30,9 @@
 
 use std::marker::PhantomData;
 
-use rowan::NodeOrToken;
+use rowan::{NodeOrToken, TokenAtOffset};
 
-use crate::{SyntaxKind, SyntaxNode, TextSize};
+use crate::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
 pub use self::tree::{TreeNode, TreeToken};
 
@@ -140,9 +140,38 @@ pub fn find_node_at_offset<A: AstNode<Node = SyntaxNode>>(
     if !root.text_range().contains_inclusive(offset) {
         return None;
     }
-    root.token_at_offset(offset)
+    token_at_offset(root, offset)
         .filter_map(|token| token.parent_ancestors().find_map(A::cast))
         .min_by_key(|node| node.syntax().text_range().len())
+}
+
+/// The token at `offset` under `node`, or the two that meet there: what
+/// rowan's `SyntaxNode::token_at_offset` answers (`None` outside `node`
+/// instead of a panic), found by binary search among each node's children.
+/// rowan's walks every child of every node on the way down, so a lookup
+/// in a function body of thousands of bindings cost thousands of cursors;
+/// the editor makes one per hover, and hundreds per completion.
+pub fn token_at_offset(node: &SyntaxNode, offset: TextSize) -> TokenAtOffset<SyntaxToken> {
+    let range = node.text_range();
+    if !range.contains_inclusive(offset) || range.is_empty() {
+        return TokenAtOffset::None;
+    }
+    // The token holding the byte at `at` (tokens are never empty, and
+    // cover the text without gaps).
+    let holding = |at: TextSize| match node.covering_element(TextRange::at(at, 1.into())) {
+        NodeOrToken::Token(token) => Some(token),
+        NodeOrToken::Node(_) => None,
+    };
+    let right = (offset < range.end()).then(|| holding(offset)).flatten();
+    let left = (offset > range.start())
+        .then(|| holding(offset - TextSize::from(1)))
+        .flatten();
+    match (left, right) {
+        (Some(left), Some(right)) if left == right => TokenAtOffset::Single(left),
+        (Some(left), Some(right)) => TokenAtOffset::Between(left, right),
+        (Some(token), None) | (None, Some(token)) => TokenAtOffset::Single(token),
+        (None, None) => TokenAtOffset::None,
+    }
 }
 
 /// The first direct child node of `parent` that casts to `A` and comes

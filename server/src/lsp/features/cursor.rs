@@ -2,6 +2,7 @@
 //! offset, else any token that is not trivia) and the `def` around it.
 
 use crate::lsp::analysis::Analysis;
+use relay_syntax::ast::token_at_offset;
 use relay_syntax::{SyntaxKind, SyntaxKind::*, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
 /// Whether a token is a name (`%x`, `%0`, `@f`, an identifier).
@@ -15,7 +16,7 @@ pub fn token_at(root: &SyntaxNode, offset: TextSize) -> Option<SyntaxToken> {
     if !root.text_range().contains_inclusive(offset) {
         return None;
     }
-    let tokens: Vec<SyntaxToken> = root.token_at_offset(offset).collect();
+    let tokens: Vec<SyntaxToken> = token_at_offset(root, offset).collect();
     tokens
         .iter()
         .find(|t| is_name(t.kind()))

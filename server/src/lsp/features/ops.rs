@@ -5,6 +5,7 @@
 use super::markdown::code_block;
 use relay_passes::op::{self, OpDef};
 use relay_passes::op_coverage::coverage;
+use relay_syntax::ast::token_at_offset;
 use relay_syntax::{SyntaxKind::*, SyntaxNode, TextSize};
 
 /// Markdown documentation of an operator: signature, description,
@@ -86,7 +87,7 @@ pub fn enclosing_op_call(
     root: &SyntaxNode,
     offset: TextSize,
 ) -> Option<(SyntaxNode, &'static OpDef)> {
-    let token = root.token_at_offset(offset).left_biased()?;
+    let token = token_at_offset(root, offset).left_biased()?;
     token.parent_ancestors().find_map(|n| {
         if n.kind() != ARG_LIST {
             return None;

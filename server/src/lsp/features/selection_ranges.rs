@@ -8,6 +8,7 @@
 
 use super::cursor::token_at;
 use crate::lsp::analysis::Analysis;
+use relay_syntax::ast::token_at_offset;
 use relay_syntax::{SyntaxKind, TextRange, TextSize};
 
 /// The ranges to select at `offset`, innermost first; each contains the
@@ -20,7 +21,7 @@ pub fn selection_ranges(analysis: &Analysis, offset: TextSize) -> Vec<TextRange>
     // The name or other token the cursor touches (the cursor just after
     // `%x` in `%x, …` or `%x )` selects `%x`); in whitespace, the nodes
     // around it.
-    let Some(token) = token_at(&root, offset).or_else(|| root.token_at_offset(offset).next())
+    let Some(token) = token_at(&root, offset).or_else(|| token_at_offset(&root, offset).next())
     else {
         return Vec::new();
     };

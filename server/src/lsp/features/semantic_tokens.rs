@@ -5,6 +5,7 @@
 
 use crate::lsp::analysis::Analysis;
 use relay_passes::lower::NameKind;
+use relay_syntax::ast::token_at_offset;
 use relay_syntax::{SyntaxElement, SyntaxKind::*, SyntaxToken, TextRange};
 use std::collections::HashSet;
 
@@ -135,7 +136,7 @@ pub fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> Vec<Sem
             // of a large module, not every token of the definition it is in).
             SyntaxElement::Node(node) => {
                 let within = node.text_range();
-                let first = node.token_at_offset(range.start()).left_biased();
+                let first = token_at_offset(&node, range.start()).left_biased();
                 Box::new(
                     std::iter::successors(first, SyntaxToken::next_token)
                         .take_while(move |t| {

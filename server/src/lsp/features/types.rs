@@ -5,6 +5,7 @@
 use crate::lsp::analysis::Analysis;
 use relay_passes::ir::{Expr, ExprKind, Type};
 use relay_passes::printer::print_type;
+use relay_syntax::ast::token_at_offset;
 use relay_syntax::{SyntaxKind::*, TextRange};
 
 /// The type to show for an expression: its checked type.
@@ -36,10 +37,7 @@ pub fn var_type(expr: &Expr) -> Option<String> {
 /// What the graph binding `%N = e;` whose number token is at `def` stands
 /// for: the IR node of `e`.
 pub fn graph_value(analysis: &Analysis, def: TextRange) -> Option<&Expr> {
-    let token = analysis
-        .root()
-        .token_at_offset(def.start())
-        .find(|t| t.kind() == GRAPH)?;
+    let token = token_at_offset(&analysis.root(), def.start()).find(|t| t.kind() == GRAPH)?;
     let binding = token.parent().filter(|n| n.kind() == GRAPH_BINDING)?;
     let value = binding.children().last()?;
     analysis.index().exact(value.text_range())
