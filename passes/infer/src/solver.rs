@@ -221,6 +221,9 @@ pub(crate) struct Solver {
     pending: IdMap<u64, Type>,
     rels: Vec<RelationNode>,
     queue: VecDeque<u32>,
+    /// Relations that ran, could not conclude, and are not queued again:
+    /// the only ones a merge can re-queue (see [`Solver::merge`]).
+    waiting: relay_ir::fxhash::FxSet<u32>,
     /// TVM's `shape_uf_`: symbolic sizes bound to other sizes.
     shape_uf: HashMap<MetaObject, Dim>,
     /// Constraints of polymorphic function types, by the type's address.
@@ -234,6 +237,9 @@ pub(crate) struct Solver {
     /// How many types resolution has visited, for tests of its cost.
     #[cfg(test)]
     pub(crate) resolve_steps: u64,
+    /// How many relation links merges have visited, for tests of their cost.
+    #[cfg(test)]
+    pub(crate) link_steps: u64,
     pub diagnostics: Vec<Diagnostic>,
     /// The texts spans point into, to find an attribute's value in a call
     /// for an error about it (none: such errors stay at the call).
@@ -250,11 +256,14 @@ impl Solver {
             pending: IdMap::default(),
             rels: Vec::new(),
             queue: VecDeque::new(),
+            waiting: Default::default(),
             shape_uf: HashMap::new(),
             constraints: IdMap::default(),
             closed: IdMap::default(),
             #[cfg(test)]
             resolve_steps: 0,
+            #[cfg(test)]
+            link_steps: 0,
             diagnostics: Vec::new(),
             sources: None,
         }
@@ -385,6 +394,23 @@ impl Solver {
         }
         r.inqueue = true;
         self.queue.push_back(rel);
+        self.waiting.remove(&rel);
+    }
+
+    /// Whether a relation linked to type node `node` is waiting (would be
+    /// re-queued by a merge of the node), asked of whichever is smaller:
+    /// the node's relations or the waiting ones.
+    fn has_waiting(&self, node: u32) -> bool {
+        if self.waiting.is_empty() {
+            return false;
+        }
+        let type_node = &self.nodes[node as usize];
+        match &type_node.rel_set {
+            Some(set) if self.waiting.len() < type_node.rels.len() => {
+                self.waiting.iter().any(|r| set.contains(r))
+            }
+            _ => type_node.rels.iter().any(|r| self.waiting.contains(r)),
+        }
     }
 
     /// TVM's `Propagator`: links `rels` to `t` and to the types inside it
@@ -426,6 +452,10 @@ impl Solver {
         let src = self.node_of(t);
         if src != dst {
             let rels = self.nodes[src as usize].rels.clone();
+            #[cfg(test)]
+            {
+                self.link_steps += rels.len() as u64;
+            }
             for r in rels {
                 if !self.rels[r as usize].resolved {
                     self.add_to_queue(r);
@@ -450,6 +480,17 @@ impl Solver {
     }
 
     /// TVM's `MergeFromTo`.
+    ///
+    /// Two cases skip work that would change nothing, so that a type every
+    /// relation mentions (the weight of n convolutions, merged into the
+    /// equal type each relation concludes) does not make each merge walk
+    /// all n relations: quadratic. When `src`'s type has no parts, `dst`
+    /// has no relations and none of `src`'s is waiting, TVM's transfer
+    /// would re-queue nothing and leave `dst` with `src`'s unresolved
+    /// relations in `src`'s order: `src`'s list is moved as it is (the
+    /// resolved relations it still holds are skipped by every reader).
+    /// When `dst`'s type has no parts, propagating its relations to it
+    /// inserts each where it already is.
     fn merge(&mut self, src: u32, dst: u32) {
         let src = self.find(src);
         let dst = self.find(dst);
@@ -457,15 +498,31 @@ impl Solver {
             return;
         }
         let ty = self.nodes[src as usize].ty.clone();
-        self.transfer_links(&ty, dst);
+        if is_leaf(&ty) && self.nodes[dst as usize].rels.is_empty() && !self.has_waiting(src) {
+            let from = &mut self.nodes[src as usize];
+            let rels = std::mem::take(&mut from.rels);
+            let rel_set = from.rel_set.take();
+            let to = &mut self.nodes[dst as usize];
+            to.rels = rels;
+            to.rel_set = rel_set;
+        } else {
+            self.transfer_links(&ty, dst);
+        }
         self.nodes[src as usize].parent = dst;
+        let dst_ty = self.nodes[dst as usize].ty.clone();
+        if is_leaf(&dst_ty) {
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.link_steps += self.nodes[dst as usize].rels.len() as u64;
+        }
         let rels: Vec<u32> = self.nodes[dst as usize]
             .rels
             .iter()
             .copied()
             .filter(|&r| !self.rels[r as usize].resolved)
             .collect();
-        let dst_ty = self.nodes[dst as usize].ty.clone();
         self.propagate(&dst_ty, &rels);
     }
 
@@ -964,6 +1021,9 @@ impl Solver {
             let r = &mut self.rels[id as usize];
             r.resolved = resolved;
             r.inqueue = false;
+            if !resolved {
+                self.waiting.insert(id);
+            }
         }
     }
 
@@ -1314,6 +1374,15 @@ fn same_resolution(a: &Type, b: &Type) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `t` has no parts a type node is kept for (what
+/// [`Solver::propagate`] and [`Solver::transfer_links`] walk into).
+fn is_leaf(t: &Type) -> bool {
+    !matches!(
+        t.kind(),
+        TypeKind::Tuple(_) | TypeKind::Func(_) | TypeKind::Call { .. }
+    )
 }
 
 /// [`Type::contains_incomplete`], without its work list for tensors.

@@ -24,8 +24,9 @@
 //!   rewrite's callback sees the original node, the node rebuilt over the
 //!   rewritten children, and the rewritten version of every matched node.
 //! * Each pass over the rewrite list starts every rewrite with type
-//!   inference over the whole function; the list is repeated until a pass
-//!   changes nothing structurally. Like TVM, more than 100 rewrite
+//!   inference over the whole function (skipped when nothing changed since
+//!   the last one: it would give the same nodes back); the list is repeated
+//!   until a pass changes nothing structurally. Like TVM, more than 100 rewrite
 //!   applications in total is an error.
 
 use relay_infer::infer_expr;
@@ -457,11 +458,11 @@ fn accept_group(
     Some(interior)
 }
 
-/// Applies `rewrite` once over `expr` (typed): finds its matches, then
-/// rebuilds the graph bottom-up calling the callback at each match root.
-fn apply_once(rewrite: &dyn Rewrite, expr: &Expr) -> Expr {
-    let graph = ExprGraph::new(expr);
-    let groups = find_groups(rewrite.pattern(), &graph);
+/// Applies `rewrite` once over `expr` (typed), whose graph is `graph`:
+/// finds its matches, then rebuilds the graph bottom-up calling the
+/// callback at each match root.
+fn apply_once(rewrite: &dyn Rewrite, expr: &Expr, graph: &ExprGraph) -> Expr {
+    let groups = find_groups(rewrite.pattern(), graph);
     if groups.is_empty() {
         return expr.clone();
     }
@@ -508,31 +509,61 @@ fn without_operator_type_args(expr: &Expr) -> Expr {
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times [`rewrite_to_fixpoint`] has inferred types, for tests
+    /// of its cost.
+    static INFERENCES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// TVM's limit on rewrite applications before it gives up.
 const MAX_APPLICATIONS: usize = 100;
 
 /// Applies `rewrites` in order, re-inferring types before each, until a
 /// whole round changes nothing. `Err` when TVM would abort because the
 /// rewrites keep changing the expression.
+///
+/// Inference is skipped where it would give back its input: when the
+/// expression is still the very node the last inference returned (no
+/// rewrite since then changed anything; rebuilding keeps unchanged nodes),
+/// inferring it again writes the same types into the same nodes. The graph
+/// of the expression is kept the same way. Without this, every round would
+/// infer the whole function and build its graph once per rewrite (24 times
+/// for `SimplifyExpr`) even when nothing matches.
 pub(crate) fn rewrite_to_fixpoint(
     rewrites: &[Box<dyn Rewrite>],
     expr: &Expr,
     module: &IRModule,
 ) -> Result<Expr, String> {
     let mut post = expr.clone();
+    let mut inferred: Option<Expr> = None;
+    // The graph of the expression the rewrites are looking at, kept while
+    // they change nothing (building it is most of a rewrite that finds no
+    // match).
+    let mut graph: Option<(Expr, ExprGraph)> = None;
     let mut applications = 0;
     loop {
         let last = post.clone();
         for rewrite in rewrites {
-            post = infer_expr(&post, Some(module)).0;
-            post = apply_once(rewrite.as_ref(), &post);
+            if !inferred.as_ref().is_some_and(|typed| typed.ptr_eq(&post)) {
+                post = infer_expr(&post, Some(module)).0;
+                inferred = Some(post.clone());
+                #[cfg(test)]
+                INFERENCES.with(|count| count.set(count.get() + 1));
+            }
+            if !graph.as_ref().is_some_and(|(root, _)| root.ptr_eq(&post)) {
+                graph = Some((post.clone(), ExprGraph::new(&post)));
+            }
+            let (_, current) = graph.as_ref().expect("built above");
+            post = apply_once(rewrite.as_ref(), &post, current);
             applications += 1;
         }
-        let unchanged = structural_equal(
-            &without_operator_type_args(&last),
-            &without_operator_type_args(&post),
-            true,
-        );
+        let unchanged = post.ptr_eq(&last)
+            || structural_equal(
+                &without_operator_type_args(&last),
+                &without_operator_type_args(&post),
+                true,
+            );
         if unchanged || applications >= MAX_APPLICATIONS {
             break;
         }
@@ -543,4 +574,53 @@ pub(crate) fn rewrite_to_fixpoint(
         ));
     }
     Ok(post)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::simplify_expr_rewrites;
+    use super::*;
+    use relay_lower::parse_and_lower;
+
+    /// The inferences the fixpoint loop makes on `main` of `text`, and
+    /// the simplified body.
+    fn inferences_to_simplify(text: &str) -> (usize, Expr) {
+        let (module, diagnostics) = parse_and_lower("t.relay", text);
+        assert!(!diagnostics.has_errors(), "the input reads");
+        let main = module.function("main").expect("a main function");
+        let (typed, diagnostics) = infer_expr(main.expr(), Some(&module));
+        assert!(!diagnostics.has_errors(), "the input type-checks");
+        INFERENCES.with(|count| count.set(0));
+        let result = rewrite_to_fixpoint(&simplify_expr_rewrites(), &typed, &module)
+            .expect("the rewrites reach a fixpoint");
+        (INFERENCES.with(|count| count.get()), result)
+    }
+
+    #[test]
+    fn a_function_no_rewrite_changes_is_inferred_once() {
+        let text = "#[version = \"0.0.5\"]\n\
+                    def @main(%x: Tensor[(2, 3), float32]) {\n  %0 = negative(%x);\n  exp(%0)\n}\n";
+        let (inferences, _) = inferences_to_simplify(text);
+        // Once per rewrite (24) before: the whole function each time.
+        assert_eq!(inferences, 1, "inferences of a function nothing matches");
+    }
+
+    #[test]
+    fn a_rewrite_costs_one_inference_after_it() {
+        let text = "#[version = \"0.0.5\"]\n\
+                    def @main(%x: Tensor[(2, 3), float32]) {\n  %0 = add(%x, %x);\n  exp(%0)\n}\n";
+        let (inferences, result) = inferences_to_simplify(text);
+        let printed = format!("{result:?}");
+        assert!(
+            printed.contains("multiply"),
+            "`x + x` became `x * 2`: {printed}"
+        );
+        // The first round's start and after the rewrite; the round that
+        // finds nothing to change starts from that inference's result (48
+        // inferences before: one per rewrite in each round).
+        assert_eq!(
+            inferences, 2,
+            "inferences of a function one rewrite changes"
+        );
+    }
 }
