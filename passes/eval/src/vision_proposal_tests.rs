@@ -207,3 +207,56 @@ fn proposal_is_not_folded_where_tvm_reads_or_writes_out_of_bounds() {
     ));
     assert!(m.contains("shapes"), "{m}");
 }
+
+/// TVM's `test_op_level5.py::test_proposal`: a 3×3 map, stride 16, scale
+/// and ratio 0.5, a 48×48 image; its expected rows (printed to ~8 digits,
+/// hence the tolerance), with centre/size regression and with `iou_loss`.
+#[test]
+fn proposal_matches_tvms_test_op_level5_expectations() {
+    let args = [
+        f32s(
+            &[1, 2, 3, 3],
+            &[
+                0.3, 0.6, 0.2, 0.4, 0.7, 0.5, 0.1, 0.4, 0.3, //
+                0.7, 0.5, 0.3, 0.6, 0.4, 0.8, 0.9, 0.2, 0.5,
+            ],
+        ),
+        f32s(
+            &[1, 4, 3, 3],
+            &[
+                0.5, 1.0, 0.6, 0.8, 1.2, 2.0, 0.9, 1.0, 0.8, //
+                0.5, 1.0, 0.7, 0.8, 1.2, 1.6, 2.1, 1.5, 0.7, //
+                1.0, 0.5, 0.7, 1.5, 0.9, 1.6, 1.4, 1.5, 0.8, //
+                1.0, 0.5, 0.6, 1.5, 0.9, 2.0, 1.8, 1.0, 0.9,
+            ],
+        ),
+        f32s(&[1, 3], &[48.0, 48.0, 1.0]),
+    ];
+    let fields = |iou_loss| {
+        let mut f = attrs(&[0.5], &[0.5], 0.7, 200, 4, 16, iou_loss);
+        f[2] = ("feature_stride", AttrValue::Int(16));
+        f
+    };
+    let expected_regression = [
+        0.0, 0.0, 2.8451548, 28.38012, 18.154846, //
+        0.0, 0.0, 15.354933, 41.96971, 41.245064, //
+        0.0, 18.019852, 1.0538368, 51.98015, 25.946163, //
+        0.0, 27.320923, -1.266357, 55.0, 24.666357,
+    ];
+    let expected_iou_loss = [
+        0.0, -5.25, -2.5, 21.75, 19.0, //
+        0.0, 11.25, -2.0, 37.25, 18.5, //
+        0.0, 26.849998, -2.3000002, 53.45, 18.6, //
+        0.0, -4.95, 13.799999, 22.25, 35.5,
+    ];
+    for (iou_loss, expected) in [(false, expected_regression), (true, expected_iou_loss)] {
+        let (shape, got) = rows(&run("vision.proposal", &fields(iou_loss), &args));
+        assert_eq!(shape, vec![4, 5]);
+        for (g, e) in got.iter().zip(expected) {
+            assert!(
+                (g - e).abs() <= 1e-4 * e.abs().max(1.0),
+                "iou_loss {iou_loss}: {got:?}"
+            );
+        }
+    }
+}
