@@ -8,7 +8,7 @@ use relay_ir::op::all_ops;
 
 /// Operators TVM can fold (they have a compute, or a QNN canonicalisation
 /// FoldConstant uses with `fold_qnn=true`) that have no kernel yet.
-const AWAITING: &[&str] = &["vision.proposal"];
+const AWAITING: &[&str] = &[];
 
 #[test]
 fn every_operator_has_a_kernel_or_a_reason() {

@@ -101,6 +101,7 @@ mod unique;
 mod vision;
 mod vision_all_class_nms;
 mod vision_nms;
+mod vision_proposal;
 mod vision_roi;
 mod vision_ssd;
 mod vision_util;
@@ -115,6 +116,8 @@ mod reference_cases;
 mod test_util;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vision_proposal_tests;
 #[cfg(test)]
 mod vision_tests;
 
@@ -326,6 +329,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         .or_else(|| vision_all_class_nms::kernel(op))
         .or_else(|| vision_roi::kernel(op))
         .or_else(|| vision_ssd::kernel(op))
+        .or_else(|| vision_proposal::kernel(op))
         .or_else(|| signal::kernel(op))
         .or_else(|| nn_correlation::kernel(op))
         .or_else(|| nn_deformable::kernel(op))

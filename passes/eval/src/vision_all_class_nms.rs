@@ -37,7 +37,7 @@ fn select(
     iou_threshold: f32,
     score_threshold: f32,
 ) -> EvalResult<(Vec<i64>, Vec<f32>)> {
-    let order = argsort_valid(scores, scores.len())?;
+    let order = argsort_valid(scores, scores.len(), "vision.all_class_non_max_suppression")?;
     let mut sorted: Vec<f32> = order.iter().map(|&i| scores[i]).collect();
     // The binary search's count of scores above the threshold.
     let (mut lo, mut hi) = (0usize, sorted.len());

@@ -123,11 +123,10 @@ fn round_to(dtype: DataType, v: f64) -> EvalResult<f64> {
 
 /// `argsort_nms` of one batch: the first `valid` scores by descending value
 /// (ties keep their order), then the remaining positions' own indices.
-pub(crate) fn argsort_valid(scores: &[f32], valid: usize) -> EvalResult<Vec<usize>> {
+/// `op` names the operator sorting, for the error on a NaN score.
+pub(crate) fn argsort_valid(scores: &[f32], valid: usize, op: &str) -> EvalResult<Vec<usize>> {
     if scores[..valid].iter().any(|s| s.is_nan()) {
-        return unsupported(
-            "vision.non_max_suppression: a NaN score (its sort order is unspecified)",
-        );
+        return unsupported(format!("{op}: a NaN score (its sort order is unspecified)"));
     }
     let mut order: Vec<usize> = (0..valid).collect();
     order.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).expect("no NaN"));
@@ -278,7 +277,7 @@ fn non_max_suppression(args: &[Value], call: &CallInfo) -> EvalResult {
         let scores: Vec<f32> = (0..anchors)
             .map(|j| boxes[j * len + nms.score_index])
             .collect();
-        let order = argsort_valid(&scores, valid)?;
+        let order = argsort_valid(&scores, valid, call.op)?;
         let (rows, mut kept) = nms.run(boxes, len, valid, &order);
         if return_indices {
             for k in kept.iter_mut().take(valid) {
