@@ -115,7 +115,9 @@ fn only_passes_that_change_the_function_are_offered_plus_one_picker() {
     ] {
         assert!(!main_titles.contains(&idle.to_string()), "{main_titles:?}");
     }
-    assert!(main_titles.len() <= 16, "{main_titles:?}");
+    // Of the ~70 registered passes, the ones that change this small module
+    // (folding, fusion, normal forms, the gradients, …) and the picker.
+    assert!(main_titles.len() <= 20, "{main_titles:?}");
 
     // In @helper (negative of a parameter) nothing folds.
     let in_helper = SRC.find("negative").unwrap();

@@ -450,7 +450,11 @@ impl ModuleGen {
                     // A result whose type cannot be written (the void dtype of
                     // `topk` or `zeros` without `dtype`) is dropped: passes that
                     // annotate `let`s would print text no parser reads back.
-                    Some(ty) if ty.is_writable() => {
+                    // So is a call that type-checks only while its result is
+                    // unknown: TVM's `broadcast_to` assigns its shape and
+                    // checks the broadcast only when its output is already
+                    // typed, as it is once a pass annotates the `let`.
+                    Some(ty) if ty.is_writable() && checks_annotated(&free, &text, &ty) => {
                         self.calls_kept += 1;
                         f.params.extend(new_params);
                         return Some((text, ty));
@@ -467,4 +471,10 @@ impl ModuleGen {
         }
         None
     }
+}
+
+/// Whether `call` still type-checks with its result annotated as `ty`.
+fn checks_annotated(free: &[(String, Ty)], call: &str, ty: &Ty) -> bool {
+    let annotated = format!("let %result: {} = {call};\n  %result", ty.text);
+    check_module(&standalone_module(free, &annotated)).is_well_typed()
 }
