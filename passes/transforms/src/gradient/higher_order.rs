@@ -801,8 +801,13 @@ impl Visitor {
             .iter()
             .map(|p| visit_var(shared, p.expr()).as_var().expect("a variable"))
             .collect();
-        params.push(self.bp.clone());
-        let body = self.visit(shared, copy.body(), depth)?;
+        // TVM appends its visitor's own `bp` variable, so the global's
+        // parameter is the very variable the caller binds: printed in one
+        // module, the second binding reads as malformed IR. A fresh
+        // variable of the same name is the same function.
+        let global_bp = Var::new("bp", Some(backprop_type()), None);
+        params.push(global_bp.clone());
+        let body = Visitor::new(global_bp).visit(shared, copy.body(), depth)?;
         let data = copy.data();
         let gradient = Function::new(
             FunctionData {
