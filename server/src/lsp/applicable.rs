@@ -12,12 +12,17 @@
 //! check stops after a time budget (passes not reached are left to "Apply
 //! pass…"), and its answer is kept with the analysis, so moving the cursor
 //! inside a function costs nothing until the document changes.
+//!
+//! A pass that changes the function's signature (its parameters or result
+//! type: the gradient passes, ToCPS, ToMixedPrecision) makes a different
+//! program rather than rewriting this one; it is not an action at the cursor
+//! but comes first in "Apply pass…" with the rewrites.
 
 use super::analysis::{guarded, Analysis};
 use crate::project::Project;
-use relay_passes::ir::equal::{module_first_difference, structural_equal};
+use relay_passes::ir::equal::{module_first_difference, structural_equal, types_equal};
 use relay_passes::ir::rewrite::post_order_each;
-use relay_passes::ir::{ExprKind, IRModule, ModuleProperty};
+use relay_passes::ir::{ExprKind, Function, IRModule, ModuleProperty, Type};
 use relay_passes::pass_manager::registry::{self, PassKind};
 use relay_passes::pass_manager::{run_pass, PassContext};
 use std::collections::{BTreeSet, HashMap};
@@ -31,8 +36,12 @@ pub const CHECK_BUDGET: Duration = Duration::from_millis(300);
 /// What the check found for one place.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Applicability {
-    /// The passes that change the function (or module), in registry order.
+    /// The passes that rewrite the function (or module) and keep its
+    /// signature, in registry order: offered at the cursor.
     pub changing: Vec<String>,
+    /// The passes that change the function's signature, in registry order:
+    /// listed first by "Apply pass…" (after `changing`), not at the cursor.
+    pub changing_signature: Vec<String>,
     /// Candidates the budget did not reach.
     pub unchecked: Vec<String>,
 }
@@ -70,6 +79,7 @@ pub fn applicable_passes(
         Some(checker) => Arc::new(checker.run(candidates, budget)),
         None => Arc::new(Applicability {
             changing: Vec::new(),
+            changing_signature: Vec::new(),
             unchecked: candidates.into_iter().map(|(name, _)| name).collect(),
         }),
     };
@@ -110,18 +120,21 @@ fn finish_in_background(
                 }
             };
             let candidates = candidates(project.as_ref());
-            let mut changing = Vec::new();
+            let mut complete = Applicability::default();
             for (name, kind) in &candidates {
-                if partial.changing.contains(name) {
-                    changing.push(name.clone());
+                let change = if partial.changing.contains(name) {
+                    Change::Rewrite
+                } else if partial.changing_signature.contains(name) {
+                    Change::Signature
                 } else if partial.unchecked.contains(name) {
                     if !still_current() {
                         return;
                     }
-                    if checker.changes(name, *kind) {
-                        changing.push(name.clone());
-                    }
-                }
+                    checker.change(name, *kind)
+                } else {
+                    Change::None
+                };
+                complete.record(name, change);
             }
             if let Some(analysis) = weak.upgrade() {
                 analysis
@@ -129,13 +142,7 @@ fn finish_in_background(
                     .0
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(
-                        function,
-                        Arc::new(Applicability {
-                            changing,
-                            unchecked: Vec::new(),
-                        }),
-                    );
+                    .insert(function, Arc::new(complete));
             }
         });
     if let Err(error) = spawned {
@@ -201,27 +208,58 @@ impl Checker {
         for (name, kind) in candidates {
             if start.elapsed() >= budget {
                 result.unchecked.push(name);
-            } else if self.changes(&name, kind) {
-                result.changing.push(name);
+            } else {
+                let change = self.change(&name, kind);
+                result.record(&name, change);
             }
         }
         result
     }
 
-    fn changes(&self, name: &str, kind: PassKind) -> bool {
+    fn change(&self, name: &str, kind: PassKind) -> Change {
         // A function pass changes each function on its own: running it on
         // the focused function alone says the same, for less.
         let input = match (&self.focused, kind) {
             (Some(focused), PassKind::Function) => focused,
             _ => &self.typed,
         };
-        changes(name, input, self.function.as_deref(), &self.ctx)
+        change(name, input, self.function.as_deref(), &self.ctx)
     }
 }
 
-/// Whether running `name` on `input` changes `function` (or the module).
-/// A pass that fails or panics changes nothing worth offering.
-fn changes(name: &str, input: &IRModule, function: Option<&str>, ctx: &Arc<PassContext>) -> bool {
+/// What a pass does to the function (or module) under the cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    None,
+    /// A rewrite: the function keeps its parameters and result type.
+    Rewrite,
+    /// A different program: the parameters or the result type changed.
+    Signature,
+}
+
+impl Applicability {
+    fn record(&mut self, name: &str, change: Change) {
+        match change {
+            Change::None => {}
+            Change::Rewrite => self.changing.push(name.to_string()),
+            Change::Signature => self.changing_signature.push(name.to_string()),
+        }
+    }
+
+    /// Every pass that changes something, rewrites first: the head of the
+    /// "Apply pass…" list.
+    pub fn all_changing(&self) -> Vec<String> {
+        self.changing
+            .iter()
+            .chain(&self.changing_signature)
+            .cloned()
+            .collect()
+    }
+}
+
+/// What running `name` on `input` does to `function` (or the module). A
+/// pass that fails or panics changes nothing worth offering.
+fn change(name: &str, input: &IRModule, function: Option<&str>, ctx: &Arc<PassContext>) -> Change {
     let run = || -> Option<IRModule> {
         let pass = registry::create_by_name(name).ok()?;
         let guard = ctx.enter().ok()?;
@@ -230,18 +268,43 @@ fn changes(name: &str, input: &IRModule, function: Option<&str>, ctx: &Arc<PassC
         output.ok()
     };
     let Ok(Some(output)) = guarded(run) else {
-        return false;
+        return Change::None;
     };
     // What the pass reported (warnings of a pass that ran) is not wanted here.
     drop(ctx.take_diagnostics());
     match function {
         Some(f) => match (input.function(f), output.function(f)) {
-            (Some(before), Some(after)) => !structural_equal(before.expr(), after.expr(), false),
-            (None, None) => false,
-            _ => true,
+            (Some(before), Some(after)) if structural_equal(before.expr(), after.expr(), false) => {
+                Change::None
+            }
+            (Some(before), Some(after)) if !same_signature(before, after) => Change::Signature,
+            (None, None) => Change::None,
+            _ => Change::Rewrite,
         },
-        None => module_first_difference(input, &output, false).is_some(),
+        None => match module_first_difference(input, &output, false) {
+            Some(_) => Change::Rewrite,
+            None => Change::None,
+        },
     }
+}
+
+/// Whether `after` takes the parameters `before` takes and returns what it
+/// returns, as far as both say: the same type parameters, parameter count
+/// and annotations, and result type. A side that does not annotate a
+/// parameter or the result agrees with any type there.
+fn same_signature(before: &Function, after: &Function) -> bool {
+    let (b, a) = (before.data(), after.data());
+    let agree = |x: Option<&Type>, y: Option<&Type>| match (x, y) {
+        (Some(x), Some(y)) => types_equal(x, y),
+        _ => true,
+    };
+    b.type_params.len() == a.type_params.len()
+        && b.params.len() == a.params.len()
+        && b.params
+            .iter()
+            .zip(&a.params)
+            .all(|(x, y)| agree(x.type_annotation(), y.type_annotation()))
+        && agree(b.ret_type.as_ref(), a.ret_type.as_ref())
 }
 
 /// `module` with only `root` and the global functions it calls, directly or
@@ -319,6 +382,29 @@ def @main(%x: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
             main.changing.len() < all / 2,
             "{} of {all}: {main:?}",
             main.changing.len()
+        );
+    }
+
+    #[test]
+    fn passes_that_change_the_signature_are_kept_apart() {
+        let a = analysis(TWO_FUNCTIONS);
+        let main = applicable_passes(&a, Some("main"), None, Duration::from_secs(60));
+        // Gradient returns the gradients too; ToCPS takes a continuation.
+        for name in ["Gradient", "ToCPS"] {
+            assert!(
+                main.changing_signature.contains(&name.to_string()),
+                "{name}: {main:?}"
+            );
+            assert!(
+                !main.changing.contains(&name.to_string()),
+                "{name}: {main:?}"
+            );
+        }
+        let all = main.all_changing();
+        assert_eq!(all.first(), main.changing.first(), "{all:?}");
+        assert_eq!(
+            all.len(),
+            main.changing.len() + main.changing_signature.len()
         );
     }
 

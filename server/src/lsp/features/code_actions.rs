@@ -1,8 +1,8 @@
 //! Code actions: the quick fixes of the diagnostics in the range, then the
-//! rewrites — the project's pipelines, the passes that would change the
-//! function under the cursor (for a function pass in a module of several
-//! functions, also "to @f only"), and "Apply pass…" for clients that pick a
-//! pass themselves. A file with syntax or name errors gets no rewrites.
+//! rewrites — the project's pipelines, the passes that would rewrite the
+//! function under the cursor keeping its signature (for a function pass in a
+//! module of several functions, also "to @f only"), and "Apply pass…" for
+//! clients that pick a pass themselves (every changing pass first). A file with syntax or name errors gets no rewrites.
 
 use super::cursor::enclosing_def;
 use super::quick_fixes::{quick_fixes, QuickFix};
@@ -105,7 +105,7 @@ pub fn code_actions(
     if client_picks_pass {
         out.push(CodeAction::PickPass {
             title: "Apply pass…".to_string(),
-            applicable: applicable.changing.clone(),
+            applicable: applicable.all_changing(),
         });
     }
     out
