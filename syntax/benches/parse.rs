@@ -68,5 +68,32 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// `%0 = add(%x, 1); %1 = add(%0, 1); …` with `n` bindings, in a module.
+fn binding_chain(n: usize) -> String {
+    let mut text =
+        String::from("#[version = \"0.0.5\"]\ndef @main(%x: float32) {\n  %0 = add(%x, 1f);\n");
+    for i in 1..n {
+        text.push_str(&format!("  %{i} = add(%{}, 1f);\n", i - 1));
+    }
+    text.push_str(&format!("  %{}\n}}\n", n - 1));
+    text
+}
+
+/// Linear parsing: the same throughput (MB/s) for a chain of bindings ten
+/// times longer (a quadratic step would make it ten times slower per byte).
+fn linearity(c: &mut Criterion) {
+    let mut group = c.benchmark_group("binding chain");
+    group.sample_size(10);
+    for n in [20_000, 200_000] {
+        let text = binding_chain(n);
+        assert!(relay_syntax::parse_module(&text).errors().is_empty());
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+            b.iter(|| relay_syntax::parse_module(black_box(text)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, linearity);
 criterion_main!(benches);

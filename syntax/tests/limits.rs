@@ -1,5 +1,6 @@
 //! Pathological sizes: deep nesting must give an error, never a stack
-//! overflow, and long flat inputs must parse quickly.
+//! overflow, and long flat inputs must parse without errors (their speed is
+//! the parse benchmark's `binding chain` group).
 //!
 //! Every parse runs in a thread with a 2 MiB stack (the default for test
 //! threads), so a recursion that grows with the input would crash here.
@@ -259,20 +260,9 @@ fn long_binding_chain_parses_without_errors() {
         bytes as f64 / 1e6,
         bytes as f64 / 1e6 / elapsed.as_secs_f64()
     );
-    // Linear time, measured against a chain ten times shorter (best of
-    // three, as the machine may be busy): a quadratic step would make the
-    // ratio about 100, linear parsing about 10.
-    let small = (0..3)
-        .map(|_| parse_on_small_stack(chain(N / 10), Entry::Module).1)
-        .min()
-        .unwrap();
-    let ratio = elapsed.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    eprintln!("{} bindings: {small:.2?}; ratio {ratio:.1}", N / 10);
-    assert!(
-        ratio < 40.0,
-        "not linear: {elapsed:?} for {N}, {small:?} for {}",
-        N / 10
-    );
+    // Linear time is the parse benchmark's `binding chain` group (equal MB/s
+    // at 20,000 and 200,000 bindings), not a timed assertion here: on a busy
+    // machine a wall-clock ratio says more about the load than the parser.
 
     // A chain of `let`s.
     let mut body = String::new();
