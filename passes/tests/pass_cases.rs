@@ -35,6 +35,10 @@
 //! executor's result with NumPy values. A case whose result cannot run, or
 //! whose value holds no tensor to compare, fails.
 //!
+//! A case may end with a `#[metadata]` section, as TVM's parser reads one:
+//! virtual devices, tensor constants (`meta[relay.Constant][N]`, base64
+//! NDArrays), attribute objects.
+//!
 //! The module is parsed, type-checked (as `relay opt` does), run through the
 //! pipeline and printed with its types; the output is an insta snapshot
 //! `tests/snapshots/passes/<PassName>/<case>.snap`. A case whose pipeline
