@@ -100,7 +100,7 @@ pub fn range_text(value: &Value) -> String {
         let leaves = value.leaves();
         match leaves
             .iter()
-            .find(|l| l.tensor.dtype.is_float() && l.tensor.len() > 0)
+            .find(|l| l.tensor.dtype.is_float() && !l.tensor.is_empty())
         {
             Some(leaf) => {
                 let v = leaf.tensor.get_f64(0).unwrap_or(f64::NAN);
