@@ -427,3 +427,44 @@ fn arguments_bind_to_the_parameters_after_the_pass_by_name() {
         "{renamed}"
     );
 }
+
+/// `nn.dropout` and `nn.conv2d_backward_weight` have no FoldConstant
+/// kernel (TVM never folds them) but TVM's executors run them after their
+/// Legalize/SimplifyInference prefix: the check runs them too (the sweep
+/// used to skip such pairs as "no kernel").
+#[test]
+fn operators_executors_run_but_never_fold_are_checked() {
+    let dir = project("executor_only");
+    std::fs::write(
+        dir.join("drop.relay"),
+        r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = nn.dropout(%x, rate=0.5f);
+  nn.relu(%0.0)
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conv.relay"),
+        r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 5, 5), float32], %w: Tensor[(3, 2, 3, 3), float32]) -> Tensor[(1, 3, 3, 3), float32] {
+  nn.conv2d(%x, %w, padding=[0, 0, 0, 0], channels=3, kernel_size=[3, 3])
+}
+"#,
+    )
+    .unwrap();
+    for (file, pass) in [
+        ("drop.relay", "SimplifyInference"),
+        ("conv.relay", "FirstOrderGradient"),
+    ] {
+        let run = check_semantics_of(&dir, file, pass);
+        assert_eq!(run.code(), 0, "{pass}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("1 pass compared, 1 agree;")
+                && run.stderr.contains("0 not checked"),
+            "{pass}: {}",
+            run.stderr
+        );
+    }
+}
