@@ -207,40 +207,84 @@ fn passes_that_change_the_result_type_by_design_are_compared_by_their_contract()
     }
 }
 
-/// A result beyond float16's range (up to ~8·10⁵): ToMixedPrecision's
-/// float16 result overflows, as TVM's does (its rewrite of dqn, whose
-/// random-input result reaches 2·10⁵, is the same text as ours).
+/// A result beyond float16's range on the random input (up to ~5·10⁵):
+/// ToMixedPrecision's float16 result overflows, as TVM's does (its rewrite
+/// of dqn, whose random-input result reaches 2·10⁵, is the same text as
+/// ours).
 const OVERFLOWING: &str = r#"#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32] {
   %0 = nn.dense(%x, %w, units=4);
-  multiply(%0, 100000f)
+  multiply(%0, 60000f)
+}
+"#;
+
+fn check_semantics_of(dir: &Path, file: &str, pipeline: &str) -> Run {
+    relay_in(
+        dir,
+        &[
+            "opt",
+            file,
+            "-p",
+            pipeline,
+            "--opt-level",
+            "3",
+            "--check-semantics=1",
+            "--reproducer",
+            "repro",
+        ],
+    )
+}
+
+#[test]
+fn a_float16_overflow_under_to_mixed_precision_agrees_within_float16_range() {
+    // A correct pass that changes where the computation overflows: the
+    // results differ on the random input (float16 overflows to infinity)
+    // and agree on the same input scaled down. Not "agree", not a plain
+    // difference: the summary says which, exit 0.
+    let dir = project("overflow");
+    std::fs::write(dir.join("overflow.relay"), OVERFLOWING).unwrap();
+    let run = check_semantics_of(&dir, "overflow.relay", "ToMixedPrecision");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    insta::assert_snapshot!("float16_range_agrees", run.stderr);
+    // A constant beyond float16's range (1e5 becomes infinity in float16)
+    // overflows on every input: no scale brings the results within range,
+    // so it stays a difference, with the reason it may be a range effect.
+    std::fs::write(
+        dir.join("constant.relay"),
+        OVERFLOWING.replace("60000f", "100000f"),
+    )
+    .unwrap();
+    let run = check_semantics_of(&dir, "constant.relay", "ToMixedPrecision");
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("does on the input scaled by 2^-12 too: this may be a range effect"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// float16 throughout, past its range on the random input; the wrong pass
+/// (`AddToSubtract`) turns `add(…, 1000f16)` into a subtraction.
+const FLOAT16_OVERFLOWING: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 8), float16], %w: Tensor[(4, 8), float16]) -> Tensor[(2, 4), float16] {
+  %0 = nn.dense(%x, %w, units=4);
+  %1 = multiply(%0, 60000f16);
+  add(%1, 1000f16)
 }
 "#;
 
 #[test]
-fn a_float16_overflow_under_to_mixed_precision_is_not_checked_with_the_reason() {
-    let dir = project("overflow");
-    std::fs::write(dir.join("overflow.relay"), OVERFLOWING).unwrap();
-    let run = relay_in(
-        &dir,
-        &[
-            "opt",
-            "overflow.relay",
-            "-p",
-            "ToMixedPrecision",
-            "--opt-level",
-            "3",
-            "--check-semantics=1",
-        ],
-    );
+fn a_wrong_pass_on_a_float16_overflow_is_still_a_difference() {
+    let dir = project("float16_wrong");
+    std::fs::write(dir.join("half.relay"), FLOAT16_OVERFLOWING).unwrap();
+    let run = check_semantics_of(&dir, "half.relay", "AddToSubtract");
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    insta::assert_snapshot!("float16_range_still_differs", run.stderr);
+    // A correct pass on the same module leaves nothing to excuse.
+    let run = check_semantics_of(&dir, "half.relay", "ToANormalForm");
     assert_eq!(run.code(), 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "not checked (ToMixedPrecision): on the input of seed 0, the original result reaches"
-        ) && run.stderr.contains("beyond float16's largest value 65504"),
-        "{}",
-        run.stderr
-    );
+    assert!(!run.stderr.contains("float16 range"), "{}", run.stderr);
 }
 
 #[test]
@@ -382,4 +426,45 @@ fn arguments_bind_to_the_parameters_after_the_pass_by_name() {
         renamed.contains("not checked (RenameParam): the pass added parameter %c to @main (no value to compare with) and removed %b"),
         "{renamed}"
     );
+}
+
+/// `nn.dropout` and `nn.conv2d_backward_weight` have no FoldConstant
+/// kernel (TVM never folds them) but TVM's executors run them after their
+/// Legalize/SimplifyInference prefix: the check runs them too (the sweep
+/// used to skip such pairs as "no kernel").
+#[test]
+fn operators_executors_run_but_never_fold_are_checked() {
+    let dir = project("executor_only");
+    std::fs::write(
+        dir.join("drop.relay"),
+        r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = nn.dropout(%x, rate=0.5f);
+  nn.relu(%0.0)
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conv.relay"),
+        r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 5, 5), float32], %w: Tensor[(3, 2, 3, 3), float32]) -> Tensor[(1, 3, 3, 3), float32] {
+  nn.conv2d(%x, %w, padding=[0, 0, 0, 0], channels=3, kernel_size=[3, 3])
+}
+"#,
+    )
+    .unwrap();
+    for (file, pass) in [
+        ("drop.relay", "SimplifyInference"),
+        ("conv.relay", "FirstOrderGradient"),
+    ] {
+        let run = check_semantics_of(&dir, file, pass);
+        assert_eq!(run.code(), 0, "{pass}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("1 pass compared, 1 agree;")
+                && run.stderr.contains("0 not checked"),
+            "{pass}: {}",
+            run.stderr
+        );
+    }
 }

@@ -61,6 +61,7 @@ mod cast;
 mod dynamic;
 mod einsum;
 mod elemwise;
+mod executor_only;
 mod fast_math;
 mod gemm;
 mod grid_sample;
@@ -128,6 +129,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use cast::cast_tensor;
+pub use executor_only::{executor_kernel, run_call};
 pub use never_folded::{never_folded, NEVER_FOLDED};
 
 /// A run-time value: a tensor or a tuple of values.

@@ -4,6 +4,12 @@
 //! result differs, with a report, a reproducer directory and, if asked,
 //! the first function whose rewrite changed the result.
 //!
+//! A difference in a module that computes in float16, where a result is
+//! not finite or is beyond float16's range, is checked again on the same
+//! input scaled down ([`crate::float16_range`]): agreement there is the
+//! outcome "agree within float16 range" ([`CheckStats::float16_range`]),
+//! not a difference; a difference there is reported as one, with both.
+//!
 //! A pass whose "before" module cannot run (an operator without a kernel,
 //! a parameter without a static shape), or whose "after" module needs an
 //! operator without a kernel, is not checked; the statistics say which and
@@ -14,6 +20,9 @@
 use crate::bind::{bind_by_name, Binding};
 use crate::compare::{compare_with, tolerance_text, Difference};
 use crate::contract;
+use crate::float16_range::{
+    computes_in_float16, first_out_of_range, range_text, scaled_arguments, SCALE_SHIFTS,
+};
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -28,13 +37,8 @@ use std::sync::Mutex;
 /// How the result after the pass `description` differs from the result
 /// before it, by what the pass promises ([`contract`]).
 fn differs(description: &str, before: &Value, after: &Value) -> Option<Difference> {
-    let (after, precision) = contract::comparable(pass_name(description), before, after);
+    let (after, precision) = contract::comparable(description, before, after);
     compare_with(before, &after, precision)
-}
-
-/// The pass's name in its pipeline text (`FuseOps(fuse_opt_level=2)`).
-fn pass_name(description: &str) -> &str {
-    description.split('(').next().unwrap_or(description).trim()
 }
 
 /// Where the module is compared.
@@ -92,6 +96,16 @@ pub enum Finding {
     FailsAfter(RuntimeError),
 }
 
+/// The comparison of a difference on smaller inputs ([`SCALE_SHIFTS`]).
+enum RangeOutcome {
+    /// Both results within float16's range at 2^-shift, and they agree.
+    Agrees(u32),
+    /// Both within range at 2^-shift, and they differ.
+    Differs(u32, Difference),
+    /// No scale brought both results within range.
+    NeverInRange,
+}
+
 /// The report of the first pass that changed the result.
 #[derive(Debug, Clone)]
 pub struct SemanticReport {
@@ -104,18 +118,54 @@ pub struct SemanticReport {
     /// The function whose rewrite changed the result (with `bisect`), or
     /// why bisection could not say.
     pub bisect: Option<Result<String, String>>,
+    /// The float16 computation left float16's range on the input: how the
+    /// check tried to tell a range effect from a change.
+    pub float16_range: Option<RangeFinding>,
+}
+
+/// What re-running a difference on smaller inputs found.
+#[derive(Debug, Clone)]
+pub enum RangeFinding {
+    /// On the input scaled by 2^-`shift` both results are within float16's
+    /// range and still differ: the finding of the report is that input's.
+    StillDiffers {
+        shift: u32,
+        /// Both results on the unscaled input (`before: NaN at output[0]`…).
+        unscaled: String,
+    },
+    /// No scale tried brought both results within float16's range: the
+    /// finding is the unscaled input's, and may be a range effect.
+    NeverInRange { unscaled: String },
 }
 
 impl std::fmt::Display for SemanticReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "pass {} changed the result on the input of seed {}: ",
+            "pass {} changed the result on the input of seed {}",
             self.pass, self.seed
         )?;
+        if let Some(RangeFinding::StillDiffers { shift, .. }) = &self.float16_range {
+            write!(f, " scaled by 2^-{shift}")?;
+        }
+        f.write_str(": ")?;
         match &self.finding {
             Finding::Differs(d) => write!(f, "{d}")?,
             Finding::FailsAfter(e) => write!(f, "the module now fails to run: {e}")?,
+        }
+        match &self.float16_range {
+            Some(RangeFinding::StillDiffers { shift, unscaled }) => write!(
+                f,
+                "; a real difference: unscaled, the float16 computation leaves float16's range \
+                 ({unscaled}), scaled by 2^-{shift} both results are within it and differ"
+            )?,
+            Some(RangeFinding::NeverInRange { unscaled }) => write!(
+                f,
+                "; the float16 computation leaves float16's range ({unscaled}) and does on the \
+                 input scaled by 2^-{} too: this may be a range effect, not a change by the pass",
+                SCALE_SHIFTS[SCALE_SHIFTS.len() - 1]
+            )?,
+            None => {}
         }
         match &self.bisect {
             Some(Ok(function)) => write!(
@@ -136,6 +186,10 @@ pub struct CheckStats {
     pub checked: usize,
     /// Of those, the ones that agreed on every input.
     pub agreed: usize,
+    /// Of those, the ones that agreed only within float16's range: on an
+    /// input where the float16 computation overflows they differ, on the
+    /// same input scaled down they agree. The pass and what was seen.
+    pub float16_range: Vec<(String, String)>,
     /// Passes that left the module structurally unchanged (nothing to run).
     pub unchanged: usize,
     /// Passes that could not be checked, and why (the module before them
@@ -148,14 +202,22 @@ pub struct CheckStats {
 impl CheckStats {
     /// A summary of a few lines.
     pub fn render(&self) -> String {
+        let within = if self.float16_range.is_empty() {
+            String::new()
+        } else {
+            format!(", {} agree within float16 range", self.float16_range.len())
+        };
         let mut out = format!(
-            "semantic check: {} pass{} compared, {} agree; {} left the module unchanged; {} not checked\n",
+            "semantic check: {} pass{} compared, {} agree{within}; {} left the module unchanged; {} not checked\n",
             self.checked,
             if self.checked == 1 { "" } else { "es" },
             self.agreed,
             self.unchanged,
             self.not_checked.len()
         );
+        for (pass, note) in &self.float16_range {
+            let _ = writeln!(out, "  agree within float16 range ({pass}): {note}");
+        }
         for dtype in &self.dtypes {
             if let Ok(d) = relay_ir::dtype::DataType::parse(dtype) {
                 let _ = writeln!(out, "  tolerance {}", tolerance_text(d));
@@ -322,7 +384,7 @@ impl SemanticCheck {
 
     /// Ends the check when a run was stopped from outside: a stopped run
     /// says nothing about the pass.
-    fn fail_if_stopped(&self, outputs: &Outputs) -> HookResult {
+    fn fail_if_stopped(&self, outputs: &[Result<Value, RuntimeError>]) -> HookResult {
         match stop_message(outputs) {
             Some(message) => {
                 let message = format!("semantic check stopped: {message}");
@@ -413,46 +475,67 @@ impl SemanticCheck {
             return Ok(());
         }
         let mut finding = None;
-        // Inputs the pass's contract cannot compare (a float16 overflow
-        // under ToMixedPrecision), with why.
-        let mut incomparable = None;
-        let mut compared = 0;
-        {
-            let mut state = self.state();
-            for ((seed, b), a) in self.seeds().zip(&outputs_before).zip(&outputs_after) {
-                let Ok(b) = b else { continue };
-                let found = match a {
-                    Ok(a) => {
-                        if let Some(why) = contract::beyond_range(pass_name(description), b, a) {
-                            incomparable
-                                .get_or_insert(format!("on the input of seed {seed}, {why}"));
-                            continue;
-                        }
-                        differs(description, b, a).map(Finding::Differs)
-                    }
-                    Err(e) => Some(Finding::FailsAfter(e.clone())),
-                };
-                compared += 1;
-                for leaf in b.leaves() {
-                    state.stats.dtypes.insert(leaf.tensor.dtype.to_string());
+        // The inputs on which the results agree only within float16's
+        // range, with what was seen.
+        let mut within_range = None;
+        let mut float16 = None;
+        let mut dtypes = BTreeSet::new();
+        for (index, (seed, b)) in self.seeds().zip(&outputs_before).enumerate() {
+            let Ok(b) = b else { continue };
+            for leaf in b.leaves() {
+                dtypes.insert(leaf.tensor.dtype.to_string());
+            }
+            let found = match &outputs_after[index] {
+                Ok(a) => differs(description, b, a).map(Finding::Differs),
+                Err(e) => Some(Finding::FailsAfter(e.clone())),
+            };
+            let Some(found) = found else { continue };
+            let Ok(a) = &outputs_after[index] else {
+                finding = Some((seed, found, None));
+                break;
+            };
+            let out_of_range = first_out_of_range(b).is_some() || first_out_of_range(a).is_some();
+            let in_float16 = *float16
+                .get_or_insert_with(|| computes_in_float16(before) || computes_in_float16(after));
+            if !(out_of_range && in_float16) {
+                finding = Some((seed, found, None));
+                break;
+            }
+            let unscaled = format!("before: {}, after: {}", range_text(b), range_text(a));
+            match self.within_range(before, after, description, &binding, &args[index])? {
+                RangeOutcome::Agrees(shift) => {
+                    within_range.get_or_insert(format!(
+                        "on the input of seed {seed} the float16 computation goes out of range \
+                         ({unscaled}); scaled by 2^-{shift}, both results are within float16's \
+                         range and agree"
+                    ));
                 }
-                if let Some(found) = found {
-                    finding = Some((seed, found));
+                RangeOutcome::Differs(shift, scaled) => {
+                    let range = RangeFinding::StillDiffers { shift, unscaled };
+                    finding = Some((seed, Finding::Differs(scaled), Some(range)));
+                    break;
+                }
+                RangeOutcome::NeverInRange => {
+                    let range = RangeFinding::NeverInRange { unscaled };
+                    finding = Some((seed, found, Some(range)));
                     break;
                 }
             }
-            if compared == 0 {
-                if let Some(why) = incomparable {
-                    state.stats.not_checked.push((description.to_string(), why));
-                    return Ok(());
-                }
-            }
+        }
+        {
+            let mut state = self.state();
+            state.stats.dtypes.extend(dtypes);
             state.stats.checked += 1;
-            if finding.is_none() {
-                state.stats.agreed += 1;
+            match (&finding, within_range) {
+                (Some(_), _) => {}
+                (None, Some(note)) => state
+                    .stats
+                    .float16_range
+                    .push((description.to_string(), note)),
+                (None, None) => state.stats.agreed += 1,
             }
         }
-        let Some((seed, finding)) = finding else {
+        let Some((seed, finding, float16_range)) = finding else {
             return Ok(());
         };
         let index = (seed - self.options.first_seed) as usize;
@@ -462,15 +545,21 @@ impl SemanticCheck {
             finding,
             reproducer: None,
             bisect: None,
+            float16_range,
         };
         if self.options.bisect {
-            report.bisect = Some(self.bisect(
-                before,
-                after,
-                description,
-                &args[index],
-                &outputs_before[index],
-            ));
+            // A difference found on a scaled input is bisected on it.
+            let (bisect_args, reference) = match &report.float16_range {
+                Some(RangeFinding::StillDiffers { shift, .. }) => {
+                    let scaled = scaled_arguments(&args[index], *shift);
+                    let entry = &self.options.entry;
+                    let reference =
+                        crate::run(before, entry, scaled.clone(), self.options.limits.clone());
+                    (scaled, reference)
+                }
+                _ => (args[index].clone(), outputs_before[index].clone()),
+            };
+            report.bisect = Some(self.bisect(before, after, description, &bisect_args, &reference));
         }
         if let Some(dir) = &self.options.reproducer_dir {
             let before_out = outputs_before[index].as_ref().ok();
@@ -490,6 +579,44 @@ impl SemanticCheck {
         let message = report.to_string();
         self.state().report = Some(report);
         Err(message)
+    }
+
+    /// Runs `before` and `after` on `args` scaled down by each of
+    /// [`SCALE_SHIFTS`] in turn and compares at the first scale where both
+    /// results are within float16's range.
+    fn within_range(
+        &self,
+        before: &IRModule,
+        after: &IRModule,
+        description: &str,
+        binding: &Binding,
+        args: &[Value],
+    ) -> Result<RangeOutcome, String> {
+        let run = |module: &IRModule, args: Vec<Value>| {
+            let result = crate::run(
+                module,
+                &self.options.entry,
+                args,
+                self.options.limits.clone(),
+            );
+            self.fail_if_stopped(std::slice::from_ref(&result))
+                .map(|()| result)
+        };
+        for shift in SCALE_SHIFTS {
+            let scaled = scaled_arguments(args, shift);
+            let after_args = binding.apply(&scaled);
+            let (Ok(b), Ok(a)) = (run(before, scaled)?, run(after, after_args)?) else {
+                continue;
+            };
+            if first_out_of_range(&b).is_some() || first_out_of_range(&a).is_some() {
+                continue;
+            }
+            return Ok(match differs(description, &b, &a) {
+                None => RangeOutcome::Agrees(shift),
+                Some(d) => RangeOutcome::Differs(shift, d),
+            });
+        }
+        Ok(RangeOutcome::NeverInRange)
     }
 
     /// The first global function (in name order) whose rewritten version,
@@ -555,7 +682,7 @@ impl SemanticCheck {
 }
 
 /// The message of the first run that was stopped from outside.
-fn stop_message(outputs: &Outputs) -> Option<String> {
+fn stop_message(outputs: &[Result<Value, RuntimeError>]) -> Option<String> {
     outputs.iter().find_map(|o| match o {
         Err(e) if e.stopped => Some(e.message.clone()),
         _ => None,

@@ -435,7 +435,7 @@ impl<'m> Interpreter<'m> {
             ret_type: expr.checked_type(),
             max_elements: self.limits.max_elements,
         };
-        let result = relay_eval::eval_call(&info, &eval_args).map_err(|e| match e {
+        let result = relay_eval::run_call(&info, &eval_args).map_err(|e| match e {
             EvalError::NoKernel(op) => {
                 let mut error = RuntimeError::new(
                     format!(

@@ -5,7 +5,9 @@
 //! # Semantics
 //!
 //! * Operator calls run relay-eval's kernel of the operator on whole
-//!   tensors ([`relay_eval::eval_call`]); an operator without a kernel, or
+//!   tensors ([`relay_eval::run_call`]: FoldConstant's kernels, and those of
+//!   operators TVM's executors run after their `Legalize`/`SimplifyInference`
+//!   prefix, `nn.dropout` and `nn.conv2d_backward_weight`); an operator without a kernel, or
 //!   a kernel that refuses its inputs, is a [`RuntimeError`] naming the
 //!   operator. The shape of a result whose type has `?` dimensions is what
 //!   the kernel computes (the kernels are the shape functions); a result
@@ -29,6 +31,7 @@ pub mod compare;
 pub mod contract;
 mod env;
 mod error;
+pub mod float16_range;
 mod interp;
 pub mod npy;
 pub mod npz;
