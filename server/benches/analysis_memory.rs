@@ -1,5 +1,5 @@
 //! Where the memory of an open document goes: the live heap each part of
-//! the server's state for one document holds (the rope, the text snapshot,
+//! the server's state for one document holds (the text and its snapshot,
 //! the syntax tree, the lowered and the typed module, the name index and
 //! its lookup tables, the span index, the line index, what the incremental
 //! checker keeps), counted by a global allocator that wraps the server's
@@ -83,9 +83,13 @@ fn env_usize(name: &str, default: usize) -> usize {
 fn breakdown(label: &str, text: &str) -> (Document, Incremental, Analysis) {
     let start = live_mb();
     let document = Document::new(text, 1);
-    let mut level = step(label, "rope (the editor's copy)", start);
+    let mut level = step(
+        label,
+        "text (the editor's copy, with its line starts)",
+        start,
+    );
     let snapshot: Arc<str> = document.text();
-    level = step(label, "text snapshot (shared by the analysis)", level);
+    level = step(label, "text snapshot (the same text: shared)", level);
     let kept = Incremental::default();
     let analysis = analyze_incrementally_with(
         label,

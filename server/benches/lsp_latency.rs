@@ -22,6 +22,11 @@
 //! are timed in process (snapshot of the rope, parse, lowering, InferType,
 //! line index, span index), to show where an edit's time goes.
 //! RELAY_BENCH_PHASES_ONLY=1 stops after them.
+//!
+//! RELAY_BENCH_MEMORY_ONLY=1 is the memory run of the acceptance, cheap
+//! enough to run by hand (a few minutes): only the 10 MB module, no phases
+//! and no request timings, 10,000 edits (or RELAY_BENCH_LARGE_EDITS) with
+//! the server's resident memory after open and every fifth of the run.
 
 #[path = "../tests/lsp_client/mod.rs"]
 mod lsp_client;
@@ -264,7 +269,7 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
     // places edits, hovers, definitions and completions go to.
     let uses = spread(
         text.match_indices("(%").map(|(i, _)| i + 1).collect(),
-        queries,
+        queries.max(1),
     );
     let query = |client: &mut LspClient, method: &str, at: usize| {
         let sent = Instant::now();
@@ -330,6 +335,10 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
     }
     let _ = query(&mut client, "textDocument/hover", uses[0]);
     print_memory(label, &format!("after {edits} edits"), pid);
+    if queries == 0 {
+        client.shutdown();
+        return;
+    }
     for method in [
         "textDocument/hover",
         "textDocument/definition",
@@ -351,6 +360,15 @@ fn main() {
     }
     let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
     let large = relay_test_support::generate::resnet_module_of_size(10 << 20);
+    if std::env::var_os("RELAY_BENCH_MEMORY_ONLY").is_some() {
+        bench_file(
+            "generated-10MB",
+            &large,
+            env_usize("RELAY_BENCH_LARGE_EDITS", 10_000),
+            0,
+        );
+        return;
+    }
     if let Ok(text) = std::fs::read_to_string(&resnet) {
         bench_phases("resnet152", &text);
     }

@@ -6,6 +6,19 @@
 #[global_allocator]
 static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
+/// Sets the allocator's arena to be committed lazily before anything is
+/// allocated (before `main`: the runtime may allocate first), so memory it
+/// purges leaves the resident set (see `relay_allocator::commit_lazily`).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static COMMIT_LAZILY: extern "C" fn() = {
+    extern "C" fn commit_lazily() {
+        relay_allocator::commit_lazily();
+    }
+    commit_lazily
+};
+
 fn main() {
     restore_default_sigpipe();
     std::process::exit(relay_server::cli::run(std::env::args_os()));

@@ -72,8 +72,41 @@ unsafe impl GlobalAlloc for Mimalloc {
 
 extern "C" {
     // Part of mimalloc's C library whatever the crate's features (the
-    // crate declares it only with `extended`).
+    // crate declares them only with `extended`, and its option constants
+    // are those of mimalloc 2's older numbering for the later options).
     fn mi_collect(force: bool);
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_arena_eager_commit` (the same position in mimalloc 2 and 3).
+const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+/// `mi_option_purge_delay` (the same position in mimalloc 2 and 3).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+/// Makes mimalloc commit its arena as pages are used rather than all at
+/// once. With an eagerly committed arena (the default) a purge of free
+/// pages only resets them (`MADV_FREE`), and they stay in the resident set
+/// until the system runs short of memory; with a lazily committed one a
+/// purge decommits them. The arena's commit mode is fixed when it is
+/// reserved, at the first allocation of any size: call this before (the
+/// `relay` binary does from an `.init_array` constructor, see its
+/// `main.rs`).
+pub fn commit_lazily() {
+    // SAFETY: `mi_option_set` stores an option value, read by mimalloc when
+    // it reserves an arena; callable at any time.
+    unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+}
+
+/// Makes mimalloc give free pages back to the system as soon as they fall
+/// free, instead of after a delay (a second in mimalloc 3, and only while
+/// the thread allocates). For a long-running process that replaces large
+/// structures now and then (the language server); a short-lived command
+/// would only pay the extra system calls. Together with [`commit_lazily`]
+/// about 35 MB less resident memory for a 10 MB module open in the server
+/// (229 → 195 MB).
+pub fn return_memory_eagerly() {
+    // SAFETY: as in `commit_lazily`; the delay is read at each purge.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
 }
 
 /// Gives the free memory of the calling thread's heap (and free arena

@@ -128,7 +128,12 @@ where
         Command::Print(args) => print::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Fmt(args) => fmt::run(&args),
-        Command::Lsp(LspArgs { stdio: _ }) => crate::lsp::run_stdio(),
+        Command::Lsp(LspArgs { stdio: _ }) => {
+            // A long-running process that replaces large analyses: freed
+            // memory goes back to the system at once.
+            relay_allocator::return_memory_eagerly();
+            crate::lsp::run_stdio()
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "relay", &mut std::io::stdout());
