@@ -13,7 +13,7 @@ use relay_ir::printer::{print_expr, PrintOptions};
 use relay_ir::rewrite::for_each_child_except_pattern_vars;
 use relay_ir::{Expr, ExprKind, IRModule, VarId};
 // Tables consulted per node: the fast hasher, not SipHash.
-use relay_ir::fxhash::FxSet as HashSet;
+use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
 /// One feature, numbered as TVM's `enum Feature`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,13 +114,53 @@ impl std::fmt::Display for FeatureSet {
     }
 }
 
+/// One step of [`detect_features`]'s walk.
+enum Step {
+    Visit(Expr),
+    /// The walk enters the value of a `let` binding this variable: a use of
+    /// it until the matching `Close` makes the `let` recursive.
+    Open(VarId),
+    Close(VarId),
+}
+
 /// The features `expr` uses. Walks with an explicit stack, so deep
-/// programs cannot overflow the call stack.
+/// programs cannot overflow the call stack, and visits each node once:
+/// whether a `let` is recursive (TVM looks for its variable among the free
+/// variables of its value) is seen when the walk meets a use of the
+/// variable while inside that value, not by walking the value again per
+/// `let` (quadratic on nested `let`s in value position, as gradient's
+/// results are).
 pub fn detect_features(expr: &Expr) -> FeatureSet {
     let mut features = FeatureSet::none();
     let mut visited: HashSet<usize> = HashSet::default();
-    let mut stack = vec![expr.clone()];
-    while let Some(node) = stack.pop() {
+    // The variables of the `let`s whose value the walk is inside (a count:
+    // a malformed program may bind one variable twice).
+    let mut open: HashMap<VarId, usize> = HashMap::default();
+    let mut stack = vec![Step::Visit(expr.clone())];
+    while let Some(step) = stack.pop() {
+        let node = match step {
+            Step::Visit(node) => node,
+            Step::Open(var) => {
+                *open.entry(var).or_default() += 1;
+                continue;
+            }
+            Step::Close(var) => {
+                if let Some(count) = open.get_mut(&var) {
+                    *count -= 1;
+                    if *count == 0 {
+                        open.remove(&var);
+                    }
+                }
+                continue;
+            }
+        };
+        // Before the visited check: a variable node is shared by all its
+        // uses, so its first visit may have been elsewhere.
+        if let ExprKind::Var(data) = node.kind() {
+            if open.contains_key(&data.id) {
+                features = features.with(Feature::LetRec);
+            }
+        }
         if !visited.insert(node.addr()) {
             if !is_atomic(&node) {
                 features = features.with(Feature::Graph);
@@ -133,15 +173,22 @@ pub fn detect_features(expr: &Expr) -> FeatureSet {
             ExprKind::Function(_) if node.as_function().is_some_and(|f| f.is_primitive()) => {
                 continue
             }
-            ExprKind::Let { var, value, .. } if mentions_var(value, var.id()) => {
-                features = features.with(Feature::LetRec);
+            // The variable, then its value with the variable open, then
+            // the body (pushed in reverse).
+            ExprKind::Let { var, value, body } => {
+                stack.push(Step::Visit(body.clone()));
+                stack.push(Step::Close(var.id()));
+                stack.push(Step::Visit(value.clone()));
+                stack.push(Step::Open(var.id()));
+                stack.push(Step::Visit(var.expr().clone()));
+                continue;
             }
             _ => {}
         }
         let mut children = Vec::new();
         for_each_child_except_pattern_vars(&node, |child| children.push(child.clone()));
         // Reversed so that children are visited first to last, as TVM does.
-        stack.extend(children.into_iter().rev());
+        stack.extend(children.into_iter().rev().map(Step::Visit));
     }
     features
 }
@@ -215,22 +262,10 @@ fn kind_feature(expr: &Expr) -> Feature {
     }
 }
 
-/// Whether `var` occurs in `expr` (TVM asks whether it is among the free
-/// variables of a `let`'s value; a variable is bound once, so inside its
-/// own value every occurrence is free).
-fn mentions_var(expr: &Expr, var: VarId) -> bool {
-    let mut found = false;
-    relay_ir::rewrite::post_order_each(expr, |node| {
-        if let ExprKind::Var(data) = node.kind() {
-            found |= data.id == var;
-        }
-    });
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_ir::Var;
     use relay_lower::parse_and_lower_expr;
 
     fn features(text: &str) -> FeatureSet {
@@ -258,6 +293,28 @@ mod tests {
         assert!(rec.contains(Feature::LetRec));
         let plain = features("let %y = 1; %y");
         assert!(!plain.contains(Feature::LetRec));
+        // Deeper in the value, through a nested `let` in value position.
+        let nested = features("let %a = (let %b = negative(%a); %b); %a");
+        assert!(nested.contains(Feature::LetRec));
+        // A use in the body, or in the value of a later `let`, is not.
+        let later = features("let %a = 1f; let %b = (let %c = %a; %c); add(%a, %b)");
+        assert!(!later.contains(Feature::LetRec), "{later}");
+    }
+
+    #[test]
+    fn nested_lets_in_value_position_are_walked_once() {
+        // `let %v0 = (let %v1 = (… %x …); %v1); %v0`, 20,000 deep (built,
+        // not parsed: deeper than the parser's nesting limit). The walk was
+        // quadratic: each `let` searched its whole value for its variable.
+        let x = Var::new("x", None, None);
+        let mut expr = x.expr().clone();
+        for i in 0..20_000 {
+            let v = Var::new(format!("v{i}"), None, None);
+            expr = Expr::let_(v.clone(), expr, v.expr().clone(), None);
+        }
+        let features = detect_features(&expr);
+        assert!(features.contains(Feature::Let), "{features}");
+        assert!(!features.contains(Feature::LetRec), "{features}");
     }
 
     #[test]
