@@ -53,8 +53,7 @@ use relay_ir::build::fresh_let_variable;
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::for_each_child;
 use relay_ir::{
-    Attrs, Call, Clause, Expr, ExprKind, Function, FunctionData, IRModule, Pattern, Type, Var,
-    VarId,
+    Attrs, Call, Clause, Expr, ExprKind, Function, IRModule, Pattern, Type, Var, VarId,
 };
 use relay_pass_manager::registry::PassSpec;
 // Tables consulted per node: the fast hasher, not SipHash.
