@@ -175,7 +175,7 @@ impl RegionSet {
                     if self.region(key).target != mark.compiler {
                         return Err(Diagnostic::pass_failed_at(
                             node,
-                            &format!(
+                            format!(
                                 "the region closed by this compiler_end is for `{}`, not `{}`",
                                 self.region(key).target,
                                 mark.compiler

@@ -73,8 +73,7 @@ pub(crate) fn spec() -> PassSpec {
             let desired = desired_layouts(args.get("desired_layouts"))?;
             Ok(
                 move |function: Function, _module: &IRModule, _ctx: &PassContext| {
-                    convert_layout(&function, &desired)
-                        .map_err(|message| Diagnostic::pass_failed(message))
+                    convert_layout(&function, &desired).map_err(Diagnostic::pass_failed)
                 },
             )
         })
