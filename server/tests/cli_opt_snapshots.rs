@@ -268,9 +268,10 @@ def @main(%x: float32) -> float32 {
 /// Registers `NegateBodies`, a function pass made from a closure that
 /// wraps every body it is given in `negative(…)`.
 fn register_negate_bodies() {
+    use relay_passes::diagnostic::Diagnostic;
     use relay_passes::ir::{Expr, Function, FunctionData};
     use relay_passes::pass_manager::registry::{register, PassKind};
-    use relay_passes::pass_manager::{function_pass, pass_error, PassInfo, PassSpec};
+    use relay_passes::pass_manager::{function_pass, PassInfo, PassSpec};
     use std::sync::Arc;
 
     register(PassSpec {
@@ -282,7 +283,7 @@ fn register_negate_bodies() {
         factory: Arc::new(|_args| {
             Ok(function_pass("NegateBodies", 1, &[], |f, _module, _ctx| {
                 let negative = relay_passes::op::lookup("negative")
-                    .ok_or_else(|| pass_error("`negative` is not registered"))?;
+                    .ok_or_else(|| Diagnostic::pass_failed("`negative` is not registered"))?;
                 let data = f.data();
                 let body = Expr::call(
                     Expr::op(negative, None),

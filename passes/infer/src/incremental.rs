@@ -80,7 +80,7 @@
 //! guided walk and one rebuild per function.
 
 use super::generate::Inferencer;
-use super::{relations, resolve::Resolver, unresolved_diagnostics, GlobalTypes};
+use super::{relations, resolve::Resolver, solve, unresolved_diagnostics, GlobalTypes};
 use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::equal::{attrs_equal, dict_attrs_equal, types_equal};
@@ -473,13 +473,9 @@ impl IncrementalChecker {
         // several (handing one function to another thread only adds the
         // hand-over to an edit's latency).
         let infer = |i: usize, function: &Function| {
-            let mut inferencer = Box::new(Inferencer::new(Some(module), lookup));
-            let failed = inferencer.run(function.expr()).is_err();
-            inferencer.solver.solve();
-            let own_type = inferencer
-                .type_of(function.expr())
-                .cloned()
-                .map(|t| inferencer.solver.resolve(&t));
+            let (mut inferencer, failed) = solve(Some(module), lookup, function.expr());
+            let own_type = inferencer.resolved_type_of(function.expr());
+            let inferencer = Box::new(inferencer);
             (i, Plan::Infer { inferencer, failed }, own_type)
         };
         let pending: Vec<(usize, &Function)> = plans
@@ -979,10 +975,7 @@ fn infer_entry(
     context: &Context<'_, '_>,
     failed: bool,
 ) -> Box<Entry> {
-    let own_type = inferencer
-        .type_of(function.expr())
-        .cloned()
-        .map(|t| inferencer.solver.resolve(&t));
+    let own_type = inferencer.resolved_type_of(function.expr());
     let mut resolver = Resolver::new(inferencer, context.globals);
     let (root, order, outputs) = resolver.run_recording(function.expr());
     let unresolved = std::mem::take(&mut resolver.unresolved);

@@ -100,13 +100,8 @@ pub fn infer_module_with(m: &IRModule, lookup: RelationLookup<'_>) -> (IRModule,
         lookup: RelationLookup<'a>,
         (name, function): (&'a str, &'a Function),
     ) -> State<'a> {
-        let mut inferencer = Inferencer::new(Some(m), lookup);
-        let failed = inferencer.run(function.expr()).is_err();
-        inferencer.solver.solve();
-        let own_type = inferencer
-            .type_of(function.expr())
-            .cloned()
-            .map(|t| inferencer.solver.resolve(&t));
+        let (mut inferencer, failed) = solve(Some(m), lookup, function.expr());
+        let own_type = inferencer.resolved_type_of(function.expr());
         State {
             name,
             function,
@@ -163,12 +158,24 @@ pub fn infer_expr_with(
     m: Option<&IRModule>,
     lookup: RelationLookup<'_>,
 ) -> (Expr, Diagnostics) {
-    let mut inferencer = Inferencer::new(m, lookup);
-    let failed = inferencer.run(e).is_err();
-    inferencer.solver.solve();
+    let (mut inferencer, failed) = solve(m, lookup, e);
     let globals = GlobalTypes::default();
     let (expr, diags) = finish(&mut inferencer, e, &globals, failed);
     (expr, diags.into_iter().collect())
+}
+
+/// Everything of InferType on `root` but resolution (which needs the types
+/// of the other functions): constraints generated and solved. Also whether
+/// generation stopped at a fatal error.
+fn solve<'a>(
+    module: Option<&'a IRModule>,
+    lookup: RelationLookup<'a>,
+    root: &Expr,
+) -> (Inferencer<'a>, bool) {
+    let mut inferencer = Inferencer::new(module, lookup);
+    let failed = inferencer.run(root).is_err();
+    inferencer.solver.solve();
+    (inferencer, failed)
 }
 
 /// Resolution, and the diagnostics of one function in the order found.

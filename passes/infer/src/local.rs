@@ -12,7 +12,7 @@
 //! are kept as they are.
 
 use crate::{infer_expr, Diagnostics};
-use relay_ir::{Call, Expr, ExprKind, FunctionData, IRModule, Type, Var};
+use relay_ir::{Call, Expr, ExprKind, IRModule, Type, Var};
 use std::collections::HashMap;
 
 /// The type of `expr`, inferred with the types of its typed children taken
@@ -106,17 +106,7 @@ fn copy_node(node: &Expr, children: Vec<Expr>) -> Expr {
         ExprKind::Constructor(constructor) => {
             Expr::new(ExprKind::Constructor(constructor.clone()), span)
         }
-        ExprKind::Function(data) => Expr::new(
-            ExprKind::Function(FunctionData {
-                params: data.params.clone(),
-                body: data.body.clone(),
-                ret_type: data.ret_type.clone(),
-                type_params: data.type_params.clone(),
-                attrs: data.attrs.clone(),
-                virtual_device: data.virtual_device.clone(),
-            }),
-            span,
-        ),
+        ExprKind::Function(data) => Expr::new(ExprKind::Function(data.clone()), span),
         ExprKind::Tuple(fields) => Expr::tuple(fields.iter().map(|_| next()).collect(), span),
         ExprKind::Call(call) => Expr::new(
             ExprKind::Call(Call {

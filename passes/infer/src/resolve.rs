@@ -304,12 +304,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         {
                             Some(ret) => {
                                 let data = FunctionData {
-                                    params: f.params.clone(),
-                                    body: f.body.clone(),
                                     ret_type: Some(ret),
-                                    type_params: f.type_params.clone(),
-                                    attrs: f.attrs.clone(),
-                                    virtual_device: f.virtual_device.clone(),
+                                    ..f.clone()
                                 };
                                 let ty = out.checked_type().cloned();
                                 Expr::with_type(ExprKind::Function(data), out.span(), ty)

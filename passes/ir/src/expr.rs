@@ -112,7 +112,10 @@ impl VarId {
 }
 
 /// A function literal or global function.
-#[derive(Debug)]
+///
+/// A clone shares the nodes (only the attribute list is copied): a rewrite
+/// that changes some fields writes `FunctionData { body, ..data.clone() }`.
+#[derive(Debug, Clone)]
 pub struct FunctionData {
     pub params: Vec<Var>,
     pub body: Expr,
@@ -450,6 +453,22 @@ impl Function {
 
     pub fn into_expr(self) -> Expr {
         self.0
+    }
+
+    /// This function with another body: parameters, types, attributes,
+    /// span and checked type kept. The same node when `body` is its body.
+    pub fn with_body(&self, body: Expr) -> Function {
+        if body.ptr_eq(self.body()) {
+            return self.clone();
+        }
+        Function(Expr::with_type(
+            ExprKind::Function(FunctionData {
+                body,
+                ..self.data().clone()
+            }),
+            self.0.span(),
+            self.0.checked_type().cloned(),
+        ))
     }
 
     /// A function attribute by key.

@@ -26,8 +26,8 @@ pub use context::{ContextGuard, Explanation, LogSink, PassContext, PassContextOp
 pub use info::PassInfo;
 pub use instrument::{HookResult, PassInstrument};
 pub use pass::{
-    function_pass, module_pass, pass_error, run_pass, FunctionPass, ModulePass, Pass, PassError,
-    PassResult, Sequential,
+    function_pass, module_pass, run_pass, FunctionPass, ModulePass, Pass, PassError, PassResult,
+    Sequential,
 };
 pub use pass_builder::PassBuilder;
 pub use pipeline::{parse_pipeline, pipeline_from_text, Pipeline, PipelineError, PipelineValue};

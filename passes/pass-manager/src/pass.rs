@@ -535,8 +535,3 @@ pub fn function_pass(
         func,
     ))
 }
-
-/// A diagnostic for a pass's own failure.
-pub fn pass_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message)
-}

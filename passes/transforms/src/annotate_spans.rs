@@ -10,7 +10,7 @@
 //! that lost code.
 
 use relay_infer::infer_module;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::printer::{print_module, PrintOptions};
 use relay_ir::IRModule;
 use relay_lower::parse_and_lower;
@@ -39,13 +39,10 @@ pub fn annotate_spans(module: &IRModule) -> Result<IRModule, Diagnostic> {
         .chain(type_diagnostics.iter())
         .find(|d| d.is_error())
     {
-        return Err(Diagnostic::error(
-            Code::PassFailed,
-            format!(
-                "AnnotateSpans: the printed module does not read back: {}",
-                error.message
-            ),
-        )
+        return Err(Diagnostic::pass_failed(format!(
+            "AnnotateSpans: the printed module does not read back: {}",
+            error.message
+        ))
         .with_note("this is a bug in the printer; please report it with the module"));
     }
     Ok(typed)

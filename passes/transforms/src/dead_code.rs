@@ -30,7 +30,7 @@ use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{children, for_each_child, with_children};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern, TypeKind, VarId};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
-use relay_pass_manager::{pass_error, PassContext};
+use relay_pass_manager::PassContext;
 // Every table is consulted once or more per node: the fast hasher.
 use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
@@ -337,7 +337,9 @@ impl<'m> PurityVisitor<'m> {
             ExprKind::GlobalVar(gv) => {
                 let name = gv.name();
                 let Some(function) = self.module.function(name) else {
-                    return Err(pass_error(format!("No definition for '{name}'")));
+                    return Err(Diagnostic::pass_failed(format!(
+                        "No definition for '{name}'"
+                    )));
                 };
                 let is_extern = function
                     .attr("Extern")

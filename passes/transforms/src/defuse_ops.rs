@@ -14,7 +14,7 @@ use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_post_order;
 use relay_ir::{Expr, ExprKind, Function, IRModule, Pattern};
 use relay_pass_manager::registry::PassSpec;
-use relay_pass_manager::{pass_error, PassContext};
+use relay_pass_manager::PassContext;
 // Tables consulted per node: the fast hasher, not SipHash.
 use relay_ir::fxhash::FxMap as HashMap;
 
@@ -31,7 +31,7 @@ fn defuse_function(
     _module: &IRModule,
     _ctx: &PassContext,
 ) -> Result<Function, Diagnostic> {
-    defuse_ops(&function).map_err(pass_error)
+    defuse_ops(&function).map_err(Diagnostic::pass_failed)
 }
 
 /// Inlines every call of a function literal in `function`.

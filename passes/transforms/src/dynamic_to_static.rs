@@ -27,7 +27,7 @@
 use crate::fold_constant::{fold_constant_expr, FoldOptions};
 use relay_infer::infer_expr;
 use relay_ir::build::{int_array, op_call_with};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::rewrite::{post_order, rewrite_function};
@@ -55,39 +55,35 @@ pub(crate) fn spec() -> PassSpec {
 /// Why TVM's per-function re-typing in an empty module fails on
 /// `function`: its first reference to a global function or an ADT.
 fn isolation_blocker(function: &Function) -> Option<Diagnostic> {
-    let problem = |what: String, span: Option<relay_ir::source::Span>| {
-        let diagnostic = Diagnostic::error(
-            Code::PassFailed,
+    let problem = |what: String, node: &Expr| {
+        Some(Diagnostic::pass_failed_at(
+            node,
             format!(
                 "DynamicToStatic cannot handle a function that refers to {what}: TVM v0.13 \
                  re-types each function on its own, without the module's other functions and \
                  type definitions"
             ),
-        );
-        Some(match span {
-            Some(span) => diagnostic.with_span(span),
-            None => diagnostic,
-        })
+        ))
     };
     for node in post_order(function.expr()) {
         match node.kind() {
             ExprKind::GlobalVar(global) => {
-                return problem(format!("the global `@{}`", global.name()), node.span())
+                return problem(format!("the global `@{}`", global.name()), &node)
             }
             ExprKind::Constructor(ctor) => {
-                return problem(format!("the constructor `{}`", ctor.name()), node.span())
+                return problem(format!("the constructor `{}`", ctor.name()), &node)
             }
             ExprKind::Match { .. } => {
-                return problem("a data type (through `match`)".into(), node.span())
+                return problem("a data type (through `match`)".into(), &node)
             }
             ExprKind::Var(var) => {
                 if let Some(name) = var.type_annotation.as_ref().and_then(global_type_in) {
-                    return problem(format!("the data type `{name}`"), node.span());
+                    return problem(format!("the data type `{name}`"), &node);
                 }
             }
             ExprKind::Function(data) => {
                 if let Some(name) = data.ret_type.as_ref().and_then(global_type_in) {
-                    return problem(format!("the data type `{name}`"), node.span());
+                    return problem(format!("the data type `{name}`"), &node);
                 }
             }
             _ => {}
@@ -153,12 +149,8 @@ fn without_return_type(expr: Expr) -> Expr {
     }
     Function::new(
         FunctionData {
-            params: data.params.clone(),
-            body: data.body.clone(),
             ret_type: None,
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
+            ..data.clone()
         },
         expr.span(),
     )

@@ -13,7 +13,7 @@
 //! refused with a diagnostic (not implemented). Asking for neither
 //! expansion is an error, as in TVM.
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{Call, Expr, ExprKind, Function, IRModule, Var};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
@@ -53,8 +53,7 @@ pub struct EtaOptions {
 /// Eta-expands every function of `module` (see the module doc).
 pub fn eta_expand(mut module: IRModule, options: EtaOptions) -> Result<IRModule, Diagnostic> {
     if !options.expand_constructor && !options.expand_global_var {
-        return Err(Diagnostic::error(
-            Code::PassFailed,
+        return Err(Diagnostic::pass_failed(
             "EtaExpand: must expand at least one language feature \
              (expand_constructor or expand_global_var)",
         ));
@@ -144,8 +143,7 @@ fn reject_bare_constructors(function: &Function) -> Result<(), Diagnostic> {
         matches!(node.kind(), ExprKind::Constructor(_)) && !applied.contains(&node.addr())
     });
     if bare {
-        return Err(Diagnostic::error(
-            Code::PassFailed,
+        return Err(Diagnostic::pass_failed(
             "EtaExpand: expanding a constructor used as a value is not supported",
         ));
     }

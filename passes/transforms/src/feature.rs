@@ -8,7 +8,7 @@
 //! mentions its own variable). The gradient passes refuse programs with
 //! features they do not handle, with TVM's message.
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::printer::{print_expr, PrintOptions};
 use relay_ir::rewrite::for_each_child_except_pattern_vars;
 use relay_ir::{Expr, ExprKind, IRModule, VarId};
@@ -216,11 +216,7 @@ pub fn check_features(expr: &Expr, allowed: FeatureSet) -> Result<(), Diagnostic
         print_expr(expr, &options).trim_end(),
         detected.minus(allowed)
     );
-    let diagnostic = Diagnostic::error(Code::PassFailed, message);
-    Err(match expr.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    })
+    Err(Diagnostic::pass_failed_at(expr, message))
 }
 
 /// TVM's `CheckFeature(mod, fs)`: every function of `module`, in order.

@@ -21,11 +21,7 @@ pub(crate) fn free_vars_as_params(function: &Function, new_vars: &[VarId]) -> Fu
     Function::new(
         FunctionData {
             params: body_free.into_iter().chain(new_weights).collect(),
-            body: data.body.clone(),
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
+            ..data.clone()
         },
         function.expr().span(),
     )

@@ -21,9 +21,9 @@
 //! that is neither recursive nor originally unreferenced is removed; one
 //! still referenced is an error, as in TVM.
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{post_order, rewrite_post_order};
-use relay_ir::{Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
+use relay_ir::{Call, Expr, ExprKind, Function, IRModule, VarId};
 use relay_pass_manager::PassSpec;
 // Tables consulted per node: the fast hasher, not SipHash.
 use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
@@ -37,7 +37,7 @@ pub(crate) fn spec() -> PassSpec {
 }
 
 fn pass_error(message: String) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, format!("Inline: {message}"))
+    Diagnostic::pass_failed(format!("Inline: {message}"))
 }
 
 /// The call graph: each function's mentioned globals, in order of first
@@ -172,17 +172,7 @@ fn can_inline(name: &str, module: &IRModule, graph: &CallGraph) -> bool {
 /// A fresh, untyped copy of `function` (TVM rebuilds the function node).
 fn copy_function(function: &Function) -> Expr {
     let data = function.data();
-    Expr::new(
-        ExprKind::Function(FunctionData {
-            params: data.params.clone(),
-            body: data.body.clone(),
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
-        }),
-        None,
-    )
+    Expr::new(ExprKind::Function(data.clone()), None)
 }
 
 fn inline_into(

@@ -20,7 +20,7 @@
 //! addresses, so its names for closures change from run to run; ours hash
 //! them by order of occurrence instead (deterministic, not TVM's number).
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::equal::structural_equal;
 use relay_ir::rewrite::{for_each_child, rewrite_post_order};
 use relay_ir::tvm_hash::structural_hash;
@@ -197,27 +197,16 @@ impl<'a> Lifter<'a> {
             .expect("a function rewrites to a function");
         let lifted = if captured.is_empty() && free_type_vars.is_empty() {
             let data = visited.data();
-            Function::new(
-                FunctionData {
-                    params: data.params.clone(),
-                    body: data.body.clone(),
-                    ret_type: data.ret_type.clone(),
-                    type_params: data.type_params.clone(),
-                    attrs: data.attrs.clone(),
-                    virtual_device: data.virtual_device.clone(),
-                },
-                old.span(),
-            )
+            Function::new(data.clone(), old.span())
         } else {
             closure(original, &visited, &captured, free_type_vars)?
         };
         match module.function(&name) {
             Some(existing) => {
                 if !structural_equal(lifted.expr(), existing.expr(), false) {
-                    return Err(Diagnostic::error(
-                        Code::PassFailed,
-                        format!("LambdaLift: lifted function hash collision for @{name}"),
-                    ));
+                    return Err(Diagnostic::pass_failed(format!(
+                        "LambdaLift: lifted function hash collision for @{name}"
+                    )));
                 }
             }
             None => module.add_function(&name, lifted),
@@ -257,19 +246,11 @@ fn lifted_name(function: &Expr) -> Result<String, Diagnostic> {
     structural_hash(function, false)
         .map(|hash| format!("lifted_name{hash}"))
         .map_err(|error| {
-            let diagnostic = Diagnostic::error(
-                Code::PassFailed,
+            Diagnostic::pass_failed_at(
+                function,
                 format!("LambdaLift: cannot name a lifted function: {error}"),
-            );
-            with_span(diagnostic, function.span())
+            )
         })
-}
-
-fn with_span(diagnostic: Diagnostic, span: Option<relay_ir::source::Span>) -> Diagnostic {
-    match span {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
 }
 
 /// The global for a closure: it takes the captured variables (fresh ones,
@@ -285,14 +266,13 @@ fn closure(
     let mut params = Vec::with_capacity(captured.len());
     for var in captured {
         let ty = var.expr().checked_type().cloned().ok_or_else(|| {
-            let diagnostic = Diagnostic::error(
-                Code::PassFailed,
+            Diagnostic::pass_failed_at(
+                var.expr(),
                 format!(
                     "LambdaLift: the captured variable %{} has no checked type; run InferType first",
                     var.name()
                 ),
-            );
-            with_span(diagnostic, var.expr().span())
+            )
         })?;
         let fresh = Var::with_id(
             VarId::fresh(),
@@ -310,19 +290,7 @@ fn closure(
     });
     // TVM rebuilds the original function (its checked type kept) over the
     // visited, rebound body.
-    let data = original.data();
-    let inner = Expr::with_type(
-        ExprKind::Function(FunctionData {
-            params: data.params.clone(),
-            body,
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
-        }),
-        original.expr().span(),
-        original.expr().checked_type().cloned(),
-    );
+    let inner = original.with_body(body).into_expr();
     let mut attrs = DictAttrs::default();
     attrs.set(
         "Closure",

@@ -405,10 +405,7 @@ fn integer_bounds(dtype: DataType) -> Option<(f64, f64)> {
 
 /// An error of a rule, at the call it was legalizing.
 fn rule_error(pre: &Expr, op: &str, message: String) -> Diagnostic {
-    at_call(
-        Diagnostic::error(Code::PassFailed, format!("Legalize ({op}): {message}")),
-        pre,
-    )
+    Diagnostic::pass_failed_at(pre, format!("Legalize ({op}): {message}"))
 }
 
 /// `diagnostic` pointed at the call's source, when it has one.

@@ -31,7 +31,7 @@
 //! Registered like TVM: a function pass at opt_level 0, nothing required.
 
 use relay_ir::build::op_call;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::metadata::NodeRef;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{AttrValue, Clause, Expr, ExprKind, Function, Pattern, Var, VarId};
@@ -45,14 +45,6 @@ pub(crate) fn spec() -> PassSpec {
              the control flow of A-normal-form code, for the VM); aliases are removed first",
         )
         .transform(|function, _module, _ctx| manifest_lifetimes(&function))
-}
-
-fn failed(message: impl Into<String>, at: &Expr) -> Diagnostic {
-    let diagnostic = Diagnostic::error(Code::PassFailed, message.into());
-    match at.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
 }
 
 /// Runs the three steps on `function`.
@@ -287,9 +279,9 @@ impl ControlFlowGraph {
         match expr.kind() {
             ExprKind::Function(data) => {
                 if *in_function {
-                    return Err(failed(
-                        "nested functions not supported by CFG analysis",
+                    return Err(Diagnostic::pass_failed_at(
                         expr,
+                        "nested functions not supported by CFG analysis",
                     ));
                 }
                 *in_function = true;
@@ -299,9 +291,9 @@ impl ControlFlowGraph {
                     .is_some_and(|v| v != 0);
                 if closure {
                     let Some(inner) = data.body.as_function() else {
-                        return Err(failed(
-                            "a function with Closure=1 must return a function literal",
+                        return Err(Diagnostic::pass_failed_at(
                             expr,
+                            "a function with Closure=1 must return a function literal",
                         ));
                     };
                     return self.visit(inner.body(), block, in_function);
@@ -347,12 +339,13 @@ impl ControlFlowGraph {
                 }
                 self.visit(&current, block, in_function)
             }
-            ExprKind::If { .. } => {
-                Err(failed("If expressions should be bound to variables.", expr))
-            }
-            ExprKind::Match { .. } => Err(failed(
-                "Match expressions should be bound to variables.",
+            ExprKind::If { .. } => Err(Diagnostic::pass_failed_at(
                 expr,
+                "If expressions should be bound to variables.",
+            )),
+            ExprKind::Match { .. } => Err(Diagnostic::pass_failed_at(
+                expr,
+                "Match expressions should be bound to variables.",
             )),
             ExprKind::Var(_)
             | ExprKind::GlobalVar(_)
@@ -409,9 +402,9 @@ fn no_default(expr: &Expr) -> Diagnostic {
         ExprKind::Match { .. } => "relay.Match",
         _ => "this expression",
     };
-    failed(
-        format!("Do not have a default for {key} (ManifestLifetimes' analysis has no case for it)"),
+    Diagnostic::pass_failed_at(
         expr,
+        format!("Do not have a default for {key} (ManifestLifetimes' analysis has no case for it)"),
     )
 }
 

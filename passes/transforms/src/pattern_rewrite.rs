@@ -4,7 +4,7 @@
 //! Each function is rewritten with TVM's `rewrite` (all rules in order,
 //! repeated until nothing changes).
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Function, IRModule};
 use relay_pass_manager::{PassContext, PassSpec};
 use relay_patterns::rewrite::{rewrite, Callback};
@@ -45,12 +45,11 @@ pub fn rule_pass_spec(
                 })
                 .collect();
             let out = rewrite(&callbacks, f.expr(), Some(m))
-                .map_err(|e| Diagnostic::error(Code::PassFailed, format!("{pass_name}: {e}")))?;
+                .map_err(|e| Diagnostic::pass_failed(format!("{pass_name}: {e}")))?;
             out.as_function().ok_or_else(|| {
-                Diagnostic::error(
-                    Code::PassFailed,
-                    format!("{pass_name}: a rule replaced the function by something else"),
-                )
+                Diagnostic::pass_failed(format!(
+                    "{pass_name}: a rule replaced the function by something else"
+                ))
             })
         })
 }

@@ -24,7 +24,7 @@
 //! Registered like TVM: a module pass at opt_level 0 requiring nothing.
 
 use crate::remove_unused_functions::remove_unused_functions;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::metadata::table::NodeRef;
 use relay_ir::rewrite::{post_order, rewrite_post_order};
 use relay_ir::{AttrValue, Call, Expr, ExprKind, Function, FunctionData, IRModule, VarId};
@@ -44,8 +44,7 @@ pub(crate) fn spec() -> PassSpec {
 /// Rewrites `main`'s body and removes the functions it no longer reaches.
 pub fn remove_standalone_reshapes(mut module: IRModule) -> Result<IRModule, Diagnostic> {
     let Some(main) = module.function("main").cloned() else {
-        return Err(Diagnostic::error(
-            Code::PassFailed,
+        return Err(Diagnostic::pass_failed(
             "RemoveStandaloneReshapes: Cannot find global var \"main\" in the Module",
         ));
     };
@@ -54,12 +53,9 @@ pub fn remove_standalone_reshapes(mut module: IRModule) -> Result<IRModule, Diag
         let data = main.data();
         let rebuilt = Function::new(
             FunctionData {
-                params: data.params.clone(),
                 body,
-                ret_type: data.ret_type.clone(),
-                type_params: data.type_params.clone(),
-                attrs: data.attrs.clone(),
                 virtual_device: None,
+                ..data.clone()
             },
             None,
         );
@@ -102,14 +98,10 @@ fn rewrite_body(body: &Expr) -> Result<Expr, Diagnostic> {
             Ok(Some(props)) => props,
             Ok(None) => return post,
             Err(message) => {
-                let error = Diagnostic::error(
-                    Code::PassFailed,
+                failure = Some(Diagnostic::pass_failed_at(
+                    pre,
                     format!("RemoveStandaloneReshapes: {message}"),
-                );
-                failure = Some(match pre.span() {
-                    Some(span) => error.with_span(span),
-                    None => error,
-                });
+                ));
                 return post;
             }
         };

@@ -4,7 +4,7 @@
 //! function mentions its global anywhere (a call or a reference), so
 //! functions passed around as values stay. Type definitions are kept.
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::post_order;
 use relay_ir::{ExprKind, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
@@ -39,10 +39,9 @@ pub fn remove_unused_functions(
     let mut pending: Vec<String> = Vec::new();
     for entry in entries {
         if module.function(entry).is_none() {
-            return Err(Diagnostic::error(
-                Code::PassFailed,
-                format!("RemoveUnusedFunctions: entry function @{entry} is not in the module"),
-            ));
+            return Err(Diagnostic::pass_failed(format!(
+                "RemoveUnusedFunctions: entry function @{entry} is not in the module"
+            )));
         }
         if reached.insert(entry.clone()) {
             pending.push(entry.clone());

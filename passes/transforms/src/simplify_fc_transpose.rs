@@ -24,7 +24,7 @@
 //! `DeadCodeElimination`.
 
 use crate::free_var_params::free_vars_as_params;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_function;
 use relay_ir::IRModule;
 use relay_ir::{Call, Expr, ExprKind, Function, Type, Var, VarId};
@@ -110,13 +110,7 @@ fn transposed_weight(expr: &Expr) -> Option<Var> {
 /// `%<name>.T`, typed as `weight` with its first two dimensions swapped.
 fn transposed_var(weight: &Var, target_weights: &HashSet<String>) -> Result<Var, Diagnostic> {
     let name = weight.name();
-    let fail = |message: String| {
-        let diagnostic = Diagnostic::error(Code::PassFailed, message);
-        match weight.expr().span() {
-            Some(span) => diagnostic.with_span(span),
-            None => diagnostic,
-        }
-    };
+    let fail = |message: String| Diagnostic::pass_failed_at(weight.expr(), message);
     if !target_weights.contains(name) {
         return Err(fail(format!(
             "SimplifyFCTranspose: the transposed dense weight %{name} is not one of \

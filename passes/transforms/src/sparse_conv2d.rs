@@ -44,7 +44,7 @@
 
 use crate::bsr_weights::{listed_bsr_sizes, replace_listed_weights};
 use relay_ir::build::{int_array, op_call_with};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::rewrite::rewrite_function;
@@ -221,10 +221,6 @@ fn block_size(value: Option<&PipelineValue>) -> Result<(usize, usize), String> {
     }
 }
 
-fn failed(message: String) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message)
-}
-
 /// `Conv2dToSparse2`: converts each matching convolution's constant weight.
 pub fn conv2d_to_sparse_frozen(
     function: &Function,
@@ -261,7 +257,7 @@ fn first_int(call_attrs: &relay_ir::Attrs, field: &str) -> Result<i64, Diagnosti
         _ => None,
     };
     first.and_then(AttrValue::as_int).ok_or_else(|| {
-        failed(format!(
+        Diagnostic::pass_failed(format!(
             "Conv2dToSparse2 reads {field}[0] of the convolution, which has no first element"
         ))
     })
@@ -292,13 +288,13 @@ fn convert_frozen(
         return Ok(None);
     };
     if weight.dtype != DataType::FLOAT32 {
-        return Err(failed(format!(
+        return Err(Diagnostic::pass_failed(format!(
             "Conv2dToSparse2 converts float32 weights only, found {}",
             weight.dtype
         )));
     }
     let [a, b, c, d] = weight.shape[..] else {
-        return Err(failed(format!(
+        return Err(Diagnostic::pass_failed(format!(
             "Conv2dToSparse2 reads a 4-D weight, found shape {:?}",
             weight.shape
         )));
@@ -312,7 +308,7 @@ fn convert_frozen(
     let (out_channels, in_size) = (out_channels as usize, in_size as usize);
     let values = weight
         .to_f64_vec()
-        .map_err(|e| failed(format!("Conv2dToSparse2: {}", e.message)))?;
+        .map_err(|e| Diagnostic::pass_failed(format!("Conv2dToSparse2: {}", e.message)))?;
     let matrix: Vec<f64> = if options.layout == "NHWC" {
         let mut transposed = vec![0.0; values.len()];
         for i in 0..out_channels {
@@ -332,7 +328,7 @@ fn convert_frozen(
     let nnz = bsr.indices.len() as i64;
     let constant = |data: Result<TensorData, _>| {
         data.map(|t| Expr::constant(t, None))
-            .map_err(|e: relay_ir::metadata::NdArrayError| failed(e.message))
+            .map_err(|e: relay_ir::metadata::NdArrayError| Diagnostic::pass_failed(e.message))
     };
     let data = constant(TensorData::from_f64s(
         DataType::FLOAT32,

@@ -13,7 +13,7 @@
 //! non-positive `limit` (TVM divides by it) is refused with a diagnostic.
 
 use relay_ir::build::{op_call, op_call_with};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_post_order;
 use relay_ir::{AttrValue, Expr, ExprKind, Function, IRModule};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
@@ -70,13 +70,10 @@ pub fn split_args(function: &Function, max_function_args: i64) -> Result<Functio
             return rebuilt;
         }
         if limit <= 0 {
-            failure = Some(Diagnostic::error(
-                Code::PassFailed,
-                format!(
-                    "SplitArgs: max_function_args={max_function_args} leaves no room for \
+            failure = Some(Diagnostic::pass_failed(format!(
+                "SplitArgs: max_function_args={max_function_args} leaves no room for \
                      the inputs of a concatenate with {outputs} output(s)"
-                ),
-            ));
+            )));
             return rebuilt;
         }
         let axis = call
@@ -104,10 +101,7 @@ pub fn split_args(function: &Function, max_function_args: i64) -> Result<Functio
     if let Some(error) = failure {
         return Err(error);
     }
-    rewritten.as_function().ok_or_else(|| {
-        Diagnostic::error(
-            Code::PassFailed,
-            "SplitArgs: the function did not stay a function",
-        )
-    })
+    rewritten
+        .as_function()
+        .ok_or_else(|| Diagnostic::pass_failed("SplitArgs: the function did not stay a function"))
 }

@@ -44,7 +44,7 @@
 //! parameters and results stay in CPS form, as TVM says.
 
 use crate::feature::{check_features, check_module_features, Feature, FeatureSet};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{
     Clause, Expr, ExprKind, Function, FunctionData, IRModule, Pattern, Type, TypeKind, TypeVar,
     TypeVarKind, Var, VarId,
@@ -73,25 +73,12 @@ pub(crate) fn un_cps_spec() -> PassSpec {
         .transform(|function, _module, _ctx| un_cps(&function))
 }
 
-/// Errors of this pass, as TVM's checks word them.
-fn failed(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message.into())
-}
-
-fn failed_at(message: impl Into<String>, expr: &Expr) -> Diagnostic {
-    let diagnostic = failed(message);
-    match expr.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
-}
-
 fn checked_type(expr: &Expr) -> Result<Type, Diagnostic> {
     expr.checked_type().cloned().ok_or_else(|| {
-        failed_at(
+        Diagnostic::pass_failed_at(
+            expr,
             "The type checker has not populated the checked_type for this node (run InferType \
              before ToCPS)",
-            expr,
         )
     })
 }
@@ -220,12 +207,8 @@ fn convert_global(
     type_params.push(answer_var);
     Ok(Function::new(
         FunctionData {
-            params: data.params.clone(),
-            body: data.body.clone(),
-            ret_type: data.ret_type.clone(),
             type_params,
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
+            ..data.clone()
         },
         None,
     ))
@@ -328,9 +311,9 @@ impl Converter<'_, '_> {
     fn function(&self, function: &Function) -> Result<Function, Diagnostic> {
         let function_type = checked_type(function.expr())?;
         let TypeKind::Func(func_type) = function_type.kind() else {
-            return Err(failed_at(
-                "a function whose checked type is not a function type",
+            return Err(Diagnostic::pass_failed_at(
                 function.expr(),
+                "a function whose checked type is not a function type",
             ));
         };
         let k = Var::new(
@@ -352,9 +335,7 @@ impl Converter<'_, '_> {
                 params,
                 body,
                 ret_type: Some(self.answer.clone()),
-                type_params: data.type_params.clone(),
-                attrs: data.attrs.clone(),
-                virtual_device: data.virtual_device.clone(),
+                ..data.clone()
             },
             None,
         ))
@@ -381,7 +362,7 @@ impl Converter<'_, '_> {
             let mut values = done
                 .borrow_mut()
                 .take()
-                .ok_or_else(|| failed("a continuation of ToCPS ran twice"))?;
+                .ok_or_else(|| Diagnostic::pass_failed("a continuation of ToCPS ran twice"))?;
             values.push(v);
             self.visit_all(exprs, values, last)
         };
@@ -400,9 +381,9 @@ impl Converter<'_, '_> {
                     None => {
                         let input = self.globals.borrow().input;
                         let Some(function) = input.function(&name).cloned() else {
-                            return Err(failed_at(
-                                format!("Cannot find global var {name} in the module"),
+                            return Err(Diagnostic::pass_failed_at(
                                 expr,
+                                format!("Cannot find global var {name} in the module"),
                             ));
                         };
                         let cps_name = format!("{name}_cps");
@@ -423,7 +404,10 @@ impl Converter<'_, '_> {
             ExprKind::Function(_) => {
                 let function = expr.as_function().expect("a function");
                 if function.is_primitive() {
-                    return Err(failed_at("primitive func not supported yet.", expr));
+                    return Err(Diagnostic::pass_failed_at(
+                        expr,
+                        "primitive func not supported yet.",
+                    ));
                 }
                 let converted = self.function(&function)?;
                 k(converted.into_expr())
@@ -509,16 +493,16 @@ impl Converter<'_, '_> {
                     })
                 }
             }
-            ExprKind::Op(op) => Err(failed_at(
-                format!("Do not have a default for Op ({}) as a value", op.name),
+            ExprKind::Op(op) => Err(Diagnostic::pass_failed_at(
                 expr,
+                format!("Do not have a default for Op ({}) as a value", op.name),
             )),
-            ExprKind::Constructor(c) => Err(failed_at(
+            ExprKind::Constructor(c) => Err(Diagnostic::pass_failed_at(
+                expr,
                 format!(
                     "Do not have a default for relay.Constructor ({}) as a value",
                     c.name()
                 ),
-                expr,
             )),
         }
     }
@@ -555,9 +539,9 @@ impl Converter<'_, '_> {
 pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
     check_features(function.expr(), FeatureSet::all().without(Feature::Graph))?;
     if function.params().is_empty() {
-        return Err(failed_at(
-            "Check failed: (f->params.size() > 0) is false: UnCPS needs the continuation parameter",
+        return Err(Diagnostic::pass_failed_at(
             function.expr(),
+            "Check failed: (f->params.size() > 0) is false: UnCPS needs the continuation parameter",
         ));
     }
     let mut params = Vec::with_capacity(function.params().len());
@@ -574,22 +558,16 @@ pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
         .cloned()
         .expect("annotated above");
     let TypeKind::Func(continuation_type) = continuation_type.kind() else {
-        return Err(failed_at(
-            format!(
+        return Err(Diagnostic::pass_failed_at(function.expr(), format!(
                 "Downcast from {} to relay.FuncType failed: the last parameter of a CPS function is its continuation",
                 type_key(&continuation_type)
-            ),
-            function.expr(),
-        ));
+            )));
     };
     let [result_type] = &continuation_type.params[..] else {
-        return Err(failed_at(
-            format!(
+        return Err(Diagnostic::pass_failed_at(function.expr(), format!(
                 "Check failed: cont_type->arg_types.size() == 1 ({} vs. 1): the continuation takes the result",
                 continuation_type.params.len()
-            ),
-            function.expr(),
-        ));
+            )));
     };
     let mut type_params: Vec<TypeVar> = function
         .data()
@@ -598,9 +576,9 @@ pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
         .map(|tp| TypeVar::new(tp.name(), tp.kind()))
         .collect();
     if type_params.pop().is_none() {
-        return Err(failed_at(
-            "UnCPS needs the answer type parameter of a CPS function, which has no type parameters",
+        return Err(Diagnostic::pass_failed_at(
             function.expr(),
+            "UnCPS needs the answer type parameter of a CPS function, which has no type parameters",
         ));
     }
     let x = Var::new("x", Some(result_type.clone()), None);

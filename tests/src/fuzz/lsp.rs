@@ -9,13 +9,13 @@
 //! the document.
 
 use super::entropy::Entropy;
+use super::panics::PanicWatch;
 use super::program::generate;
 use super::targets::campaign_limits;
 use futures::{SinkExt, StreamExt};
 use relay_server::lsp::{service, Backend};
 use serde_json::{json, Value};
 use std::future::poll_fn;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tower_lsp_server::jsonrpc::{Request, Response};
@@ -34,24 +34,6 @@ pub struct LspOutcome {
     /// pipeline that does not parse, a document changed meanwhile).
     pub error_answers: usize,
     pub diagnostics_published: usize,
-}
-
-static PANICS: AtomicUsize = AtomicUsize::new(0);
-static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
-
-/// Counts every panic in the process, caught or not, then reports it as
-/// before (the server catches its handlers' panics, which would otherwise
-/// go unnoticed).
-fn install_panic_counter() {
-    static ONCE: OnceLock<()> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.fetch_add(1, Ordering::SeqCst);
-            *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
-            previous(info);
-        }));
-    });
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -74,16 +56,9 @@ pub fn lsp_target(data: &[u8]) -> LspOutcome {
 
 /// One session driven by `entropy`.
 pub fn lsp_session(entropy: &mut Entropy) -> LspOutcome {
-    install_panic_counter();
-    let before = PANICS.load(Ordering::SeqCst);
+    let watch = PanicWatch::start();
     let outcome = runtime().block_on(Session::run(entropy));
-    let after = PANICS.load(Ordering::SeqCst);
-    assert_eq!(
-        before,
-        after,
-        "the server panicked (and caught it): {}",
-        LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner())
-    );
+    watch.assert_none("the language-server session");
     outcome
 }
 

@@ -12,6 +12,7 @@
 pub mod calls;
 pub mod entropy;
 pub mod lsp;
+pub mod panics;
 
 pub mod program;
 pub mod seeded;

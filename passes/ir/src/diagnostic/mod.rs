@@ -13,6 +13,7 @@ pub mod codes;
 
 pub use self::codes::Code;
 use crate::source::{FileId, Span};
+use crate::Expr;
 use relay_syntax::{Leniency, LeniencyKind, SyntaxError, SyntaxErrorKind};
 use std::fmt;
 
@@ -118,6 +119,22 @@ impl Diagnostic {
     pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
         debug_assert!(code.is_warning(), "{code} is an error code");
         Diagnostic::new(Severity::Warning, code, message)
+    }
+
+    /// A pass could not transform the program ([`Code::PassFailed`]), for a
+    /// reason that is not one expression's.
+    pub fn pass_failed(message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(Code::PassFailed, message)
+    }
+
+    /// A pass could not transform `expr` ([`Code::PassFailed`]): located at
+    /// its span when it has one (nodes a pass built have none).
+    pub fn pass_failed_at(expr: &Expr, message: impl Into<String>) -> Diagnostic {
+        let diagnostic = Diagnostic::pass_failed(message);
+        match expr.span() {
+            Some(span) => diagnostic.with_span(span),
+            None => diagnostic,
+        }
     }
 
     pub fn with_span(mut self, span: Span) -> Diagnostic {

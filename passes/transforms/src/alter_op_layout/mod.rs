@@ -42,7 +42,7 @@ pub(crate) fn spec() -> PassSpec {
             for warning in rules.warnings.take() {
                 ctx.report(Diagnostic::warning(Code::PassWarning, warning));
             }
-            result.map_err(|message| Diagnostic::error(Code::PassFailed, message))
+            result.map_err(Diagnostic::pass_failed)
         })
 }
 

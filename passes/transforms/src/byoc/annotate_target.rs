@@ -17,7 +17,7 @@
 //! the regions of their operands.
 
 use super::{annotation, compiler_begin, compiler_end, Boundary};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::fxhash::FxMap;
 use relay_ir::rewrite::{rewrite_post_order, with_children};
 use relay_ir::{Expr, ExprKind, Function};
@@ -369,14 +369,11 @@ impl Annotator<'_> {
                     Ok(false) => {}
                     Err(message) => {
                         self.failure.get_or_insert_with(|| {
-                            Diagnostic::error(
-                                Code::PassFailed,
-                                format!(
-                                    "AnnotateTarget: the `target.{candidate}` predicate of `{}` \
+                            Diagnostic::pass_failed(format!(
+                                "AnnotateTarget: the `target.{candidate}` predicate of `{}` \
                                      failed: {message}",
-                                    op.name
-                                ),
-                            )
+                                op.name
+                            ))
                         });
                     }
                 }

@@ -18,7 +18,7 @@
 //! A `compiler_filter` other than `""` restricts the first two to functions
 //! whose `Compiler` attribute is that name.
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::fxhash::FxMap;
 use relay_ir::rewrite::{rewrite_post_order, with_children};
@@ -87,25 +87,12 @@ fn compiler_function(expr: &Expr, filter: &str) -> Option<Function> {
     (filter.is_empty() || compiler == filter).then_some(function)
 }
 
-fn pass_error(message: String) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message)
-}
-
 /// `expr` with the variables of `bindings` replaced (TVM's `Bind`).
 fn bind(expr: &Expr, bindings: &FxMap<VarId, Expr>) -> Expr {
     rewrite_post_order(expr, |old, rebuilt| match old.as_var() {
         Some(var) => bindings.get(&var.id()).cloned().unwrap_or(rebuilt),
         None => rebuilt,
     })
-}
-
-/// `function` with another body.
-fn with_body(function: &Function, body: Expr) -> Function {
-    let mut children: Vec<Expr> = function.params().iter().map(|p| p.expr().clone()).collect();
-    children.push(body);
-    with_children(function.expr(), &children)
-        .as_function()
-        .expect("rebuilding a function gives a function")
 }
 
 /// `call` with another callee (arguments, attrs and span kept).
@@ -134,10 +121,9 @@ pub fn outline_compiler_functions(module: IRModule, filter: &str) -> Result<IRMo
             };
             let Some(symbol) = callee.attr("global_symbol").and_then(AttrValue::as_str) else {
                 failure.get_or_insert_with(|| {
-                    pass_error(
+                    Diagnostic::pass_failed(
                         "ExistingGlobalSymbolCache requires all functions to already have a \
-                         'global_symbol' attribute"
-                            .into(),
+                         'global_symbol' attribute",
                     )
                 });
                 return rebuilt;
@@ -151,7 +137,7 @@ pub fn outline_compiler_functions(module: IRModule, filter: &str) -> Result<IRMo
         if let Some(error) = failure {
             return Err(error);
         }
-        output.add_function(name, with_body(function, body));
+        output.add_function(name, function.with_body(body));
     }
     Ok(output)
 }
@@ -196,15 +182,11 @@ pub fn mark_compiler_functions_as_extern(module: IRModule, filter: &str) -> IRMo
         }
         let data = function.data();
         let marked = FunctionData {
-            params: data.params.clone(),
-            body: data.body.clone(),
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
             attrs: DictAttrs::new(vec![(
                 "Extern".into(),
                 AttrValue::int_imm(1, DataType::INT32),
             )]),
-            virtual_device: data.virtual_device.clone(),
+            ..data.clone()
         };
         output.add_function(name, Function::new(marked, function.expr().span()));
     }
@@ -250,7 +232,7 @@ pub fn inline_compiler_functions_bound_to(
         if let Some(error) = failure {
             return Err(error);
         }
-        output.add_function(name, with_body(function, body));
+        output.add_function(name, function.with_body(body));
     }
     Ok(output)
 }
@@ -258,11 +240,11 @@ pub fn inline_compiler_functions_bound_to(
 /// The body of global `name` (a `Compiler` function) with its `Composite`
 /// calls inlined and its parameters bound to `args`.
 fn inline_call(module: &IRModule, name: &str, args: &[Expr]) -> Result<Expr, Diagnostic> {
-    let function = module
-        .function(name)
-        .ok_or_else(|| pass_error(format!("InlineCompilerFunctionsBoundTo: no global @{name}")))?;
+    let function = module.function(name).ok_or_else(|| {
+        Diagnostic::pass_failed(format!("InlineCompilerFunctionsBoundTo: no global @{name}"))
+    })?;
     if function.attr("Compiler").is_none() {
-        return Err(pass_error(format!(
+        return Err(Diagnostic::pass_failed(format!(
             "InlineCompilerFunctionsBoundTo: @{name} has no `Compiler` attribute"
         )));
     }
@@ -276,7 +258,7 @@ fn inline_call(module: &IRModule, name: &str, args: &[Expr]) -> Result<Expr, Dia
         };
         if inner.attr("Composite").is_none() {
             failure.get_or_insert_with(|| {
-                pass_error(format!(
+                Diagnostic::pass_failed(format!(
                     "InlineCompilerFunctionsBoundTo: @{name} calls a function literal without a \
                      `Composite` attribute"
                 ))
@@ -284,14 +266,14 @@ fn inline_call(module: &IRModule, name: &str, args: &[Expr]) -> Result<Expr, Dia
             return rebuilt;
         }
         bind_params(&inner, &call.args).unwrap_or_else(|message| {
-            failure.get_or_insert(pass_error(message));
+            failure.get_or_insert(Diagnostic::pass_failed(message));
             rebuilt.clone()
         })
     });
     if let Some(error) = failure {
         return Err(error);
     }
-    bind_params(&with_body(function, body), args).map_err(pass_error)
+    bind_params(&function.with_body(body), args).map_err(Diagnostic::pass_failed)
 }
 
 /// The body of `function` with its parameters replaced by `args`.

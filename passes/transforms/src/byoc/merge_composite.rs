@@ -17,7 +17,7 @@
 //! attributes, dtypes and shapes but not arbitrary code.
 
 use relay_infer::infer_expr;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{AttrValue, Function, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
 use relay_pass_manager::{ParamSpec, PassContext, PassSpec};
@@ -144,9 +144,6 @@ pub fn merge_composite(
         merged = typed;
     }
     merged.as_function().ok_or_else(|| {
-        Diagnostic::error(
-            Code::PassFailed,
-            "MergeComposite: the function did not stay a function".to_string(),
-        )
+        Diagnostic::pass_failed("MergeComposite: the function did not stay a function".to_string())
     })
 }

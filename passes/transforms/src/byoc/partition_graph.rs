@@ -27,7 +27,7 @@
 use super::regions::{RegionKey, RegionSet};
 use super::{annotation, compiler_end, compiler_of, Boundary};
 use relay_infer::infer_module;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::fxhash::{FxMap, FxSet};
 use relay_ir::rewrite::{for_each_child, rewrite_post_order, with_children};
@@ -110,18 +110,9 @@ fn rewrite_bodies(
     let mut updated = module.clone();
     for (name, function) in module.functions() {
         let body = rewrite_post_order(function.body(), &mut f);
-        updated.add_function(name, with_body(function, body));
+        updated.add_function(name, function.with_body(body));
     }
     infer(updated)
-}
-
-/// `function` with another body (parameters, attributes, types kept).
-fn with_body(function: &Function, body: Expr) -> Function {
-    let mut children: Vec<Expr> = function.params().iter().map(|p| p.expr().clone()).collect();
-    children.push(body);
-    with_children(function.expr(), &children)
-        .as_function()
-        .expect("rebuilding a function gives a function")
 }
 
 /// Step 1: `compiler_end((a, b))` becomes
@@ -172,7 +163,7 @@ pub fn partition(module: IRModule, bind_constants: bool) -> Result<IRModule, Dia
             outlined: FxMap::default(),
         };
         let body = partitioner.visit(function.body())?;
-        let function = with_body(function, body);
+        let function = function.with_body(body);
         check_no_free_variables(name, &function)?;
         partitioned.add_function(name, function);
     }
@@ -209,13 +200,10 @@ fn check_no_free_variables(name: &str, function: &Function) -> Result<(), Diagno
     if free.is_empty() {
         return Ok(());
     }
-    Err(Diagnostic::error(
-        Code::PassFailed,
-        format!(
-            "PartitionGraph: Function @{name} contains free variables: [{}]",
-            free.join(", ")
-        ),
-    ))
+    Err(Diagnostic::pass_failed(format!(
+        "PartitionGraph: Function @{name} contains free variables: [{}]",
+        free.join(", ")
+    )))
 }
 
 fn pattern_variables(pattern: &relay_ir::Pattern, f: &mut impl FnMut(&Var)) {
@@ -534,10 +522,10 @@ pub fn mangle_compiler_function_names(module: IRModule, prefix: &str) -> IRModul
                 None => rebuilt,
             }
         });
-        let function = with_body(function, body);
+        let function = function.with_body(body);
         match renamed.get(name) {
             Some(new_name) => {
-                let mut data = clone_data(&function);
+                let mut data = function.data().clone();
                 data.attrs
                     .set("global_symbol", AttrValue::Str(new_name.clone()));
                 mangled.add_function(new_name, Function::new(data, function.expr().span()));
@@ -546,19 +534,6 @@ pub fn mangle_compiler_function_names(module: IRModule, prefix: &str) -> IRModul
         }
     }
     mangled
-}
-
-/// A copy of a function's fields, to change its attributes.
-fn clone_data(function: &Function) -> FunctionData {
-    let data = function.data();
-    FunctionData {
-        params: data.params.clone(),
-        body: data.body.clone(),
-        ret_type: data.ret_type.clone(),
-        type_params: data.type_params.clone(),
-        attrs: data.attrs.clone(),
-        virtual_device: data.virtual_device.clone(),
-    }
 }
 
 /// TVM's `SanitizeName`: every non-alphanumeric character becomes `_`.
@@ -576,9 +551,5 @@ pub fn sanitize_name(name: &str) -> String {
 }
 
 fn error(node: &Expr, message: &str) -> Diagnostic {
-    let diagnostic = Diagnostic::error(Code::PassFailed, format!("PartitionGraph: {message}"));
-    match node.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
+    Diagnostic::pass_failed_at(node, format!("PartitionGraph: {message}"))
 }

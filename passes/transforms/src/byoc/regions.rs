@@ -11,7 +11,7 @@
 //! them. Ids count every region created, merged ones included.
 
 use super::{annotation, Boundary};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::fxhash::{FxMap, FxSet};
 use relay_ir::rewrite::for_each_child;
 use relay_ir::{Expr, ExprKind};
@@ -167,15 +167,15 @@ impl RegionSet {
                 }
                 Boundary::End => {
                     let Some(key) = self.region_of(mark.arg) else {
-                        return Err(region_error(
+                        return Err(Diagnostic::pass_failed_at(
                             node,
                             "Cannot find the corresponding region for end annotation",
                         ));
                     };
                     if self.region(key).target != mark.compiler {
-                        return Err(region_error(
+                        return Err(Diagnostic::pass_failed_at(
                             node,
-                            &format!(
+                            format!(
                                 "the region closed by this compiler_end is for `{}`, not `{}`",
                                 self.region(key).target,
                                 mark.compiler
@@ -215,7 +215,7 @@ impl RegionSet {
         for arg in &open {
             let arg_region = self.region_of(arg);
             if region.is_some() != arg_region.is_some() {
-                return Err(region_error(
+                return Err(Diagnostic::pass_failed_at(
                     node,
                     "Arg regions are inconsistent: some arguments are inside an annotated \
                      region and some are not",
@@ -231,14 +231,6 @@ impl RegionSet {
             self.add_to_region(dest, node);
         }
         Ok(())
-    }
-}
-
-fn region_error(node: &Expr, message: &str) -> Diagnostic {
-    let diagnostic = Diagnostic::error(Code::PassFailed, message);
-    match node.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
     }
 }
 

@@ -37,7 +37,7 @@ pub use rewrite::DesiredLayouts;
 /// AlterOpLayout's rules.
 pub(crate) use convert::pad_2d as convert_pad_2d;
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Function, IRModule};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::{PassContext, PipelineValue};
@@ -73,8 +73,7 @@ pub(crate) fn spec() -> PassSpec {
             let desired = desired_layouts(args.get("desired_layouts"))?;
             Ok(
                 move |function: Function, _module: &IRModule, _ctx: &PassContext| {
-                    convert_layout(&function, &desired)
-                        .map_err(|message| Diagnostic::error(Code::PassFailed, message))
+                    convert_layout(&function, &desired).map_err(Diagnostic::pass_failed)
                 },
             )
         })

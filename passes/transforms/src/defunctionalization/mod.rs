@@ -41,7 +41,7 @@
 pub mod type_script;
 
 use crate::partial_eval::{dedup_specialized, free_vars_of, with_stack};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{for_each_child, rewrite_post_order, with_children};
 use relay_ir::{
     Call, Clause, Constructor, Expr, ExprKind, FuncType, Function, FunctionData, GlobalTypeVar,
@@ -78,7 +78,7 @@ pub(crate) fn spec() -> PassSpec {
 /// name.
 fn defunctionalize_entry(module: IRModule, entry: &str) -> Result<IRModule, Diagnostic> {
     let function = module.function(entry).cloned().ok_or_else(|| {
-        failed(format!(
+        Diagnostic::pass_failed(format!(
             "Defunctionalization: the module has no global function @{entry}"
         ))
     })?;
@@ -94,9 +94,9 @@ fn defunctionalize_entry(module: IRModule, entry: &str) -> Result<IRModule, Diag
 pub fn defunctionalize(function: &Function, module: &mut IRModule) -> Result<Function, Diagnostic> {
     let data = function.data();
     if !data.type_params.is_empty() {
-        return Err(failed_at(
-            "no polymorphism supported for defunctionalization",
+        return Err(Diagnostic::pass_failed_at(
             function.expr(),
+            "no polymorphism supported for defunctionalization",
         ));
     }
     for param in &data.params {
@@ -106,16 +106,16 @@ pub fn defunctionalize(function: &Function, module: &mut IRModule) -> Result<Fun
             .or(param.type_annotation())
             .ok_or_else(|| untyped(param.expr()))?;
         if has_func_type(ty) {
-            return Err(failed_at(
-                "program cannot have func type parameters",
+            return Err(Diagnostic::pass_failed_at(
                 param.expr(),
+                "program cannot have func type parameters",
             ));
         }
     }
     if data.ret_type.as_ref().is_some_and(has_func_type) {
-        return Err(failed_at(
-            "return type cannot contain function",
+        return Err(Diagnostic::pass_failed_at(
             function.expr(),
+            "return type cannot contain function",
         ));
     }
     let mut mutator = Defunc {
@@ -126,28 +126,16 @@ pub fn defunctionalize(function: &Function, module: &mut IRModule) -> Result<Fun
         memo: HashMap::new(),
     };
     let result = mutator.visit(function.expr())?;
-    result
-        .as_function()
-        .ok_or_else(|| failed("Defunctionalization: the function did not stay a function"))
-}
-
-fn failed(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message.into())
-}
-
-fn failed_at(message: impl Into<String>, expr: &Expr) -> Diagnostic {
-    let diagnostic = failed(message);
-    match expr.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
+    result.as_function().ok_or_else(|| {
+        Diagnostic::pass_failed("Defunctionalization: the function did not stay a function")
+    })
 }
 
 fn untyped(expr: &Expr) -> Diagnostic {
-    failed_at(
+    Diagnostic::pass_failed_at(
+        expr,
         "The type checker has not populated the checked_type for this node (run InferType \
          before Defunctionalization)",
-        expr,
     )
 }
 
@@ -184,9 +172,9 @@ fn subst_type(ty: &Type, map: &HashMap<u64, Type>) -> Type {
 /// by the type argument at its position.
 fn inst_func_type(fty: &FuncType, type_args: &[Type], at: &Expr) -> Result<FuncType, Diagnostic> {
     if fty.type_params.len() != type_args.len() {
-        return Err(failed_at(
-            "size mismatch between function type params and type args",
+        return Err(Diagnostic::pass_failed_at(
             at,
+            "size mismatch between function type params and type args",
         ));
     }
     let map: HashMap<u64, Type> = fty
@@ -243,24 +231,6 @@ fn bind(expr: &Expr, bindings: &HashMap<VarId, Expr>) -> Expr {
     })
 }
 
-/// A function literal like `data` with other parameters and body.
-fn function_with(
-    data: &FunctionData,
-    params: Vec<Var>,
-    body: Expr,
-    ret_type: Option<Type>,
-    type_params: Vec<TypeVar>,
-) -> FunctionData {
-    FunctionData {
-        params,
-        body,
-        ret_type,
-        type_params,
-        attrs: data.attrs.clone(),
-        virtual_device: data.virtual_device.clone(),
-    }
-}
-
 /// The state of one run (TVM's `DefuncMutator`).
 struct Defunc<'m> {
     module: &'m mut IRModule,
@@ -293,10 +263,10 @@ impl Defunc<'_> {
                 ExprKind::GlobalVar(gv) => return self.global_call(expr, call, gv),
                 ExprKind::Function(function) => {
                     if function.params.len() != call.args.len() {
-                        return Err(failed_at(
+                        return Err(Diagnostic::pass_failed_at(
+                            expr,
                             "Defunctionalization: a function literal called with a different \
                              number of arguments than it has parameters",
-                            expr,
                         ));
                     }
                     let bindings = function
@@ -344,9 +314,9 @@ impl Defunc<'_> {
             return Ok(f.clone());
         }
         let function = self.module.function(name).ok_or_else(|| {
-            failed_at(
-                format!("Cannot find global var \"{name}\" in the Module"),
+            Diagnostic::pass_failed_at(
                 callee,
+                format!("Cannot find global var \"{name}\" in the Module"),
             )
         })?;
         let data = function.data();
@@ -377,27 +347,36 @@ impl Defunc<'_> {
     ) -> Result<Expr, Diagnostic> {
         let fty = self.global_type(&call.callee, gv.name())?;
         if call.type_args.len() != fty.type_params.len() {
-            return Err(failed_at("all type args must be explicit", expr));
+            return Err(Diagnostic::pass_failed_at(
+                expr,
+                "all type args must be explicit",
+            ));
         }
         let op_type = inst_func_type(&fty, &call.type_args, expr)?;
         if has_free_type_vars(&Type::new(TypeKind::Func(op_type.clone())), &mut Vec::new()) {
-            return Err(failed_at("free type vars in instantiated", expr));
+            return Err(Diagnostic::pass_failed_at(
+                expr,
+                "free type vars in instantiated",
+            ));
         }
         if has_func_type(&op_type.ret) {
-            return Err(failed_at("returning functions not supported", expr));
+            return Err(Diagnostic::pass_failed_at(
+                expr,
+                "returning functions not supported",
+            ));
         }
         if !is_higher_order(&op_type) {
             return self.visit_children(expr);
         }
         if call.args.len() != op_type.params.len() {
-            return Err(failed_at(
+            return Err(Diagnostic::pass_failed_at(
+                expr,
                 format!(
                     "Defunctionalization: @{} is called with {} arguments but takes {}",
                     gv.name(),
                     call.args.len(),
                     op_type.params.len()
                 ),
-                expr,
             ));
         }
         let mut args = Vec::with_capacity(call.args.len());
@@ -412,9 +391,9 @@ impl Defunc<'_> {
         let name = format!("{}{}", gv.name(), type_to_string(&op_type));
         if self.specialized.insert(name.clone()) {
             let original = self.module.function(gv.name()).cloned().ok_or_else(|| {
-                failed_at(
-                    format!("Cannot find global var \"{}\" in the Module", gv.name()),
+                Diagnostic::pass_failed_at(
                     &call.callee,
+                    format!("Cannot find global var \"{}\" in the Module", gv.name()),
                 )
             })?;
             let specialized = self.specialize(&original, &call.type_args, expr)?;
@@ -439,10 +418,10 @@ impl Defunc<'_> {
     ) -> Result<Function, Diagnostic> {
         let data = function.data();
         if data.type_params.len() != type_args.len() {
-            return Err(failed_at(
+            return Err(Diagnostic::pass_failed_at(
+                at,
                 "cannot specialize function with size mismatch between function type params \
                  and type args",
-                at,
             ));
         }
         let subst = data
@@ -452,18 +431,15 @@ impl Defunc<'_> {
             .zip(type_args.iter().cloned())
             .collect();
         let copy = dedup_specialized(function.expr(), &subst);
-        let copy = copy
-            .as_function()
-            .ok_or_else(|| failed("Defunctionalization: a copied function is not a function"))?;
+        let copy = copy.as_function().ok_or_else(|| {
+            Diagnostic::pass_failed("Defunctionalization: a copied function is not a function")
+        })?;
         let copied = copy.data();
         Ok(Function::new(
-            function_with(
-                copied,
-                copied.params.clone(),
-                copied.body.clone(),
-                copied.ret_type.clone(),
-                Vec::new(),
-            ),
+            FunctionData {
+                type_params: Vec::new(),
+                ..copied.clone()
+            },
             function.expr().span(),
         ))
     }
@@ -473,9 +449,9 @@ impl Defunc<'_> {
     fn firstify_vars(&mut self, function: &Function) -> Result<Function, Diagnostic> {
         let data = function.data();
         if !data.type_params.is_empty() {
-            return Err(failed_at(
-                "firstify function has type params",
+            return Err(Diagnostic::pass_failed_at(
                 function.expr(),
+                "firstify function has type params",
             ));
         }
         let mut bindings: HashMap<VarId, Expr> = HashMap::new();
@@ -484,40 +460,38 @@ impl Defunc<'_> {
                 Some(ty) if matches!(ty.kind(), TypeKind::Func(_)) => {
                     let adt = self.func_encode(ty);
                     if self.module.type_definition(adt.name()).is_none() {
-                        return Err(failed_at(
+                        return Err(Diagnostic::pass_failed_at(
+                            param.expr(),
                             format!(
                                 "There is no definition of I.GlobalTypeVar({:?}, \"AdtHandle\")",
                                 adt.name()
                             ),
-                            param.expr(),
                         ));
                     }
                     let retyped = Var::new(param.name(), Some(adt_type(&adt)), param.expr().span());
                     bindings.insert(param.id(), retyped.into_expr());
                 }
                 Some(ty) if has_func_type(ty) => {
-                    return Err(failed_at(
-                        "nested function type in parameter not supported yet",
+                    return Err(Diagnostic::pass_failed_at(
                         param.expr(),
+                        "nested function type in parameter not supported yet",
                     ));
                 }
                 _ => {}
             }
         }
         let bound = bind(function.expr(), &bindings);
-        let bound = bound
-            .as_function()
-            .ok_or_else(|| failed("Defunctionalization: a bound function is not a function"))?;
+        let bound = bound.as_function().ok_or_else(|| {
+            Diagnostic::pass_failed("Defunctionalization: a bound function is not a function")
+        })?;
         let bound_data = bound.data();
         let body = self.visit(&bound_data.body)?;
         Ok(Function::new(
-            function_with(
-                bound_data,
-                bound_data.params.clone(),
+            FunctionData {
                 body,
-                bound_data.ret_type.clone(),
-                Vec::new(),
-            ),
+                type_params: Vec::new(),
+                ..bound_data.clone()
+            },
             function.expr().span(),
         ))
     }
@@ -544,19 +518,22 @@ impl Defunc<'_> {
     /// encodes.
     fn unencoded_type(&self, annotation: Option<&Type>, at: &Expr) -> Result<FuncType, Diagnostic> {
         let Some(TypeKind::Call { func, .. }) = annotation.map(Type::kind) else {
-            return Err(failed_at(
-                "expected type call when getting original type from encoded type",
+            return Err(Diagnostic::pass_failed_at(
                 at,
+                "expected type call when getting original type from encoded type",
             ));
         };
         let TypeKind::GlobalVar(gtv) = func.kind() else {
-            return Err(failed_at("expected global type var in encoded type", at));
+            return Err(Diagnostic::pass_failed_at(
+                at,
+                "expected global type var in encoded type",
+            ));
         };
         match self.encoded_types.get(gtv.name()).map(Type::kind) {
             Some(TypeKind::Func(f)) => Ok(f.clone()),
-            _ => Err(failed_at(
-                "reverse mapping from encoded type to original type not found",
+            _ => Err(Diagnostic::pass_failed_at(
                 at,
+                "reverse mapping from encoded type to original type not found",
             )),
         }
     }
@@ -572,7 +549,10 @@ impl Defunc<'_> {
     /// TVM's `EncodeArg`: a function-typed argument as a constructor value.
     fn encode_arg(&mut self, arg: &Expr, ty: &Type) -> Result<Expr, Diagnostic> {
         let Some(ft) = ty.as_func() else {
-            return Err(failed_at("assume no nested functions", arg));
+            return Err(Diagnostic::pass_failed_at(
+                arg,
+                "assume no nested functions",
+            ));
         };
         match arg.kind() {
             // Already encoded: a parameter of the function being rewritten.
@@ -594,9 +574,9 @@ impl Defunc<'_> {
                 ))
             }
             ExprKind::Function(function) => self.encode_literal(arg, function, ty, ft),
-            _ => Err(failed_at(
-                "assume all first-order-parameters are identifiers or functions",
+            _ => Err(Diagnostic::pass_failed_at(
                 arg,
+                "assume all first-order-parameters are identifiers or functions",
             )),
         }
     }
@@ -631,13 +611,10 @@ impl Defunc<'_> {
         let constructor = self.add_constructor(&gtv, &name, field_types);
         let body = self.visit(&bind(&function.body, &bindings))?;
         let literal = Expr::new(
-            ExprKind::Function(function_with(
-                function,
-                function.params.clone(),
+            ExprKind::Function(FunctionData {
                 body,
-                function.ret_type.clone(),
-                function.type_params.clone(),
-            )),
+                ..function.clone()
+            }),
             arg.span(),
         );
         self.add_apply_case(ty, ft, &constructor, literal, patterns)?;
@@ -713,7 +690,7 @@ impl Defunc<'_> {
                 let (ExprKind::Match { clauses, .. }, Some(x)) =
                     (data.body.kind(), data.params.first())
                 else {
-                    return Err(failed(
+                    return Err(Diagnostic::pass_failed(
                         "internal invariant broken; apply function body should be a match node",
                     ));
                 };
@@ -724,12 +701,10 @@ impl Defunc<'_> {
                     rhs: Expr::call(callee, args, None, None),
                 });
                 FunctionData {
-                    params: data.params.clone(),
                     body: match_on(x.clone(), clauses),
-                    ret_type: data.ret_type.clone(),
-                    type_params: data.type_params.clone(),
                     attrs: Default::default(),
                     virtual_device: None,
+                    ..data.clone()
                 }
             }
         };

@@ -18,10 +18,10 @@
 mod rules;
 
 use relay_ir::build::op_call_with;
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{children, post_order, with_children};
 use relay_ir::IRModule;
 use relay_ir::{AttrValue, Expr, ExprKind, Function};
-use relay_pass_manager::pass_error;
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
 use rules::{optional_rule_for, rule_for, AffineType, Rule, TypeMap};
@@ -88,7 +88,7 @@ pub(crate) fn spec() -> PassSpec {
             Ok(
                 move |function: Function, module: &IRModule, _ctx: &PassContext| {
                     fake_quantization_to_integer(&function, Some(module), &options)
-                        .map_err(pass_error)
+                        .map_err(Diagnostic::pass_failed)
                 },
             )
         })

@@ -23,9 +23,10 @@ mod graph;
 mod partition;
 mod rewrite;
 
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Function, IRModule};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
-use relay_pass_manager::{pass_error, PassContext};
+use relay_pass_manager::PassContext;
 
 /// TVM's default largest number of nodes in one fused group.
 const DEFAULT_MAX_DEPTH: i64 = 256;
@@ -58,7 +59,8 @@ pub(crate) fn spec() -> PassSpec {
                     // TVM reads the depth into an unsigned size: a negative
                     // value means no limit.
                     let max_depth = u64::try_from(max_depth).unwrap_or(u64::MAX);
-                    fuse_ops(&function, opt_level, max_depth, link_params).map_err(pass_error)
+                    fuse_ops(&function, opt_level, max_depth, link_params)
+                        .map_err(Diagnostic::pass_failed)
                 },
             )
         })

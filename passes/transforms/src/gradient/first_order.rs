@@ -21,7 +21,7 @@ use super::let_list::LetList;
 use super::primal::{gradient_of, NOT_PORTED};
 use crate::feature::{check_module_features, Feature, FeatureSet};
 use relay_ir::build::{int_array, op_call, op_call_with};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::op::OpDef;
 use relay_ir::printer::readable;
 use relay_ir::{
@@ -65,7 +65,7 @@ pub fn first_order_gradient(module: IRModule) -> Result<IRModule, Diagnostic> {
     let mut result = module.clone();
     for (name, function) in module.functions() {
         if !function.data().type_params.is_empty() {
-            return Err(error(
+            return Err(Diagnostic::pass_failed_at(
                 function.expr(),
                 "first-order AD does not support polymorphism yet.",
             ));
@@ -75,21 +75,9 @@ pub fn first_order_gradient(module: IRModule) -> Result<IRModule, Diagnostic> {
     Ok(result)
 }
 
-fn error(at: &Expr, message: impl Into<String>) -> Diagnostic {
-    let diagnostic = Diagnostic::error(Code::PassFailed, message.into());
-    match at.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
-}
-
-fn plain_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message.into())
-}
-
 fn checked_type(expr: &Expr) -> Result<Type, Diagnostic> {
     expr.checked_type().cloned().ok_or_else(|| {
-        error(
+        Diagnostic::pass_failed_at(
             expr,
             "an expression has no checked type; run InferType first",
         )
@@ -146,7 +134,7 @@ impl AdValue {
     fn tensor(&self) -> Result<TensorRef, Diagnostic> {
         match self {
             AdValue::Tensor(t) => Ok(t.clone()),
-            AdValue::Function(_) => Err(plain_error("cannot downcast")),
+            AdValue::Function(_) => Err(Diagnostic::pass_failed("cannot downcast")),
         }
     }
 }
@@ -167,7 +155,7 @@ fn multi_factory(ty: &Type, factory: Factory) -> Result<Expr, Diagnostic> {
                 .iter()
                 .map(|d| {
                     d.as_int()
-                        .ok_or_else(|| plain_error("shape must be constant"))
+                        .ok_or_else(|| Diagnostic::pass_failed("shape must be constant"))
                 })
                 .collect::<Result<_, _>>()?;
             let name = match factory {
@@ -195,7 +183,7 @@ fn multi_factory(ty: &Type, factory: Factory) -> Result<Expr, Diagnostic> {
 }
 
 fn factory_error(ty: &Type) -> Diagnostic {
-    plain_error(format!(
+    Diagnostic::pass_failed(format!(
         "could not build tensors using factory for type {}",
         readable::ty(ty)
     ))
@@ -231,7 +219,7 @@ fn lifted_add(ty: &Type, x: Expr, y: Expr, lets: &mut LetList) -> Result<Expr, D
             }
             Ok(lets.push(Expr::tuple(sums, None)).into_expr())
         }
-        _ => Err(plain_error(format!(
+        _ => Err(Diagnostic::pass_failed(format!(
             "cannot lift addition for type {}",
             readable::ty(ty)
         ))),
@@ -270,16 +258,14 @@ impl ReverseAd {
 
     fn visit(&mut self, expr: &Expr, depth: usize) -> Result<AdValue, Diagnostic> {
         if depth > MAX_DEPTH {
-            return Err(plain_error(format!(
+            return Err(Diagnostic::pass_failed(format!(
                 "FirstOrderGradient: the expression is nested more than {MAX_DEPTH} levels deep"
             )));
         }
         if let ExprKind::Var(data) = expr.kind() {
-            return self
-                .vars
-                .get(&data.id)
-                .cloned()
-                .ok_or_else(|| error(expr, "Do not have a default for relay.Var"));
+            return self.vars.get(&data.id).cloned().ok_or_else(|| {
+                Diagnostic::pass_failed_at(expr, "Do not have a default for relay.Var")
+            });
         }
         if let Some(value) = self.memo.get(&expr.addr()) {
             return Ok(value.clone());
@@ -293,7 +279,7 @@ impl ReverseAd {
         match expr.kind() {
             ExprKind::Op(op) => {
                 if NOT_PORTED.contains(&op.name.as_str()) {
-                    return Err(error(
+                    return Err(Diagnostic::pass_failed_at(
                         expr,
                         format!(
                             "the gradient of the operator {} (registered in TVM v0.13) is not \
@@ -303,7 +289,7 @@ impl ReverseAd {
                     ));
                 }
                 if gradient_of(&op.name).is_none() {
-                    return Err(error(
+                    return Err(Diagnostic::pass_failed_at(
                         expr,
                         format!(
                             "the operator {} does not have a registered gradient.",
@@ -322,7 +308,12 @@ impl ReverseAd {
                 let tuple_value = self.visit(tuple, depth + 1)?.tensor()?;
                 let fields = match checked_type(tuple)?.kind() {
                     TypeKind::Tuple(fields) => fields.clone(),
-                    _ => return Err(error(tuple, "a projection of a value that is not a tuple")),
+                    _ => {
+                        return Err(Diagnostic::pass_failed_at(
+                            tuple,
+                            "a projection of a value that is not a tuple",
+                        ))
+                    }
                 };
                 let forward = tuple_value.borrow().forward.clone();
                 let projection = Expr::with_type(
@@ -345,7 +336,12 @@ impl ReverseAd {
             ExprKind::Tuple(fields) => {
                 let types = match checked_type(expr)?.kind() {
                     TypeKind::Tuple(types) => types.clone(),
-                    _ => return Err(error(expr, "a tuple without a tuple type")),
+                    _ => {
+                        return Err(Diagnostic::pass_failed_at(
+                            expr,
+                            "a tuple without a tuple type",
+                        ))
+                    }
                 };
                 let mut values = Vec::with_capacity(fields.len());
                 let mut bindings = Vec::with_capacity(fields.len());
@@ -353,7 +349,7 @@ impl ReverseAd {
                     let value = match self.visit(field, depth + 1)? {
                         AdValue::Tensor(t) => t,
                         AdValue::Function(_) => {
-                            return Err(error(
+                            return Err(Diagnostic::pass_failed_at(
                                 field,
                                 "first-order AD only supports (nested) tuples of tensors",
                             ))
@@ -380,8 +376,11 @@ impl ReverseAd {
                 }
                 self.apply(&callee, args, expr, call, depth)
             }
-            ExprKind::GlobalVar(_) => Err(error(expr, "Do not have a default for GlobalVar")),
-            _ => Err(error(
+            ExprKind::GlobalVar(_) => Err(Diagnostic::pass_failed_at(
+                expr,
+                "Do not have a default for GlobalVar",
+            )),
+            _ => Err(Diagnostic::pass_failed_at(
                 expr,
                 "first-order AD does not support this expression (see the feature check)",
             )),
@@ -398,7 +397,7 @@ impl ReverseAd {
         depth: usize,
     ) -> Result<AdValue, Diagnostic> {
         let AdValue::Function(function) = callee else {
-            return Err(plain_error("cannot downcast"));
+            return Err(Diagnostic::pass_failed("cannot downcast"));
         };
         match function.as_ref() {
             AdFunction::Op(op, op_expr) => {
@@ -436,7 +435,7 @@ impl ReverseAd {
         depth: usize,
     ) -> Result<AdValue, Diagnostic> {
         if f.params().len() != args.len() {
-            return Err(error(
+            return Err(Diagnostic::pass_failed_at(
                 f.expr(),
                 format!(
                     "Check failed: f->params.size() == ad_args.size() ({} vs. {})",
@@ -467,10 +466,10 @@ impl ReverseAd {
                 let grad = result.borrow().reverse.clone();
                 let grads = gradient(orig, call, &grad).map_err(|d| {
                     let message = format!("the gradient of {}: {}", op.name, d.message);
-                    plain_error(message)
+                    Diagnostic::pass_failed(message)
                 })?;
                 if grads.len() != args.len() {
-                    return Err(plain_error(format!(
+                    return Err(Diagnostic::pass_failed(format!(
                         "arity mismatch for operator {} and its registered gradient: expected {} \
                          but got {} gradients.",
                         op.name,
@@ -568,12 +567,10 @@ fn differentiate(f: &Function) -> Result<Function, Diagnostic> {
 
     let data = f.data();
     let function = FunctionData {
-        params: data.params.clone(),
         body,
         ret_type: grad_ret_type(f),
         type_params: Vec::new(),
-        attrs: data.attrs.clone(),
-        virtual_device: data.virtual_device.clone(),
+        ..data.clone()
     };
     Ok(Function::new(function, f.expr().span()))
 }

@@ -29,7 +29,7 @@ use crate::partial_eval::dedup::{dedup, TypeSubst};
 use crate::partial_eval::with_stack;
 use relay_ir::attrs::DictAttrs;
 use relay_ir::build::op_call;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::printer::readable;
 use relay_ir::rewrite::rewrite_post_order;
 use relay_ir::{
@@ -118,12 +118,10 @@ pub fn higher_order_gradient(
     let data = f.data();
     let gradient = Function::new(
         FunctionData {
-            params: data.params.clone(),
             body,
             ret_type: grad_ret_type(&f),
             type_params: Vec::new(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
+            ..data.clone()
         },
         f.expr().span(),
     )
@@ -159,7 +157,7 @@ fn check_gradients(expr: &Expr) -> Result<(), Diagnostic> {
         }
     });
     if !not_ported.is_empty() {
-        return Err(error(
+        return Err(Diagnostic::pass_failed_at(
             expr,
             format!(
                 "the gradients of the operators {} (registered in TVM v0.13) are not \
@@ -169,7 +167,7 @@ fn check_gradients(expr: &Expr) -> Result<(), Diagnostic> {
         ));
     }
     if !missing.is_empty() {
-        return Err(error(
+        return Err(Diagnostic::pass_failed_at(
             expr,
             format!(
                 "Check failed: (!MissingGrad(e)) is false: input has operators with missing \
@@ -185,17 +183,9 @@ fn list(names: &BTreeSet<String>) -> String {
     names.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
-fn error(at: &Expr, message: impl Into<String>) -> Diagnostic {
-    let diagnostic = Diagnostic::error(Code::PassFailed, message.into());
-    match at.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
-}
-
 /// TVM's `ICHECK(condition) << message` failure.
 fn check_failed(at: &Expr, condition: &str, message: &str) -> Diagnostic {
-    error(
+    Diagnostic::pass_failed_at(
         at,
         format!("Check failed: ({condition}) is false: {message}"),
     )
@@ -203,7 +193,7 @@ fn check_failed(at: &Expr, condition: &str, message: &str) -> Diagnostic {
 
 fn checked_type(expr: &Expr) -> Result<Type, Diagnostic> {
     expr.checked_type().cloned().ok_or_else(|| {
-        error(
+        Diagnostic::pass_failed_at(
             expr,
             "an expression has no checked type; run InferType before gradient",
         )
@@ -342,13 +332,10 @@ fn lift_tensor(
 }
 
 fn unsupported(what: &str, ty: &Type) -> Diagnostic {
-    Diagnostic::error(
-        Code::PassFailed,
-        format!(
-            "{what}: {} (higher-order AD handles tensors and tuples of them here)",
-            readable::ty(ty)
-        ),
-    )
+    Diagnostic::pass_failed(format!(
+        "{what}: {} (higher-order AD handles tensors and tuples of them here)",
+        readable::ty(ty)
+    ))
 }
 
 /// TVM's `GetRev`: each tensor `t` paired with a new gradient reference.
@@ -479,7 +466,7 @@ impl Visitor {
         depth: usize,
     ) -> Result<Expr, Diagnostic> {
         if depth > MAX_DEPTH {
-            return Err(error(
+            return Err(Diagnostic::pass_failed_at(
                 expr,
                 format!("gradient: the expression is nested more than {MAX_DEPTH} levels deep"),
             ));
@@ -503,7 +490,12 @@ impl Visitor {
     ) -> Result<Expr, Diagnostic> {
         let span = expr.span();
         Ok(match expr.kind() {
-            ExprKind::Op(_) => return Err(error(expr, "op should only be inside call")),
+            ExprKind::Op(_) => {
+                return Err(Diagnostic::pass_failed_at(
+                    expr,
+                    "op should only be inside call",
+                ))
+            }
             ExprKind::Var(_) => visit_var(shared, expr),
             ExprKind::Constructor(_) => expr.clone(),
             ExprKind::GlobalVar(gv) => self.visit_global(shared, expr, gv.name(), depth)?,
@@ -625,7 +617,7 @@ impl Visitor {
             unreachable!("called for operator calls")
         };
         let gradient = gradient_of(&op.name).ok_or_else(|| {
-            error(
+            Diagnostic::pass_failed_at(
                 expr,
                 format!(
                     "Check failed: (rev_map.count(op_ref)) is false: {} does not have reverse \
@@ -674,10 +666,11 @@ impl Visitor {
 
         let mut backward = LetList::default();
         let grad = get_grad(&call_type, ret.clone(), &mut backward)?;
-        let grads = gradient(&orig, &orig_call, &grad)
-            .map_err(|d| error(expr, format!("the gradient of {}: {}", op.name, d.message)))?;
+        let grads = gradient(&orig, &orig_call, &grad).map_err(|d| {
+            Diagnostic::pass_failed_at(expr, format!("the gradient of {}: {}", op.name, d.message))
+        })?;
         if grads.len() != args.len() {
-            return Err(error(
+            return Err(Diagnostic::pass_failed_at(
                 expr,
                 format!(
                     "Check failed: (args.size() == rev.size()) is false: the operator {} has {} \
@@ -706,10 +699,9 @@ impl Visitor {
         c: &Call,
         depth: usize,
     ) -> Result<Expr, Diagnostic> {
-        let x = c
-            .args
-            .first()
-            .ok_or_else(|| error(expr, "annotation.checkpoint takes one argument"))?;
+        let x = c.args.first().ok_or_else(|| {
+            Diagnostic::pass_failed_at(expr, "annotation.checkpoint takes one argument")
+        })?;
         let call_type = checked_type(expr)?;
         let mut ll = LetList::default();
         let remapped = remap(shared, x)?;
@@ -752,9 +744,7 @@ impl Visitor {
                 params,
                 body,
                 ret_type: data.ret_type.as_ref().map(reverse_type),
-                type_params: data.type_params.clone(),
-                attrs: data.attrs.clone(),
-                virtual_device: data.virtual_device.clone(),
+                ..data.clone()
             },
             function.expr().span(),
         )
@@ -782,7 +772,7 @@ impl Visitor {
                 ))
             }
             Some(module) => module.function(name).cloned().ok_or_else(|| {
-                error(
+                Diagnostic::pass_failed_at(
                     expr,
                     format!("Cannot find global var \"{name}\" in the Module"),
                 )
@@ -814,9 +804,7 @@ impl Visitor {
                 params,
                 body,
                 ret_type: data.ret_type.as_ref().map(reverse_type),
-                type_params: data.type_params.clone(),
-                attrs: data.attrs.clone(),
-                virtual_device: data.virtual_device.clone(),
+                ..data.clone()
             },
             copy.expr().span(),
         );

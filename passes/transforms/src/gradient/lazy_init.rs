@@ -26,7 +26,7 @@
 
 use super::let_list::LetList;
 use crate::feature::{check_features, check_module_features, Feature, FeatureSet};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{children, rebuild, NodeUpdate};
 use relay_ir::ty::{FuncType, TypeKind};
 use relay_ir::{
@@ -102,13 +102,10 @@ fn import_gradient_std(module: IRModule) -> Result<IRModule, Diagnostic> {
         return Ok(module);
     }
     if let Some(clash) = present.first() {
-        return Err(Diagnostic::error(
-            Code::PassFailed,
-            format!(
-                "LazyGradientInit: the module already defines `{clash}`, a name that \
+        return Err(Diagnostic::pass_failed(format!(
+            "LazyGradientInit: the module already defines `{clash}`, a name that \
                  gradient.rly defines"
-            ),
-        ));
+        )));
     }
     let (module, diagnostics) =
         relay_lower::parse_and_lower_into(module, "gradient.rly", GRADIENT_RLY);
@@ -134,28 +131,22 @@ struct Initializer {
 }
 
 fn std_missing(name: &str) -> Diagnostic {
-    Diagnostic::error(
-        Code::PassFailed,
-        format!("LazyGradientInit: `{name}` of gradient.rly is missing from the module"),
-    )
+    Diagnostic::pass_failed(format!(
+        "LazyGradientInit: `{name}` of gradient.rly is missing from the module"
+    ))
 }
 
 fn too_deep() -> Diagnostic {
-    Diagnostic::error(
-        Code::PassFailed,
-        format!("LazyGradientInit: the expression is nested more than {MAX_DEPTH} levels deep"),
-    )
+    Diagnostic::pass_failed(format!(
+        "LazyGradientInit: the expression is nested more than {MAX_DEPTH} levels deep"
+    ))
 }
 
 fn untyped(expr: &Expr) -> Diagnostic {
-    let diagnostic = Diagnostic::error(
-        Code::PassFailed,
+    Diagnostic::pass_failed_at(
+        expr,
         "LazyGradientInit: an expression has no checked type; run InferType first",
-    );
-    match expr.span() {
-        Some(span) => diagnostic.with_span(span),
-        None => diagnostic,
-    }
+    )
 }
 
 fn checked_type(expr: &Expr) -> Result<Type, Diagnostic> {
@@ -408,9 +399,7 @@ impl Initializer {
                         params,
                         body,
                         ret_type,
-                        type_params: data.type_params.clone(),
-                        attrs: data.attrs.clone(),
-                        virtual_device: data.virtual_device.clone(),
+                        ..data.clone()
                     },
                     expr.span(),
                 )

@@ -14,7 +14,7 @@ pub mod primal;
 
 pub(crate) use pass::spec;
 
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Expr, IRModule};
 use std::str::FromStr;
 
@@ -59,15 +59,13 @@ pub fn gradient(
         GradientMode::HigherOrder => higher_order::higher_order_gradient(expr, module),
         GradientMode::FirstOrder => {
             if module.is_some() {
-                return Err(Diagnostic::error(
-                    Code::PassFailed,
+                return Err(Diagnostic::pass_failed(
                     "to run first-order AD on a module, please use the FirstOrderGradient module \
                      pass.",
                 ));
             }
             let function = expr.as_function().ok_or_else(|| {
-                Diagnostic::error(
-                    Code::PassFailed,
+                Diagnostic::pass_failed(
                     "first-order gradient expects a function (a global variable needs its module, \
                      which the first-order mode does not take)",
                 )

@@ -6,7 +6,7 @@
 //! mod=mod)`).
 
 use super::{gradient, GradientMode};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Expr, IRModule};
 use relay_pass_manager::registry::{ParamSpec, PassSpec};
 use relay_pass_manager::PassContext;
@@ -48,10 +48,7 @@ fn differentiate_entry(
     mode: GradientMode,
 ) -> Result<IRModule, Diagnostic> {
     let function = module.function(entry).cloned().ok_or_else(|| {
-        Diagnostic::error(
-            Code::PassFailed,
-            format!("Cannot find global var \"{entry}\" in the Module"),
-        )
+        Diagnostic::pass_failed(format!("Cannot find global var \"{entry}\" in the Module"))
     })?;
     let differentiated = match mode {
         GradientMode::HigherOrder => gradient(&Expr::global(entry, None), Some(&mut module), mode)?,

@@ -10,7 +10,7 @@
 //! rank-0 constant.
 
 use relay_ir::build::{attrs_with, int_array, op_call, op_call_with, scalar_constant_f64};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::dtype::DataType;
 use relay_ir::{AttrValue, Call, Dim, Expr, Type, TypeKind};
 
@@ -195,26 +195,24 @@ fn expand_dims(a: Expr, axis: i64) -> Expr {
 /// Python's `const(value, dtype)`.
 fn constant(value: f64, dtype: DataType) -> Result<Expr, Diagnostic> {
     scalar_constant_f64(dtype, value)
-        .ok_or_else(|| failure(format!("cannot make a constant of dtype {dtype}")))
-}
-
-fn failure(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message.into())
+        .ok_or_else(|| Diagnostic::pass_failed(format!("cannot make a constant of dtype {dtype}")))
 }
 
 /// The argument `i` of the original call.
 fn arg(call: &Call, i: usize) -> Result<&Expr, Diagnostic> {
     call.args
         .get(i)
-        .ok_or_else(|| failure(format!("the call has no argument {i}")))
+        .ok_or_else(|| Diagnostic::pass_failed(format!("the call has no argument {i}")))
 }
 
 /// The tensor type of `expr` (Python's `expr.checked_type`).
 fn tensor_type(expr: &Expr) -> Result<(&[Dim], DataType), Diagnostic> {
     match expr.checked_type().map(Type::kind) {
         Some(TypeKind::Tensor(t)) => Ok((&t.shape, t.dtype)),
-        Some(_) => Err(failure("expected a tensor type for a gradient argument")),
-        None => Err(failure(
+        Some(_) => Err(Diagnostic::pass_failed(
+            "expected a tensor type for a gradient argument",
+        )),
+        None => Err(Diagnostic::pass_failed(
             "an argument has no checked type; run InferType first",
         )),
     }
@@ -230,8 +228,9 @@ fn const_shape(expr: &Expr) -> Result<Vec<i64>, Diagnostic> {
     shape
         .iter()
         .map(|d| {
-            d.as_int()
-                .ok_or_else(|| failure("the gradient needs a tensor of known shape"))
+            d.as_int().ok_or_else(|| {
+                Diagnostic::pass_failed("the gradient needs a tensor of known shape")
+            })
         })
         .collect()
 }
@@ -240,35 +239,34 @@ fn attr<'a>(call: &'a Call, name: &str) -> Result<&'a AttrValue, Diagnostic> {
     call.attrs
         .as_ref()
         .and_then(|a| a.get(name))
-        .ok_or_else(|| failure(format!("the call has no attribute `{name}`")))
+        .ok_or_else(|| Diagnostic::pass_failed(format!("the call has no attribute `{name}`")))
 }
 
 fn attr_int(call: &Call, name: &str) -> Result<i64, Diagnostic> {
     attr(call, name)?
         .as_int()
-        .ok_or_else(|| failure(format!("the attribute `{name}` is not an integer")))
+        .ok_or_else(|| Diagnostic::pass_failed(format!("the attribute `{name}` is not an integer")))
 }
 
 fn attr_bool(call: &Call, name: &str) -> Result<bool, Diagnostic> {
     match attr(call, name)? {
         AttrValue::Bool(b) => Ok(*b),
-        other => other
-            .as_int()
-            .map(|v| v != 0)
-            .ok_or_else(|| failure(format!("the attribute `{name}` is not a boolean"))),
+        other => other.as_int().map(|v| v != 0).ok_or_else(|| {
+            Diagnostic::pass_failed(format!("the attribute `{name}` is not a boolean"))
+        }),
     }
 }
 
 fn attr_str<'a>(call: &'a Call, name: &str) -> Result<&'a str, Diagnostic> {
     attr(call, name)?
         .as_str()
-        .ok_or_else(|| failure(format!("the attribute `{name}` is not a string")))
+        .ok_or_else(|| Diagnostic::pass_failed(format!("the attribute `{name}` is not a string")))
 }
 
 fn attr_ints(call: &Call, name: &str) -> Result<Vec<i64>, Diagnostic> {
-    attr(call, name)?
-        .as_int_array()
-        .ok_or_else(|| failure(format!("the attribute `{name}` is not a list of integers")))
+    attr(call, name)?.as_int_array().ok_or_else(|| {
+        Diagnostic::pass_failed(format!("the attribute `{name}` is not a list of integers"))
+    })
 }
 
 // ---- the gradients ----
@@ -481,9 +479,9 @@ fn clip_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagno
     let dt = dtype(x)?;
     // Python's `attrs.get_int`: the bounds truncated to integers.
     let bound = |name: &str| -> Result<f64, Diagnostic> {
-        let value = attr(call, name)?
-            .as_f64()
-            .ok_or_else(|| failure(format!("the attribute `{name}` is not a number")))?;
+        let value = attr(call, name)?.as_f64().ok_or_else(|| {
+            Diagnostic::pass_failed(format!("the attribute `{name}` is not a number"))
+        })?;
         Ok(value.trunc())
     };
     let a_mins = broadcast_to_like(constant(bound("a_min")?, dt)?, x);
@@ -514,7 +512,7 @@ fn conv2d_grad(orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagn
         weight_shape.as_slice(),
         out_shape.as_slice(),
     ) else {
-        return Err(failure(
+        return Err(Diagnostic::pass_failed(
             "the gradient of nn.conv2d needs 4-dimensional tensors",
         ));
     };
@@ -524,11 +522,17 @@ fn conv2d_grad(orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagn
         [p] => (p, p, p, p),
         [h, w] => (h, w, h, w),
         [t, l, b, r] => (t, l, b, r),
-        _ => return Err(failure("nn.conv2d has a padding of unexpected length")),
+        _ => {
+            return Err(Diagnostic::pass_failed(
+                "nn.conv2d has a padding of unexpected length",
+            ))
+        }
     };
     let strides = attr_ints(call, "strides")?;
     let &[stride_h, stride_w] = strides.as_slice() else {
-        return Err(failure("nn.conv2d has strides of unexpected length"));
+        return Err(Diagnostic::pass_failed(
+            "nn.conv2d has strides of unexpected length",
+        ));
     };
     let out_h = (grad_h - 1) * stride_h - pad_top - pad_bottom + filter_h;
     let out_w = (grad_w - 1) * stride_w - pad_left - pad_right + filter_w;
@@ -538,13 +542,13 @@ fn conv2d_grad(orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagn
     let kernel_layout = attr_str(call, "kernel_layout")?;
     let out_layout = attr_str(call, "out_layout")?;
     if data_layout != "NCHW" {
-        return Err(failure("only support NCHW data layout"));
+        return Err(Diagnostic::pass_failed("only support NCHW data layout"));
     }
     if kernel_layout != "OIHW" {
-        return Err(failure("only support OIHW kernel layout"));
+        return Err(Diagnostic::pass_failed("only support OIHW kernel layout"));
     }
     if !["", "NCHW"].contains(&out_layout) {
-        return Err(failure("only support NCHW output layout"));
+        return Err(Diagnostic::pass_failed("only support NCHW output layout"));
     }
     let out_dtype = match attr(call, "out_dtype")? {
         AttrValue::DataType(dt) if !dt.is_void() => *dt,
@@ -632,7 +636,7 @@ fn second_dim(expr: &Expr) -> Result<AttrValue, Diagnostic> {
             dtype: *dtype,
             id: *id,
         }),
-        _ => Err(failure(
+        _ => Err(Diagnostic::pass_failed(
             "the gradient of nn.dense needs a known second dimension",
         )),
     }
@@ -710,7 +714,7 @@ fn transpose_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, D
                 let slot = usize::try_from(axis)
                     .ok()
                     .and_then(|a| inverse.get_mut(a))
-                    .ok_or_else(|| failure("list assignment index out of range"))?;
+                    .ok_or_else(|| Diagnostic::pass_failed("list assignment index out of range"))?;
                 *slot = i as i64;
             }
             Some(inverse)
@@ -730,9 +734,9 @@ fn reduce_axes(call: &Call) -> Result<Option<Vec<i64>>, Diagnostic> {
     let rank = const_shape(arg(call, 0)?)?.len() as i64;
     let axis = match attr(call, "axis")? {
         AttrValue::Null => return Ok(None),
-        value => value
-            .as_int_array()
-            .ok_or_else(|| failure("the attribute `axis` is not a list of integers"))?,
+        value => value.as_int_array().ok_or_else(|| {
+            Diagnostic::pass_failed("the attribute `axis` is not a list of integers")
+        })?,
     };
     let mut axes: Vec<i64> = axis
         .iter()
@@ -778,7 +782,7 @@ fn mean_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>, Diagno
         let size = usize::try_from(axis)
             .ok()
             .and_then(|a| shape.get(a))
-            .ok_or_else(|| failure("the reduced axis is out of range"))?;
+            .ok_or_else(|| Diagnostic::pass_failed("the reduced axis is out of range"))?;
         factor /= *size as f64;
     }
     let factor = constant(factor, dtype(data)?)?;
@@ -907,12 +911,12 @@ fn global_avg_pool2d_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<
     let pool_size = match (layout, shape.as_slice()) {
         ("NCHW", &[_, _, h, w]) | ("NHWC", &[_, h, w, _]) => [h, w],
         ("NCHW" | "NHWC", _) => {
-            return Err(failure(
+            return Err(Diagnostic::pass_failed(
                 "the gradient of nn.global_avg_pool2d needs 4-dimensional data",
             ))
         }
         _ => {
-            return Err(failure(format!(
+            return Err(Diagnostic::pass_failed(format!(
             "the gradient of nn.global_avg_pool2d supports the NCHW and NHWC layouts, not {layout}"
         )))
         }
@@ -936,12 +940,16 @@ fn concatenate_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>,
     let tuple = arg(call, 0)?;
     let axis = attr_int(call, "axis")?;
     let Some(TypeKind::Tuple(fields)) = tuple.checked_type().map(Type::kind) else {
-        return Err(failure("concatenate's argument has no tuple type"));
+        return Err(Diagnostic::pass_failed(
+            "concatenate's argument has no tuple type",
+        ));
     };
     let mut dims = Vec::with_capacity(fields.len());
     for field in fields {
         let TypeKind::Tensor(t) = field.kind() else {
-            return Err(failure("concatenate of a value that is not a tensor"));
+            return Err(Diagnostic::pass_failed(
+                "concatenate of a value that is not a tensor",
+            ));
         };
         // Python indexes the shape with the axis as written (negative from
         // the end).
@@ -954,7 +962,7 @@ fn concatenate_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>,
             .ok()
             .and_then(|i| t.shape.get(i))
             .and_then(Dim::as_int)
-            .ok_or_else(|| failure("concatenate's axis has no known size"))?;
+            .ok_or_else(|| Diagnostic::pass_failed("concatenate's axis has no known size"))?;
         dims.push(dim);
     }
     let mut splits = Vec::new();

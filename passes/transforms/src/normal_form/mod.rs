@@ -33,7 +33,7 @@
 //! bookkeeping TVM does for them.
 
 use relay_ir::build::fresh_let_variable;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{post_order, with_children};
 use relay_ir::{Call, Clause, Expr, ExprKind, Function, Var};
 use std::collections::VecDeque;
@@ -71,12 +71,9 @@ pub fn to_normal_form(function: &Function, form: NormalForm) -> Result<Function,
     let wrapped = filler
         .close_scope(root_scope, Filled::Expr(body))
         .into_expr();
-    wrapped.as_function().ok_or_else(|| {
-        Diagnostic::error(
-            Code::PassFailed,
-            "normal form conversion did not produce a function",
-        )
-    })
+    wrapped
+        .as_function()
+        .ok_or_else(|| Diagnostic::pass_failed("normal form conversion did not produce a function"))
 }
 
 fn reject_device_annotations(function: &Function) -> Result<(), Diagnostic> {
@@ -91,8 +88,7 @@ fn reject_device_annotations(function: &Function) -> Result<(), Diagnostic> {
             _ => false,
         };
         if annotated {
-            return Err(Diagnostic::error(
-                Code::PassFailed,
+            return Err(Diagnostic::pass_failed(
                 "normal form conversion of device-annotated expressions (on_device, \
                  device_copy, virtual_device) is not supported",
             ));

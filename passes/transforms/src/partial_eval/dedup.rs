@@ -310,8 +310,7 @@ impl Renamer<'_> {
                     body,
                     ret_type,
                     type_params,
-                    attrs: data.attrs.clone(),
-                    virtual_device: data.virtual_device.clone(),
+                    ..data.clone()
                 });
                 let copy = Self::rebuilt(expr, kind, changed);
                 self.functions.push((expr.clone(), copy.clone()));

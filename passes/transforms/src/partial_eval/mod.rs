@@ -50,11 +50,10 @@ pub(crate) fn free_vars_of(root: &Expr) -> Vec<Var> {
 }
 use relay_eval::{self as eval, CallInfo, Value};
 use relay_ir::build::fresh_let_variable;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::for_each_child;
 use relay_ir::{
-    Attrs, Call, Clause, Expr, ExprKind, Function, FunctionData, IRModule, Pattern, Type, Var,
-    VarId,
+    Attrs, Call, Clause, Expr, ExprKind, Function, IRModule, Pattern, Type, Var, VarId,
 };
 use relay_pass_manager::registry::PassSpec;
 // Tables consulted per node: the fast hasher, not SipHash.
@@ -118,16 +117,12 @@ fn check_no_sharing(module: &IRModule) -> Result<(), Diagnostic> {
             for_each_child(expr, |c| stack.push(c));
         }
         if let Some(expr) = shared {
-            let mut diagnostic = Diagnostic::error(
-                Code::PassFailed,
+            return Err(Diagnostic::pass_failed_at(
+                &expr,
                 "PartialEvaluate: has unsupported feature: [fGraph, ] (this expression is used \
                  more than once; the partial evaluator needs every expression to have one use)",
             )
-            .with_help("run ToANormalForm first to bind shared expressions to variables");
-            if let Some(span) = expr.span() {
-                diagnostic = diagnostic.with_span(span);
-            }
-            return Err(diagnostic);
+            .with_help("run ToANormalForm first to bind shared expressions to variables"));
         }
     }
     Ok(())
@@ -319,10 +314,10 @@ impl PartialEvaluator {
                 return Ok(value.clone());
             }
         }
-        Err(Diagnostic::error(
-            Code::PassFailed,
-            format!("PartialEvaluate: unknown variable %{}", var.name()),
-        ))
+        Err(Diagnostic::pass_failed(format!(
+            "PartialEvaluate: unknown variable %{}",
+            var.name()
+        )))
     }
 
     fn with_frame<T>(&mut self, body: impl FnOnce(&mut Self) -> T) -> T {
@@ -464,21 +459,7 @@ impl PartialEvaluator {
         });
         self.store.close();
         let body = result?;
-        let data = function.data();
-        let rebuilt = FunctionData {
-            params: data.params.clone(),
-            body,
-            ret_type: data.ret_type.clone(),
-            type_params: data.type_params.clone(),
-            attrs: data.attrs.clone(),
-            virtual_device: data.virtual_device.clone(),
-        };
-        let expr = Expr::with_type(
-            ExprKind::Function(rebuilt),
-            function.expr().span(),
-            function.expr().checked_type().cloned(),
-        );
-        Ok(expr.as_function().expect("built a function"))
+        Ok(function.with_body(body))
     }
 
     /// A function literal bound to `name` (a `let` variable or a fresh one).
@@ -537,18 +518,14 @@ impl PartialEvaluator {
     ) -> PeResult {
         let function = &closure.function;
         if args.len() != function.params().len() {
-            return Err(Diagnostic::error(
-                Code::PassFailed,
-                format!(
-                    "PartialEvaluate: a function of {} parameters is called with {} arguments",
-                    function.params().len(),
-                    args.len()
-                ),
-            ));
+            return Err(Diagnostic::pass_failed(format!(
+                "PartialEvaluate: a function of {} parameters is called with {} arguments",
+                function.params().len(),
+                args.len()
+            )));
         }
         let Some(fid) = self.func_id_of(function.expr()) else {
-            return Err(Diagnostic::error(
-                Code::PassFailed,
+            return Err(Diagnostic::pass_failed(
                 "PartialEvaluate: internal error: a function without an id",
             ));
         };
@@ -657,17 +634,13 @@ impl PartialEvaluator {
 
     fn visit(&mut self, expr: &Expr, ll: &mut LetList) -> PeResult {
         if self.depth >= MAX_DEPTH {
-            let mut diagnostic = Diagnostic::error(
-                Code::PassFailed,
+            return Err(Diagnostic::pass_failed_at(
+                expr,
                 format!(
                     "PartialEvaluate: the program nests expressions or inlined calls more than \
                      {MAX_DEPTH} deep"
                 ),
-            );
-            if let Some(span) = expr.span() {
-                diagnostic = diagnostic.with_span(span);
-            }
-            return Err(diagnostic);
+            ));
         }
         self.depth += 1;
         let result = with_stack(|| self.visit_inner(expr, ll));
@@ -831,8 +804,7 @@ impl PartialEvaluator {
                     MatchStatus::Unknown => return pe.dynamic_match(&value, clauses, complete, ll),
                 }
             }
-            Err(Diagnostic::error(
-                Code::PassFailed,
+            Err(Diagnostic::pass_failed(
                 "PartialEvaluate: no clause of the match applies to its (static) value",
             ))
         })

@@ -2,6 +2,7 @@
 //! through `passes/test_data/passes/PartialEvaluate`).
 
 use super::*;
+use relay_ir::FunctionData;
 
 #[test]
 fn a_store_frame_rolls_back_writes_made_inside_it() {

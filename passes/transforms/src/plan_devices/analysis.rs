@@ -9,7 +9,7 @@
 use super::config::CompilationConfig;
 use super::domains::{DeviceDomains, DomainId};
 use super::virtual_device::DeviceIo;
-use super::{children_outside_primitives, fatal_at, pre_order, pretty, OnDeviceProps};
+use super::{children_outside_primitives, pre_order, pretty, OnDeviceProps};
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{for_each_child, post_order_each};
 use relay_ir::{Expr, ExprKind, IRModule, Pattern};
@@ -53,7 +53,12 @@ impl Analyzer<'_> {
     fn unify_exprs(&mut self, lhs: &Expr, rhs: &Expr) -> Result<(), Diagnostic> {
         let l = self.d.domain_for(lhs);
         let r = self.d.domain_for(rhs);
-        if self.d.unify(l, r).map_err(|m| fatal_at(rhs, m))?.is_none() {
+        if self
+            .d
+            .unify(l, r)
+            .map_err(|m| Diagnostic::pass_failed_at(rhs, m))?
+            .is_none()
+        {
             let message = format!(
                 "Incompatible virtual devices for expressions:\n{}\nwith virtual device:\n{}and:\n{}\
                  \nwith virtual device:\n{}",
@@ -62,7 +67,7 @@ impl Analyzer<'_> {
                 pretty(rhs),
                 self.d.describe(r)
             );
-            return Err(fatal_at(rhs, message));
+            return Err(Diagnostic::pass_failed_at(rhs, message));
         }
         Ok(())
     }
@@ -73,7 +78,7 @@ impl Analyzer<'_> {
         if self
             .d
             .unify(actual, expected)
-            .map_err(|m| fatal_at(expr, m))?
+            .map_err(|m| Diagnostic::pass_failed_at(expr, m))?
             .is_none()
         {
             let message = format!(
@@ -83,7 +88,7 @@ impl Analyzer<'_> {
                 self.d.describe(actual),
                 self.d.describe(expected)
             );
-            return Err(fatal_at(expr, message));
+            return Err(Diagnostic::pass_failed_at(expr, message));
         }
         Ok(())
     }
@@ -92,7 +97,7 @@ impl Analyzer<'_> {
     fn unify_collapsed(&mut self, expr: &Expr, expected: DomainId) -> Result<(), Diagnostic> {
         let actual = self.d.domain_for(expr);
         if self.d.is_higher_order(actual) {
-            return Err(fatal_at(
+            return Err(Diagnostic::pass_failed_at(
                 expr,
                 format!(
                     "expected a first-order device domain for:\n{}",
@@ -103,7 +108,7 @@ impl Analyzer<'_> {
         if !self
             .d
             .unify_collapsed(actual, expected)
-            .map_err(|m| fatal_at(expr, m))?
+            .map_err(|m| Diagnostic::pass_failed_at(expr, m))?
         {
             let message = format!(
                 "Incompatible virtual devices for expression:\n{}\nwith actual virtual devices:\n\
@@ -112,7 +117,7 @@ impl Analyzer<'_> {
                 self.d.describe(actual),
                 self.d.describe(expected)
             );
-            return Err(fatal_at(expr, message));
+            return Err(Diagnostic::pass_failed_at(expr, message));
         }
         Ok(())
     }
@@ -123,14 +128,14 @@ impl Analyzer<'_> {
         vd: Option<&relay_ir::AttrValue>,
     ) -> Result<Option<DomainId>, Diagnostic> {
         let io = DeviceIo::new(self.d.config);
-        let vd = io.read(vd).map_err(|m| fatal_at(at, m))?;
+        let vd = io.read(vd).map_err(|m| Diagnostic::pass_failed_at(at, m))?;
         if vd.is_fully_unconstrained() {
             return Ok(None);
         }
         self.d
             .for_virtual_device(at.checked_type(), &vd)
             .map(Some)
-            .map_err(|m| fatal_at(at, m))
+            .map_err(|m| Diagnostic::pass_failed_at(at, m))
     }
 
     /// Phase 2 at one node (TVM's `DeviceAnalyzer::VisitExpr_`).
@@ -140,9 +145,9 @@ impl Analyzer<'_> {
                 let func = self
                     .d
                     .domain_for_callee(e, call)
-                    .map_err(|m| fatal_at(e, m))?;
+                    .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                 if self.d.arity(func) != call.args.len() || !self.d.is_higher_order(func) {
-                    return Err(fatal_at(
+                    return Err(Diagnostic::pass_failed_at(
                         e,
                         format!(
                             "the callee's device domain {} does not take {} arguments:\n{}",
@@ -159,7 +164,7 @@ impl Analyzer<'_> {
                 if self
                     .d
                     .unify(func, implied)
-                    .map_err(|m| fatal_at(e, m))?
+                    .map_err(|m| Diagnostic::pass_failed_at(e, m))?
                     .is_none()
                 {
                     let message = format!(
@@ -170,7 +175,7 @@ impl Analyzer<'_> {
                         self.d.describe(func),
                         self.d.describe(implied)
                     );
-                    return Err(fatal_at(e, message));
+                    return Err(Diagnostic::pass_failed_at(e, message));
                 }
             }
             ExprKind::Let { var, value, body } => {
@@ -180,7 +185,7 @@ impl Analyzer<'_> {
             ExprKind::Function(f) => {
                 let func = self.d.domain_for(e);
                 if self.d.arity(func) != f.params.len() || !self.d.is_higher_order(func) {
-                    return Err(fatal_at(
+                    return Err(Diagnostic::pass_failed_at(
                         e,
                         "the function has no function type (run InferType first)".to_string(),
                     ));
@@ -265,7 +270,7 @@ impl Analyzer<'_> {
                 Ok(Some(p)) => p,
                 Ok(None) => return,
                 Err(m) => {
-                    error = Some(fatal_at(e, m));
+                    error = Some(Diagnostic::pass_failed_at(e, m));
                     return;
                 }
             };
@@ -278,7 +283,7 @@ impl Analyzer<'_> {
             match self.d.unify(call, body) {
                 Ok(Some(_)) => {}
                 Ok(None) => self.d.restore(snapshot),
-                Err(m) => error = Some(fatal_at(e, m)),
+                Err(m) => error = Some(Diagnostic::pass_failed_at(e, m)),
             }
         });
         error.map_or(Ok(()), Err)
@@ -305,25 +310,25 @@ impl Analyzer<'_> {
                         if !self.d.is_fully_constrained(func) {
                             self.d
                                 .set_result_default_then_params(func, &default)
-                                .map_err(|m| fatal_at(e, m))?;
+                                .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                         }
                     }
                     ExprKind::Call(call) => {
                         let func = self
                             .d
                             .domain_for_callee(e, call)
-                            .map_err(|m| fatal_at(e, m))?;
+                            .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                         if !self.d.is_fully_constrained(func) {
                             self.d
                                 .set_result_default_then_params(func, &default)
-                                .map_err(|m| fatal_at(e, m))?;
+                                .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                         }
                     }
                     ExprKind::Let { var, .. } => {
                         let let_dom = self.d.domain_for(e);
                         let let_device = self.d.result_device(let_dom);
                         if let_device.is_fully_unconstrained() {
-                            return Err(fatal_at(
+                            return Err(Diagnostic::pass_failed_at(
                                 e,
                                 format!("no virtual device was determined for:\n{}", pretty(e)),
                             ));
@@ -332,7 +337,7 @@ impl Analyzer<'_> {
                         if !self.d.is_fully_constrained(var_dom) {
                             self.d
                                 .set_default(var_dom, &let_device)
-                                .map_err(|m| fatal_at(e, m))?;
+                                .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                         }
                     }
                     _ => {}

@@ -10,8 +10,8 @@
 use super::domains::DeviceDomains;
 use super::virtual_device::{DeviceIo, VirtualDevice};
 use super::{
-    children_outside_primitives, device_copy, device_copy_devices, fatal, fatal_at,
-    maybe_on_device_fixed, pretty, OnDeviceProps,
+    children_outside_primitives, device_copy, device_copy_devices, maybe_on_device_fixed, pretty,
+    OnDeviceProps,
 };
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::fxhash::{FxMap, FxSet};
@@ -41,9 +41,9 @@ pub fn capture(module: IRModule, mut domains: DeviceDomains<'_>) -> Result<IRMod
             capturer.new.insert(e.addr(), new);
         }
         let new = capturer.new_of(function.expr());
-        let new = new
-            .as_function()
-            .ok_or_else(|| fatal("PlanDevices turned a function into a non-function"))?;
+        let new = new.as_function().ok_or_else(|| {
+            Diagnostic::pass_failed("PlanDevices turned a function into a non-function")
+        })?;
         out.add_function(name, new);
     }
     Ok(out)
@@ -96,10 +96,11 @@ impl Capturer<'_, '_> {
     /// TVM's `GetVirtualDevice`: the planned device of `expr` (looking
     /// through an `on_device`).
     fn device_of(&mut self, expr: &Expr) -> Result<VirtualDevice, Diagnostic> {
-        let props = OnDeviceProps::of(expr, self.d.config).map_err(|m| fatal_at(expr, m))?;
+        let props = OnDeviceProps::of(expr, self.d.config)
+            .map_err(|m| Diagnostic::pass_failed_at(expr, m))?;
         let true_expr = props.map_or_else(|| expr.clone(), |p| p.body);
         if !self.d.contains(&true_expr) {
-            return Err(fatal_at(
+            return Err(Diagnostic::pass_failed_at(
                 expr,
                 format!("no device domain was computed for:\n{}", pretty(&true_expr)),
             ));
@@ -107,7 +108,7 @@ impl Capturer<'_, '_> {
         let dom = self.d.domain_for(&true_expr);
         let vd = self.d.result_device(dom);
         if vd.is_fully_unconstrained() {
-            return Err(fatal_at(
+            return Err(Diagnostic::pass_failed_at(
                 expr,
                 format!(
                     "no VirtualDevice was determined for expression:\n{}",
@@ -125,7 +126,7 @@ impl Capturer<'_, '_> {
         what: &str,
     ) -> Result<VirtualDevice, Diagnostic> {
         if vd.is_fully_unconstrained() {
-            return Err(fatal_at(
+            return Err(Diagnostic::pass_failed_at(
                 at,
                 format!(
                     "no VirtualDevice was determined for {what} of:\n{}",
@@ -174,7 +175,7 @@ impl Capturer<'_, '_> {
         child: &Expr,
     ) -> Result<Expr, Diagnostic> {
         if expected.is_fully_unconstrained() {
-            return Err(fatal_at(
+            return Err(Diagnostic::pass_failed_at(
                 child,
                 "the expected virtual device is unconstrained",
             ));
@@ -184,11 +185,13 @@ impl Capturer<'_, '_> {
         }
         let mut result = self.new_of(child);
         if child_device != expected {
-            result = maybe_on_device_fixed(&mut self.io, result, child_device).map_err(fatal)?;
+            result = maybe_on_device_fixed(&mut self.io, result, child_device)
+                .map_err(Diagnostic::pass_failed)?;
             result = device_copy(&mut self.io, result, child_device, expected);
         }
         if expected != lexical {
-            result = maybe_on_device_fixed(&mut self.io, result, expected).map_err(fatal)?;
+            result = maybe_on_device_fixed(&mut self.io, result, expected)
+                .map_err(Diagnostic::pass_failed)?;
         }
         Ok(result)
     }
@@ -224,28 +227,32 @@ impl Capturer<'_, '_> {
                 };
                 Ok(Expr::with_type(
                     ExprKind::Function(FunctionData {
-                        params: data.params.clone(),
-                        body: data.body.clone(),
-                        ret_type: data.ret_type.clone(),
-                        type_params: data.type_params.clone(),
-                        attrs: data.attrs.clone(),
                         virtual_device: Some(self.io.write(&result)),
+                        ..data.clone()
                     }),
                     e.span(),
                     e.checked_type().cloned(),
                 ))
             }
             ExprKind::Call(call) => {
-                if let Some(props) =
-                    OnDeviceProps::of(e, self.d.config).map_err(|m| fatal_at(e, m))?
+                if let Some(props) = OnDeviceProps::of(e, self.d.config)
+                    .map_err(|m| Diagnostic::pass_failed_at(e, m))?
                 {
                     return Ok(self.new_of(&props.body));
                 }
                 if super::as_device_copy(e).is_some() {
-                    let (src, dst) =
-                        device_copy_devices(call, self.d.config).map_err(|m| fatal_at(e, m))?;
-                    let src = self.d.config.canonical(&src).map_err(|m| fatal_at(e, m))?;
-                    let dst = self.d.config.canonical(&dst).map_err(|m| fatal_at(e, m))?;
+                    let (src, dst) = device_copy_devices(call, self.d.config)
+                        .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
+                    let src = self
+                        .d
+                        .config
+                        .canonical(&src)
+                        .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
+                    let dst = self
+                        .d
+                        .config
+                        .canonical(&dst)
+                        .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                     return if src == dst {
                         Ok(self.new_of(&call.args[0]))
                     } else {
@@ -256,7 +263,7 @@ impl Capturer<'_, '_> {
                 let func = self
                     .d
                     .domain_for_callee(e, call)
-                    .map_err(|m| fatal_at(e, m))?;
+                    .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                 let result = self.d.result_device(func);
                 let result = self.constrained(e, result, "the callee's result")?;
                 let mut children =

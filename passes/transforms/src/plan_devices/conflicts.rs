@@ -6,7 +6,7 @@
 
 use super::config::CompilationConfig;
 use super::virtual_device::{DeviceIo, VirtualDevice};
-use super::{device_copy_devices, fatal, fatal_at, pre_order, pretty, OnDeviceProps};
+use super::{device_copy_devices, pre_order, pretty, OnDeviceProps};
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::fxhash::{FxMap, FxSet};
 use relay_ir::rewrite::{for_each_child, rewrite_function, with_children};
@@ -67,7 +67,8 @@ fn find_conflicts(
                 };
                 let mut call_dev = ctx.device_for(e);
                 let mut body_dev = call_dev.clone();
-                let on_device = OnDeviceProps::of(e, config).map_err(|m| fatal_at(e, m))?;
+                let on_device =
+                    OnDeviceProps::of(e, config).map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                 if let Some(props) = &on_device {
                     on_device_calls.insert(e.addr());
                     if props.constrain_body {
@@ -77,14 +78,14 @@ fn find_conflicts(
                         call_dev = props.virtual_device.clone();
                     }
                 } else if super::as_device_copy(e).is_some() {
-                    let (src, dst) =
-                        device_copy_devices(call, config).map_err(|m| fatal_at(e, m))?;
+                    let (src, dst) = device_copy_devices(call, config)
+                        .map_err(|m| Diagnostic::pass_failed_at(e, m))?;
                     body_dev = src;
                     call_dev = dst;
                 }
                 if !ctx.update(e, &call_dev) && on_device.is_none() {
                     let practical = ctx.device_for(e);
-                    return Err(fatal_at(
+                    return Err(Diagnostic::pass_failed_at(
                         e,
                         format!(
                             "Mismatched device type after iterating args. Implied device: \n{}and \
@@ -143,7 +144,7 @@ pub fn insert_conflict_copies(
                         children.push(super::device_copy(&mut io, new_arg.clone(), &src, &dst))
                     }
                     (Err(m), _) | (_, Err(m)) => {
-                        error.get_or_insert(fatal(m));
+                        error.get_or_insert(Diagnostic::pass_failed(m));
                         children.push(new_arg.clone());
                     }
                 }

@@ -37,7 +37,7 @@ pub mod virtual_device;
 
 use config::CompilationConfig;
 use relay_ir::build::op_call_with;
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::for_each_child;
 use relay_ir::{AttrValue, Call, Expr, ExprKind, IRModule};
 use relay_pass_manager::pipeline::PipelineValue;
@@ -77,7 +77,8 @@ pub(crate) fn spec() -> PassSpec {
                     let fallback = ctx
                         .config("relay.fallback_device_type")
                         .and_then(|v| v.as_int());
-                    CompilationConfig::new(&targets, host.as_deref(), fallback).map_err(fatal)
+                    CompilationConfig::new(&targets, host.as_deref(), fallback)
+                        .map_err(Diagnostic::pass_failed)
                 }
             };
             let check_config = make_config.clone();
@@ -115,20 +116,6 @@ pub(crate) fn spec() -> PassSpec {
 fn plan_core(module: IRModule, config: &CompilationConfig) -> Result<IRModule, Diagnostic> {
     let domains = analysis::analyze(&module, config)?;
     capture::capture(module, domains)
-}
-
-/// A pass failure with TVM's message.
-pub(crate) fn fatal(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(Code::PassFailed, message.into())
-}
-
-/// A failure at `expr`.
-pub(crate) fn fatal_at(expr: &Expr, message: impl Into<String>) -> Diagnostic {
-    let d = fatal(message);
-    match expr.span() {
-        Some(span) => d.with_span(span),
-        None => d,
-    }
 }
 
 /// TVM's `PrettyPrint` of an expression, for messages (without the

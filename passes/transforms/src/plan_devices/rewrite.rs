@@ -7,7 +7,7 @@
 
 use super::config::CompilationConfig;
 use super::virtual_device::DeviceIo;
-use super::{fatal, fatal_at, is_call_lowered, maybe_on_device_fixed, on_device, OnDeviceProps};
+use super::{is_call_lowered, maybe_on_device_fixed, on_device, OnDeviceProps};
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::{rewrite_function, with_children};
 use relay_ir::{Expr, ExprKind, Function};
@@ -39,13 +39,14 @@ pub fn rewrite_on_devices(
 
 /// The normal `on_device` props of `expr`, if it is such a call.
 fn normal_props(io: &DeviceIo<'_>, expr: &Expr) -> Result<Option<OnDeviceProps>, Diagnostic> {
-    let props = OnDeviceProps::of(expr, io.config).map_err(|m| fatal_at(expr, m))?;
+    let props =
+        OnDeviceProps::of(expr, io.config).map_err(|m| Diagnostic::pass_failed_at(expr, m))?;
     Ok(props.filter(OnDeviceProps::is_normal))
 }
 
 fn step(io: &mut DeviceIo<'_>, old: &Expr, rebuilt: Expr) -> Result<Expr, Diagnostic> {
     if is_call_lowered(old) {
-        return Err(fatal_at(
+        return Err(Diagnostic::pass_failed_at(
             old,
             "PlanDevices does not handle call_lowered calls (calls of lowered PrimFuncs) here",
         ));
@@ -63,7 +64,8 @@ fn step(io: &mut DeviceIo<'_>, old: &Expr, rebuilt: Expr) -> Result<Expr, Diagno
         },
         ExprKind::Let { var, value, body } => match normal_props(io, value)? {
             Some(p) => {
-                let fixed = maybe_on_device_fixed(io, p.body, &p.virtual_device).map_err(fatal)?;
+                let fixed = maybe_on_device_fixed(io, p.body, &p.virtual_device)
+                    .map_err(Diagnostic::pass_failed)?;
                 Ok(with_children(
                     &rebuilt,
                     &[var.expr().clone(), fixed, body.clone()],
@@ -73,7 +75,8 @@ fn step(io: &mut DeviceIo<'_>, old: &Expr, rebuilt: Expr) -> Result<Expr, Diagno
         },
         ExprKind::Function(f) => match normal_props(io, &f.body)? {
             Some(p) => {
-                let fixed = maybe_on_device_fixed(io, p.body, &p.virtual_device).map_err(fatal)?;
+                let fixed = maybe_on_device_fixed(io, p.body, &p.virtual_device)
+                    .map_err(Diagnostic::pass_failed)?;
                 let mut children: Vec<Expr> = f.params.iter().map(|v| v.expr().clone()).collect();
                 children.push(fixed);
                 Ok(with_children(&rebuilt, &children))

@@ -27,7 +27,7 @@ mod layout;
 
 use concretize::LikeOp;
 use engine::{NodeMap, PatternId, Rewrite};
-use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::diagnostic::Diagnostic;
 use relay_ir::{Expr, Function, IRModule, TensorType, Type};
 use relay_pass_manager::registry::PassSpec;
 
@@ -107,7 +107,7 @@ fn run(
     module: &IRModule,
 ) -> Result<Function, Diagnostic> {
     let result = engine::rewrite_to_fixpoint(rewrites, function.expr(), module)
-        .map_err(|message| Diagnostic::error(Code::PassFailed, message))?;
+        .map_err(Diagnostic::pass_failed)?;
     // A rewrite never replaces the function node itself (no pattern matches
     // a function), so this is always a function.
     Ok(result.as_function().unwrap_or_else(|| function.clone()))

@@ -130,14 +130,11 @@ fn report_missing_ops(
     }
     if missing_op_mode == 0 {
         let names: Vec<&str> = missing_ops.keys().map(String::as_str).collect();
-        return Err(Diagnostic::error(
-            Code::PassFailed,
-            format!(
-                "ToMixedPrecision: Missing ops were found! (no conversion rule for {}; \
+        return Err(Diagnostic::pass_failed(format!(
+            "ToMixedPrecision: Missing ops were found! (no conversion rule for {}; \
                  missing_op_mode=1 or 2 treats them as FOLLOW)",
-                names.join(", ")
-            ),
-        ));
+            names.join(", ")
+        )));
     }
     Ok(())
 }
@@ -169,8 +166,7 @@ pub fn to_mixed_precision(
     let mut converter = Converter::new(function, module, options)?;
     let rewritten = converter.run(function.expr())?;
     let function = rewritten.as_function().ok_or_else(|| {
-        Diagnostic::error(
-            Code::PassFailed,
+        Diagnostic::pass_failed(
             "ToMixedPrecision: the rewrite of a function did not produce a function",
         )
     })?;
@@ -196,10 +192,7 @@ fn key(expr: &Expr) -> Key {
 }
 
 fn failure(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(
-        Code::PassFailed,
-        format!("ToMixedPrecision: {}", message.into()),
-    )
+    Diagnostic::pass_failed(format!("ToMixedPrecision: {}", message.into()))
 }
 
 const FLOAT32: DataType = DataType::float(32);
@@ -373,9 +366,7 @@ impl<'a> Converter<'a> {
                         params: params.iter().filter_map(Expr::as_var).collect(),
                         body: body[0].clone(),
                         ret_type: None,
-                        type_params: data.type_params.clone(),
-                        attrs: data.attrs.clone(),
-                        virtual_device: data.virtual_device.clone(),
+                        ..data.clone()
                     },
                     pre.span(),
                 )
