@@ -7,6 +7,12 @@
 //! copies a word rather than a string.
 
 use super::doc::Doc;
+use std::rc::Rc;
+
+/// Texts of the arena at least this long are embedded where they are used
+/// rather than copied: copying a short text is cheaper than sharing it, and
+/// copies of at most this much per level keep deep nesting linear.
+const SHARE_ABOVE: usize = 8 << 10;
 use crate::rewrite::for_each_child_except_pattern_vars;
 use crate::{Expr, ExprKind};
 
@@ -64,7 +70,7 @@ pub(super) struct NodeState {
 pub(super) struct Nodes {
     index: FxMap<Key, u32>,
     states: Vec<NodeState>,
-    docs: Vec<Doc>,
+    docs: Vec<Rc<Doc>>,
     /// Counts of users are per function: each count is a round.
     round: u32,
 }
@@ -100,7 +106,7 @@ impl Nodes {
 
     /// Keeps a document in the arena.
     pub(super) fn store(&mut self, doc: Doc) -> Piece {
-        self.docs.push(doc);
+        self.docs.push(Rc::new(doc));
         Piece::Doc(self.docs.len() - 1)
     }
 
@@ -110,7 +116,14 @@ impl Nodes {
             Piece::Empty => {}
             Piece::Doc(i) => {
                 if let Some(doc) = self.docs.get(i) {
-                    out.append_ref(doc);
+                    // A large text (a nested block) is shared, not copied:
+                    // each level of a deep nesting would copy all deeper
+                    // ones.
+                    if doc.len() >= SHARE_ABOVE {
+                        out.embed(doc.clone());
+                    } else {
+                        out.append_ref(doc);
+                    }
                 }
             }
             Piece::Temp(n) => {
@@ -127,7 +140,7 @@ impl Nodes {
     /// more bytes.
     pub(super) fn to_doc(&self, piece: Piece, extra: usize) -> Doc {
         let len = match piece {
-            Piece::Doc(i) => self.docs.get(i).map_or(0, Doc::len),
+            Piece::Doc(i) => self.docs.get(i).map_or(0, |doc| doc.len()),
             Piece::Static(text) => text.len(),
             Piece::Empty | Piece::Temp(_) => 8,
         };
