@@ -482,8 +482,19 @@ impl SemanticCheck {
         let mut dtypes = BTreeSet::new();
         for (index, (seed, b)) in self.seeds().zip(&outputs_before).enumerate() {
             let Ok(b) = b else { continue };
+            // The tolerance shown is the one compared with: a pass whose
+            // contract compares floats at a lower precision (ToMixedPrecision)
+            // names that precision, not the dtype before it.
+            let precision = match &outputs_after[index] {
+                Ok(a) => contract::comparable(description, b, a).1,
+                Err(_) => None,
+            };
             for leaf in b.leaves() {
-                dtypes.insert(leaf.tensor.dtype.to_string());
+                let dtype = match precision {
+                    Some(low) if leaf.tensor.dtype.is_float() => low,
+                    _ => leaf.tensor.dtype,
+                };
+                dtypes.insert(dtype.to_string());
             }
             let found = match &outputs_after[index] {
                 Ok(a) => differs(description, b, a).map(Finding::Differs),
