@@ -482,12 +482,17 @@ impl SemanticCheck {
         let mut dtypes = BTreeSet::new();
         for (index, (seed, b)) in self.seeds().zip(&outputs_before).enumerate() {
             let Ok(b) = b else { continue };
-            // The tolerance shown is the one compared with: a pass whose
+            // Compared as the pass's contract says (once per input); the
+            // tolerance shown is the one compared with: a pass whose
             // contract compares floats at a lower precision (ToMixedPrecision)
             // names that precision, not the dtype before it.
-            let precision = match &outputs_after[index] {
-                Ok(a) => contract::comparable(description, b, a).1,
-                Err(_) => None,
+            let (found, precision) = match &outputs_after[index] {
+                Ok(a) => {
+                    let (comparable, precision) = contract::comparable(description, b, a);
+                    let found = compare_with(b, &comparable, precision).map(Finding::Differs);
+                    (found, precision)
+                }
+                Err(e) => (Some(Finding::FailsAfter(e.clone())), None),
             };
             for leaf in b.leaves() {
                 let dtype = match precision {
@@ -496,10 +501,6 @@ impl SemanticCheck {
                 };
                 dtypes.insert(dtype.to_string());
             }
-            let found = match &outputs_after[index] {
-                Ok(a) => differs(description, b, a).map(Finding::Differs),
-                Err(e) => Some(Finding::FailsAfter(e.clone())),
-            };
             let Some(found) = found else { continue };
             let Ok(a) = &outputs_after[index] else {
                 finding = Some((seed, found, None));
