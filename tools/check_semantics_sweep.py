@@ -4,13 +4,20 @@ and every registered pass alone, and counts (module, pass) pairs checked,
 agreeing, differing, unchanged and skipped (with the reason).
 
     python3 tools/check_semantics_sweep.py [--standard-only|--own-pass]
-        [--timeout SECONDS] [--resume] RELAY OUT.jsonl FILE_OR_DIR...
+        [--timeout SECONDS] [--resume] [--rerun REGEX] [--passes A,B]
+        RELAY OUT.jsonl FILE_OR_DIR...
 
 `--standard-only` runs only the standard pipeline; `--own-pass` runs the
 standard pipeline and, for a file under `passes/<PassName>/` (the pass
 test cases), that pass alone. Modules run smallest file first. Each pair
 gets `--timeout` seconds of wall-clock time (default 300); `--resume`
-keeps the records already in OUT.jsonl and runs only the missing pairs.
+keeps the records already in OUT.jsonl and runs only the missing pairs;
+with `--rerun REGEX` it also runs again the pairs whose record matches
+(searched in the status and the reason, e.g. `time limit|no kernel` for
+skips a slower machine or an older binary gave), and the newest record of
+a pair is the one counted. `--passes` limits the passes run alone to
+those named (the standard pipeline is named `standard`). Every record
+names the binary's version (`relay --version`).
 
 Every pair is one of:
 - *agrees*: the pass changed the module and every compared pass inside
@@ -61,11 +68,11 @@ def first_error(stderr):
     return stderr.strip().splitlines()[-1][:160] if stderr.strip() else "no output"
 
 
-def check(relay, module, label, pipeline, repro_root, timeout):
+def check(relay, version, module, label, pipeline, repro_root, timeout):
     repro = os.path.join(repro_root, os.path.basename(module) + "." + label)
     cmd = [relay, "opt", module, "-p", pipeline, "--opt-level", "3", "--no-external",
            "--check-semantics=1", "--reproducer", repro, "-o", os.devnull]
-    record = {"module": module, "pass": label}
+    record = {"module": module, "pass": label, "relay": version}
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -102,18 +109,23 @@ def check(relay, module, label, pipeline, repro_root, timeout):
 
 def main():
     args = sys.argv[1:]
-    mode, timeout, resume = "--all", 300, False
+    mode, timeout, resume, rerun, only = "--all", 300, False, None, None
     while args and args[0].startswith("--"):
         flag = args.pop(0)
         if flag == "--timeout":
             timeout = int(args.pop(0))
         elif flag == "--resume":
             resume = True
+        elif flag == "--rerun":
+            rerun = re.compile(args.pop(0))
+        elif flag == "--passes":
+            only = set(args.pop(0).split(","))
         else:
             mode = flag
     relay, out_path, *paths = args
     passes = json.loads(subprocess.run([relay, "passes", "--json"], capture_output=True, text=True).stdout)
     names = {p["name"] for p in passes}
+    version = subprocess.run([relay, "--version"], capture_output=True, text=True).stdout.strip()
 
     def pipelines_of(module):
         if mode == "--standard-only":
@@ -121,23 +133,30 @@ def main():
         if mode == "--own-pass":
             folder = os.path.basename(os.path.dirname(module))
             return [("standard", STANDARD)] + ([(folder, folder)] if folder in names else [])
-        return [("standard", STANDARD)] + [(p["name"], p["name"]) for p in passes]
+        every = [("standard", STANDARD)] + [(p["name"], p["name"]) for p in passes]
+        return [(label, pipeline) for label, pipeline in every if only is None or label in only]
 
     repro_root = os.path.join(os.path.dirname(os.path.abspath(out_path)), "repro")
     records = []
     if resume and os.path.exists(out_path):
         with open(out_path) as f:
             records = [json.loads(line) for line in f if line.strip()]
-    done = {(r["module"], r["pass"]) for r in records}
+    def stale(record):
+        text = record["status"] + " " + record.get("why", "") + " " + record.get("report", "")
+        return rerun is not None and rerun.search(text) is not None
+
+    done = {(r["module"], r["pass"]) for r in records if not stale(r)}
     with open(out_path, "a" if resume else "w") as out:
         for module in modules(paths):
             for label, pipeline in pipelines_of(module):
                 if (module, label) in done:
                     continue
-                record = check(relay, module, label, pipeline, repro_root, timeout)
+                record = check(relay, version, module, label, pipeline, repro_root, timeout)
                 records.append(record)
                 out.write(json.dumps(record) + "\n")
                 out.flush()
+    # The newest record of each pair counts (a re-run replaces a stale one).
+    records = list({(r["module"], r["pass"]): r for r in records}.values())
     counts = Counter(r["status"] for r in records)
     reasons = Counter(r["why"] for r in records if r["status"] == "skipped")
     checked = counts["agrees"] + counts["differs"] + counts["float16 range"]
