@@ -11,18 +11,25 @@
 //! register tile of `MR × NR` outputs advances together, which the
 //! compiler vectorises across the `NR` columns. So results are
 //! bit-for-bit those of the naive loop, only much faster. No fused
-//! multiply-add is used (it would round differently).
+//! multiply-add is used (it would round differently): the kernels are
+//! plain multiplications and additions, which the compiler never fuses
+//! (Rust emits no floating-point contraction).
+//!
+//! The release binary targets baseline x86-64 (SSE2, four `f32` lanes).
+//! On a CPU with AVX2 the same micro-kernel is also compiled for it (see
+//! [`Isa`]) with a tile as wide as its registers, chosen at run time;
+//! lanes are independent, so the wider registers compute the very same
+//! values. (Compiled for AVX-512F, the compiler vectorises this kernel
+//! across the tile's rows with gathers and scatters, slower than AVX2, so
+//! AVX-512 CPUs use the AVX2 kernel.)
 
 use super::num::Num;
 use relay_ir::dtype::DataType;
 
-/// Rows of `A` in a register tile.
-const MR: usize = 4;
-/// Columns of `B` in a register tile.
-const NR: usize = 8;
 /// Reduction steps per packed block (a `KC × NR` panel of `B` stays in L1).
 const KC: usize = 256;
-/// Rows of `A` per packed block (an `MC × KC` block stays in L2).
+/// Rows of `A` per packed block, at most (an `MC × KC` block stays in L2);
+/// rounded down to whole tiles.
 const MC: usize = 64;
 /// Columns of `B` per packed block.
 const NC: usize = 1024;
@@ -55,6 +62,51 @@ impl<T: Copy> Rows<T> for Strided<'_, T> {
     }
 }
 
+/// The instruction set the micro-kernel runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// What the binary was compiled for (SSE2 on x86-64; every non-x86
+    /// target).
+    Baseline,
+    /// 256-bit registers, sixteen of them.
+    Avx2,
+}
+
+impl Isa {
+    /// The widest instruction set this CPU has (detected once; the standard
+    /// library caches the answer).
+    pub(crate) fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Baseline
+    }
+
+    /// Every instruction set this CPU can run, narrowest first.
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        [Isa::Baseline, Isa::Avx2]
+            .into_iter()
+            .filter(|&isa| isa <= Isa::best())
+            .collect()
+    }
+}
+
+impl PartialOrd for Isa {
+    fn partial_cmp(&self, other: &Isa) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Isa {
+    fn cmp(&self, other: &Isa) -> std::cmp::Ordering {
+        (*self as u8).cmp(&(*other as u8))
+    }
+}
+
 /// Products with at least this many multiply-adds split their rows
 /// between two threads (a few milliseconds of work, so the thread's start
 /// is noise).
@@ -73,6 +125,21 @@ pub(crate) fn gemm<T: Num>(
     b: &(impl Rows<T> + Sync),
     dt: DataType,
 ) -> Vec<T> {
+    gemm_with(Isa::best(), m, n, k, a, b, dt)
+}
+
+/// [`gemm`] with the micro-kernel compiled for `isa`, which the CPU must
+/// have (tests run every available one).
+pub(crate) fn gemm_with<T: Num>(
+    isa: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &(impl Rows<T> + Sync),
+    b: &(impl Rows<T> + Sync),
+    dt: DataType,
+) -> Vec<T> {
+    assert!(isa <= Isa::best(), "{isa:?} is not available on this CPU");
     let mut c = vec![T::default(); m * n];
     if m == 0 || n == 0 || k == 0 {
         return c;
@@ -80,12 +147,12 @@ pub(crate) fn gemm<T: Num>(
     let identity = T::fix_is_identity(dt);
     let run = |rows: std::ops::Range<usize>, c: &mut [T]| {
         if identity {
-            blocked(rows, n, k, a, b, |x| x, c)
+            dispatch(isa, rows, n, k, a, b, |x| x, c)
         } else {
-            blocked(rows, n, k, a, b, |x: T| x.fix(dt), c)
+            dispatch(isa, rows, n, k, a, b, |x: T| x.fix(dt), c)
         }
     };
-    let split = (m / 2).next_multiple_of(MR);
+    let split = (m / 2).next_multiple_of(tile_rows::<T>(isa));
     if m.saturating_mul(n).saturating_mul(k) >= PARALLEL_WORK && split < m {
         let (top, bottom) = c.split_at_mut(split * n);
         std::thread::scope(|scope| {
@@ -98,8 +165,52 @@ pub(crate) fn gemm<T: Num>(
     c
 }
 
-/// Rows `rows` of `A · B` into `c` (`rows.len() × n`).
-fn blocked<T: Num>(
+/// Whether `T` is a float that vector registers hold (`f32`, `f64`); the
+/// `i128` of integers has no vector arithmetic, so it keeps the baseline
+/// tile.
+fn vectorises<T>() -> bool {
+    matches!(std::mem::size_of::<T>(), 4 | 8)
+}
+
+/// The tile shape `(MR, NR)` per instruction set and element size: `NR`
+/// is two registers' worth of lanes, and the `MR × 2` accumulators plus
+/// two registers of `B` and a broadcast of `A` fit AVX2's sixteen
+/// registers (the baseline shape is the one the SSE2 build was tuned
+/// with).
+macro_rules! with_tile {
+    ($isa:expr, $t:ty, |$mr:ident, $nr:ident| $body:expr) => {
+        match ($isa, vectorises::<$t>(), std::mem::size_of::<$t>()) {
+            (Isa::Avx2, true, 4) => {
+                const $mr: usize = 6;
+                const $nr: usize = 16;
+                $body
+            }
+            (Isa::Avx2, true, _) => {
+                const $mr: usize = 6;
+                const $nr: usize = 8;
+                $body
+            }
+            _ => {
+                const $mr: usize = 4;
+                const $nr: usize = 8;
+                $body
+            }
+        }
+    };
+}
+
+/// The rows of a register tile for `T` on `isa`.
+fn tile_rows<T>(isa: Isa) -> usize {
+    with_tile!(isa, T, |MR, NR| {
+        let _ = NR;
+        MR
+    })
+}
+
+/// Rows `rows` of `A · B` into `c` with the tile and micro-kernel of `isa`.
+#[allow(clippy::too_many_arguments)]
+fn dispatch<T: Num>(
+    isa: Isa,
     rows: std::ops::Range<usize>,
     n: usize,
     k: usize,
@@ -108,7 +219,47 @@ fn blocked<T: Num>(
     fix: impl Fn(T) -> T + Copy,
     c: &mut [T],
 ) {
+    with_tile!(isa, T, |MR, NR| {
+        let micro = |a_panel: &[T], b_panel: &[T], tile: &mut [[T; NR]; MR]| match isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `gemm_with` checked that the CPU has `isa`.
+            Isa::Avx2 => unsafe { x86::micro_kernel_avx2(a_panel, b_panel, tile, fix) },
+            _ => micro_kernel(a_panel, b_panel, tile, fix),
+        };
+        blocked::<T, MR, NR>(rows, n, k, a, b, micro, c)
+    })
+}
+
+/// The micro-kernel compiled for AVX2: the same code as [`micro_kernel`],
+/// inlined into a function the compiler may use the wider registers in.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{micro_kernel, Num};
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn micro_kernel_avx2<T: Num, const MR: usize, const NR: usize>(
+        a_panel: &[T],
+        b_panel: &[T],
+        tile: &mut [[T; NR]; MR],
+        fix: impl Fn(T) -> T + Copy,
+    ) {
+        micro_kernel(a_panel, b_panel, tile, fix)
+    }
+}
+
+/// Rows `rows` of `A · B` into `c` (`rows.len() × n`), `MR × NR` outputs
+/// at a time by `micro`.
+fn blocked<T: Num, const MR: usize, const NR: usize>(
+    rows: std::ops::Range<usize>,
+    n: usize,
+    k: usize,
+    a: &impl Rows<T>,
+    b: &impl Rows<T>,
+    micro: impl Fn(&[T], &[T], &mut [[T; NR]; MR]),
+    c: &mut [T],
+) {
     let (first, m) = (rows.start, rows.len());
+    let mc_max = (MC / MR).max(1) * MR;
     let mut a_packed = Vec::new();
     let mut b_packed = Vec::new();
     let mut row = Vec::new();
@@ -116,10 +267,10 @@ fn blocked<T: Num>(
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            pack_b(b, pc, kc, jc, nc, &mut b_packed);
-            for ic in (0..m).step_by(MC) {
-                let mc = MC.min(m - ic);
-                pack_a(a, first + ic, mc, pc, kc, &mut a_packed, &mut row);
+            pack_b::<T, NR>(b, pc, kc, jc, nc, &mut b_packed);
+            for ic in (0..m).step_by(mc_max) {
+                let mc = mc_max.min(m - ic);
+                pack_a::<T, MR>(a, first + ic, mc, pc, kc, &mut a_packed, &mut row);
                 for (jr, b_panel) in b_packed.chunks_exact(kc * NR).enumerate() {
                     let cols = NR.min(nc - jr * NR);
                     for (ir, a_panel) in a_packed.chunks_exact(kc * MR).enumerate() {
@@ -130,7 +281,7 @@ fn blocked<T: Num>(
                             let at = origin + r * n;
                             tile_row[..cols].copy_from_slice(&c[at..at + cols]);
                         }
-                        micro_kernel(a_panel, b_panel, &mut tile, fix);
+                        micro(a_panel, b_panel, &mut tile);
                         for (r, tile_row) in tile.iter().enumerate().take(rows) {
                             let at = origin + r * n;
                             c[at..at + cols].copy_from_slice(&tile_row[..cols]);
@@ -143,29 +294,40 @@ fn blocked<T: Num>(
 }
 
 /// Adds the products of one `MR`-row panel of `A` and one `NR`-column panel
-/// of `B` (both `kc` steps long, interleaved per step) to the tile.
+/// of `B` (both `kc` steps long, interleaved per step) to the tile. The
+/// tile is worked on in a local copy, which the compiler keeps in
+/// registers, one vector per `NR / lanes` columns of a row.
 #[inline(always)]
-fn micro_kernel<T: Num>(
+fn micro_kernel<T: Num, const MR: usize, const NR: usize>(
     a_panel: &[T],
     b_panel: &[T],
     tile: &mut [[T; NR]; MR],
     fix: impl Fn(T) -> T + Copy,
 ) {
+    let mut acc = *tile;
     for (a_step, b_step) in a_panel.chunks_exact(MR).zip(b_panel.chunks_exact(NR)) {
         let a_step: &[T; MR] = a_step.try_into().expect("MR values");
         let b_step: &[T; NR] = b_step.try_into().expect("NR values");
-        for (tile_row, &x) in tile.iter_mut().zip(a_step) {
-            for (acc, &y) in tile_row.iter_mut().zip(b_step) {
-                *acc = fix(*acc + fix(x * y));
+        for (acc_row, &x) in acc.iter_mut().zip(a_step) {
+            for (sum, &y) in acc_row.iter_mut().zip(b_step) {
+                *sum = fix(*sum + fix(x * y));
             }
         }
     }
+    *tile = acc;
 }
 
 /// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `B` into panels of
 /// `NR` columns, each stored step by step (`NR` values per step), the last
 /// panel padded with zeros.
-fn pack_b<T: Num>(b: &impl Rows<T>, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<T>) {
+fn pack_b<T: Num, const NR: usize>(
+    b: &impl Rows<T>,
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+    out: &mut Vec<T>,
+) {
     let panels = nc.div_ceil(NR);
     out.clear();
     out.resize(panels * kc * NR, T::default());
@@ -180,7 +342,7 @@ fn pack_b<T: Num>(b: &impl Rows<T>, pc: usize, kc: usize, jc: usize, nc: usize, 
 /// Packs rows `ic..ic + mc` and columns `pc..pc + kc` of `A` into panels of
 /// `MR` rows, each stored step by step (`MR` values per step), the last
 /// panel padded with zeros.
-fn pack_a<T: Num>(
+fn pack_a<T: Num, const MR: usize>(
     a: &impl Rows<T>,
     ic: usize,
     mc: usize,
@@ -208,14 +370,23 @@ fn pack_a<T: Num>(
 mod tests {
     use super::*;
 
-    /// The naive definition the blocked product must reproduce bit for bit.
-    fn naive(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], dt: DataType) -> Vec<f32> {
+    /// The naive definition the blocked product must reproduce bit for
+    /// bit: `a` is read at `a[i·a_row + r·a_col]`, `b` at `b[r·b_row +
+    /// j·b_col]`.
+    fn naive<T: Num>(
+        (m, n, k): (usize, usize, usize),
+        a: &Strided<'_, T>,
+        b: &Strided<'_, T>,
+        dt: DataType,
+    ) -> Vec<T> {
         let mut out = Vec::new();
         for i in 0..m {
             for j in 0..n {
-                let mut acc = 0f32;
+                let mut acc = T::default();
                 for r in 0..k {
-                    acc = (acc + (a[i * k + r] * b[r * n + j]).fix(dt)).fix(dt);
+                    let x = a.data[a.offset + i * a.row_stride + r * a.col_stride];
+                    let y = b.data[b.offset + r * b.row_stride + j * b.col_stride];
+                    acc = (acc + (x * y).fix(dt)).fix(dt);
                 }
                 out.push(acc);
             }
@@ -223,88 +394,185 @@ mod tests {
         out
     }
 
-    fn values(len: usize, seed: u32) -> Vec<f32> {
+    /// Pseudo-random values in [-1, 1) with all 24 bits of an `f32`
+    /// mantissa in use, so that any change of rounding shows.
+    fn values(len: usize, seed: u32) -> Vec<f64> {
         let mut state = seed;
         (0..len)
             .map(|_| {
                 state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+                f64::from(state >> 8) / f64::from(1u32 << 24) * 2.0 - 1.0
             })
             .collect()
     }
 
-    #[test]
-    fn blocked_product_is_bit_identical_to_the_naive_loop_at_every_edge() {
-        // Sizes straddle every block edge: MR, NR, KC, MC and NC.
-        for &(m, n, k) in &[
-            (1, 1, 1),
-            (3, 7, 5),
-            (5, 9, 257),
-            (65, 17, 300),
-            (4, 1030, 3),
-            (70, 1033, 513),
-        ] {
-            let (a, b) = (values(m * k, 1), values(k * n, 2));
-            for dt in [DataType::FLOAT32, DataType::float(16)] {
-                let got = gemm(
-                    m,
-                    n,
-                    k,
-                    &Strided {
-                        data: &a,
+    /// Sizes that straddle every tile and block edge of every instruction
+    /// set's tile (MR 4/6, NR 8/16, KC, MC, NC), with k beyond KC.
+    const SHAPES: &[(usize, usize, usize)] = &[
+        (1, 1, 1),
+        (3, 7, 5),
+        (5, 9, 257),
+        (7, 33, 300),
+        (13, 17, 513),
+        (65, 31, 260),
+        (4, 1030, 3),
+        (70, 1033, 259),
+    ];
+
+    /// Checks every available instruction set, with `B` stored as given
+    /// and transposed, on every shape, against [`naive`].
+    fn check_all<T: Num + std::fmt::Debug>(
+        dt: DataType,
+        convert: impl Fn(f64) -> T,
+        bits: impl Fn(T) -> u128,
+    ) {
+        for &(m, n, k) in SHAPES {
+            let a: Vec<T> = values(m * k, 1).into_iter().map(&convert).collect();
+            let b: Vec<T> = values(k * n, 2).into_iter().map(&convert).collect();
+            // A read transposed from a [K, M] buffer after an offset.
+            let mut a_t = vec![T::default(); 3];
+            for r in 0..k {
+                for i in 0..m {
+                    a_t.push(a[i * k + r]);
+                }
+            }
+            let operands = [
+                (
+                    Strided {
+                        data: &a[..],
                         offset: 0,
                         row_stride: k,
                         col_stride: 1,
                     },
-                    &Strided {
-                        data: &b,
+                    Strided {
+                        data: &b[..],
                         offset: 0,
                         row_stride: n,
                         col_stride: 1,
                     },
-                    dt,
-                );
-                let want = naive(m, n, k, &a, &b, dt);
-                let same = got
-                    .iter()
-                    .zip(&want)
-                    .all(|(x, y)| x.to_bits() == y.to_bits());
-                assert!(same, "{m}×{n}×{k} {dt}");
+                ),
+                (
+                    Strided {
+                        data: &a_t[..],
+                        offset: 3,
+                        row_stride: 1,
+                        col_stride: m,
+                    },
+                    // B read as the transpose of a [N, K] matrix.
+                    Strided {
+                        data: &b[..],
+                        offset: 0,
+                        row_stride: 1,
+                        col_stride: k,
+                    },
+                ),
+            ];
+            for (a, b) in &operands {
+                let want = naive((m, n, k), a, b, dt);
+                for isa in Isa::available() {
+                    let got = gemm_with(isa, m, n, k, a, b, dt);
+                    let differs = got
+                        .iter()
+                        .zip(&want)
+                        .position(|(&x, &y)| bits(x) != bits(y));
+                    assert_eq!(got.len(), want.len());
+                    assert!(
+                        differs.is_none(),
+                        "{dt} {m}×{n}×{k} ({isa:?}, col strides {}/{}): element {:?}: {:?} vs naive {:?}",
+                        a.col_stride,
+                        b.col_stride,
+                        differs,
+                        differs.map(|i| got[i]),
+                        differs.map(|i| want[i]),
+                    );
+                }
             }
         }
     }
 
     #[test]
-    fn transposed_operands_are_read_through_strides() {
-        let (m, n, k) = (3, 5, 4);
-        let a = values(m * k, 3);
-        let b_t = values(n * k, 4); // B stored as [N, K]
-        let got = gemm(
-            m,
-            n,
-            k,
-            &Strided {
-                data: &a,
-                offset: 0,
-                row_stride: k,
-                col_stride: 1,
-            },
-            &Strided {
-                data: &b_t,
-                offset: 0,
-                row_stride: 1,
-                col_stride: k,
-            },
-            DataType::FLOAT32,
+    fn every_instruction_set_matches_the_naive_loop_bit_for_bit_in_float32() {
+        check_all(DataType::FLOAT32, |x| x as f32, |x| u128::from(x.to_bits()));
+    }
+
+    #[test]
+    fn every_instruction_set_matches_the_naive_loop_bit_for_bit_in_float64() {
+        // Values with more than 24 significant bits, so f64 arithmetic is
+        // really exercised.
+        check_all(
+            DataType::float(64),
+            |x| x * (1.0 + 1e-9),
+            |x| u128::from(x.to_bits()),
         );
-        for i in 0..m {
-            for j in 0..n {
-                let mut acc = 0f32;
-                for r in 0..k {
-                    acc += a[i * k + r] * b_t[j * k + r];
-                }
-                assert_eq!(got[i * n + j].to_bits(), acc.to_bits());
-            }
+    }
+
+    #[test]
+    fn every_instruction_set_matches_the_naive_loop_bit_for_bit_in_float16_and_bfloat16() {
+        for dt in [DataType::float(16), DataType::parse("bfloat16").unwrap()] {
+            check_all(dt, |x| (x as f32).fix(dt), |x| u128::from(x.to_bits()));
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_matches_the_naive_loop_bit_for_bit_in_integers() {
+        // int8 wraps often: products reach ±64·64 and sums leave the range.
+        for dt in [DataType::parse("int8").unwrap(), DataType::INT32] {
+            check_all(dt, |x| (x * 64.0) as i128, |x| x as u128);
+        }
+    }
+
+    #[test]
+    fn the_best_instruction_set_is_the_one_gemm_uses() {
+        let (m, n, k) = (9, 40, 300);
+        let a: Vec<f32> = values(m * k, 5).into_iter().map(|x| x as f32).collect();
+        let b: Vec<f32> = values(k * n, 6).into_iter().map(|x| x as f32).collect();
+        let a = Strided {
+            data: &a[..],
+            offset: 0,
+            row_stride: k,
+            col_stride: 1,
+        };
+        let b = Strided {
+            data: &b[..],
+            offset: 0,
+            row_stride: n,
+            col_stride: 1,
+        };
+        let dt = DataType::FLOAT32;
+        assert_eq!(
+            gemm(m, n, k, &a, &b, dt),
+            gemm_with(Isa::best(), m, n, k, &a, &b, dt)
+        );
+    }
+
+    #[test]
+    fn a_product_split_between_threads_matches_the_naive_loop() {
+        // m·n·k ≥ PARALLEL_WORK: the rows are split at a tile boundary.
+        let (m, n, k) = (37, 300, 400);
+        assert!(m * n * k >= PARALLEL_WORK);
+        let a: Vec<f32> = values(m * k, 7).into_iter().map(|x| x as f32).collect();
+        let b: Vec<f32> = values(k * n, 8).into_iter().map(|x| x as f32).collect();
+        let a = Strided {
+            data: &a[..],
+            offset: 0,
+            row_stride: k,
+            col_stride: 1,
+        };
+        let b = Strided {
+            data: &b[..],
+            offset: 0,
+            row_stride: n,
+            col_stride: 1,
+        };
+        let want = naive((m, n, k), &a, &b, DataType::FLOAT32);
+        for isa in Isa::available() {
+            let got = gemm_with(isa, m, n, k, &a, &b, DataType::FLOAT32);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{isa:?}"
+            );
         }
     }
 

@@ -57,6 +57,7 @@
 mod algorithm;
 mod batch_space;
 mod bitserial;
+mod broadcast;
 mod cast;
 mod dynamic;
 mod einsum;

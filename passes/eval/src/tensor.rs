@@ -134,26 +134,29 @@ pub(crate) fn decode(t: &TensorData) -> EvalResult<Col> {
 pub(crate) fn encode(col: &Col, dtype: DataType, shape: Vec<i64>) -> EvalResult<TensorData> {
     let cls = class(dtype)?;
     let b = dtype.bytes();
-    let mut data = Vec::with_capacity(col.len() * b);
+    // Each element's bytes written in place (one pass the compiler can
+    // unroll, no per-element growth check).
+    fn put<T: Copy, const B: usize>(v: &[T], data: &mut [u8], bytes: impl Fn(T) -> [u8; B]) {
+        for (dst, &x) in data.chunks_exact_mut(B).zip(v) {
+            dst.copy_from_slice(&bytes(x));
+        }
+    }
+    let mut data = vec![0u8; col.len() * b];
     match (col, cls) {
         (Col::F32(v), Class::F32) => match (dtype.code, dtype.bits) {
-            (TypeCode::Float, 32) => v.iter().for_each(|x| data.extend(x.to_le_bytes())),
-            (TypeCode::Float, 16) => v
-                .iter()
-                .for_each(|x| data.extend(half::f16::from_f32(*x).to_le_bytes())),
-            _ => v
-                .iter()
-                .for_each(|x| data.extend(half::bf16::from_f32(*x).to_le_bytes())),
+            (TypeCode::Float, 32) => put(v, &mut data, f32::to_le_bytes),
+            (TypeCode::Float, 16) => put(v, &mut data, |x| half::f16::from_f32(x).to_le_bytes()),
+            _ => put(v, &mut data, |x| half::bf16::from_f32(x).to_le_bytes()),
         },
-        (Col::F64(v), Class::F64) => v.iter().for_each(|x| data.extend(x.to_le_bytes())),
+        (Col::F64(v), Class::F64) => put(v, &mut data, f64::to_le_bytes),
         (Col::Int(v), Class::Int) => {
-            for &x in v {
+            for (dst, &x) in data.chunks_exact_mut(b).zip(v) {
                 let x = if dtype.bits == 1 {
                     i128::from(x & 1 != 0)
                 } else {
                     x
                 };
-                data.extend_from_slice(&x.to_le_bytes()[..b]);
+                dst.copy_from_slice(&x.to_le_bytes()[..b]);
             }
         }
         _ => return unsupported(format!("internal: a column of the wrong class for {dtype}")),

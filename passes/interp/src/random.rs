@@ -60,17 +60,38 @@ pub fn random_tensor(
     relay_ir::limits::check_elements(shape, max_elements)?;
     let mut t = TensorData::zeros(dtype, shape.to_vec()).map_err(|e| e.message)?;
     let n = t.len();
-    for i in 0..n {
-        let r = match (dtype.code, dtype.bits) {
-            (TypeCode::UInt, 1) => t.set_i64(i, rng.below(2) as i64),
-            (TypeCode::Int, _) => t.set_i64(i, rng.below(17) as i64 - 8),
-            (TypeCode::UInt, _) => t.set_i64(i, rng.below(16) as i64),
-            (TypeCode::Float | TypeCode::BFloat, _) => t.set_f64(i, rng.next_f64() * 2.0 - 1.0),
-            _ => return Err(format!("cannot make random values of type {dtype}")),
-        };
-        r.map_err(|e| e.message)?;
+    if n == 0 {
+        return Ok(t);
+    }
+    // Each element's raw little-endian bits, as `TensorData::set_i64` /
+    // `set_f64` would store them (written here in one pass: a model's
+    // weights are tens of millions of elements).
+    let next: fn(&mut SplitMix64) -> u64 = match (dtype.code, dtype.bits) {
+        (TypeCode::UInt, 1) => |rng| rng.below(2),
+        (TypeCode::Int, _) => |rng| (rng.below(17) as i64 - 8) as u64,
+        (TypeCode::UInt, _) => |rng| rng.below(16),
+        (TypeCode::Float, 16) => |rng| u64::from(half::f16::from_f64(unit(rng)).to_bits()),
+        (TypeCode::Float, 32) => |rng| u64::from((unit(rng) as f32).to_bits()),
+        (TypeCode::Float, 64) => |rng| unit(rng).to_bits(),
+        (TypeCode::BFloat, 16) => |rng| u64::from(half::bf16::from_f64(unit(rng)).to_bits()),
+        (TypeCode::Float | TypeCode::BFloat, _) => {
+            return Err(format!("cannot store numbers in elements of type {dtype}"))
+        }
+        _ => return Err(format!("cannot make random values of type {dtype}")),
+    };
+    let b = dtype.bytes();
+    if b == 0 || b > 8 || t.data.len() < n * b {
+        return Err(format!("cannot write elements of type {dtype}"));
+    }
+    for dst in t.data.chunks_exact_mut(b).take(n) {
+        dst.copy_from_slice(&next(rng).to_le_bytes()[..b]);
     }
     Ok(t)
+}
+
+/// A float uniform in [-1, 1).
+fn unit(rng: &mut SplitMix64) -> f64 {
+    rng.next_f64() * 2.0 - 1.0
 }
 
 /// The size a `?` dimension of a random input gets.
@@ -106,5 +127,61 @@ pub fn random_value(rng: &mut SplitMix64, ty: &Type, max_elements: u64) -> Resul
             "cannot make a random value of type {}",
             relay_ir::printer::readable::ty(ty)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The element-by-element definition: each value converted and stored
+    /// by `TensorData`'s own setters.
+    fn by_setters(seed: u64, dtype: DataType, shape: &[i64]) -> TensorData {
+        let mut rng = SplitMix64::new(seed);
+        let mut t = TensorData::zeros(dtype, shape.to_vec()).unwrap();
+        for i in 0..t.len() {
+            match (dtype.code, dtype.bits) {
+                (TypeCode::UInt, 1) => t.set_i64(i, rng.below(2) as i64),
+                (TypeCode::Int, _) => t.set_i64(i, rng.below(17) as i64 - 8),
+                (TypeCode::UInt, _) => t.set_i64(i, rng.below(16) as i64),
+                _ => t.set_f64(i, rng.next_f64() * 2.0 - 1.0),
+            }
+            .unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn random_tensors_hold_the_values_the_setters_would_store() {
+        for name in [
+            "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+            "uint8", "uint16", "uint32", "uint64", "bool",
+        ] {
+            let dtype = DataType::parse(name).unwrap();
+            let got = random_tensor(&mut SplitMix64::new(11), dtype, &[3, 7], 1 << 20).unwrap();
+            assert_eq!(got, by_setters(11, dtype, &[3, 7]), "{name}");
+        }
+    }
+
+    #[test]
+    fn ranges_follow_the_module_docs() {
+        let mut rng = SplitMix64::new(3);
+        let ints = random_tensor(&mut rng, DataType::INT32, &[1000], 1 << 20).unwrap();
+        let ints = ints.to_i64_vec().unwrap();
+        assert!(ints.iter().all(|v| (-8..=8).contains(v)));
+        assert!(ints.contains(&-8) && ints.contains(&8));
+        let floats = random_tensor(&mut rng, DataType::FLOAT32, &[1000], 1 << 20).unwrap();
+        let floats = floats.to_f64_vec().unwrap();
+        assert!(floats.iter().all(|v| (-1.0..1.0).contains(v)));
+        assert!(floats.iter().any(|&v| v < -0.9) && floats.iter().any(|&v| v > 0.9));
+    }
+
+    #[test]
+    fn an_empty_tensor_or_an_unsupported_type_is_handled() {
+        let mut rng = SplitMix64::new(0);
+        let empty = random_tensor(&mut rng, DataType::FLOAT32, &[0, 3], 1 << 20).unwrap();
+        assert_eq!(empty.len(), 0);
+        let err = random_tensor(&mut rng, DataType::float(8), &[2], 1 << 20).unwrap_err();
+        assert!(err.contains("float8"), "{err}");
     }
 }
