@@ -700,6 +700,11 @@ impl SemanticCheck {
         let Some(seeding) = contract::gradient_seeding(description) else {
             return Ok(None);
         };
+        // Checked at the gradient pass inside: the pipeline around it
+        // would only run the finite differences again.
+        if self.options.mode == CheckMode::EachPass && description.starts_with("Sequential(") {
+            return Ok(None);
+        }
         let Ok(Value::Tuple(fields)) = after else {
             return Ok(None);
         };

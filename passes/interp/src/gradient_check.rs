@@ -216,9 +216,14 @@ impl GradientCheck<'_> {
                 (Err(why), _) | (_, Err(why)) => return Ok(Outcome::NotChecked(why)),
             };
             if !s_plus.sum.is_finite() || !s_minus.sum.is_finite() || !claimed.is_finite() {
+                let what = if claimed.is_finite() {
+                    "the result is not finite"
+                } else {
+                    "the gradients are not finite"
+                };
                 return Ok(Outcome::NotChecked(format!(
-                    "not finite at h = {step:e}: S(x+hv) = {:e}, S(x-hv) = {:e}, claimed \
-                     derivative {claimed:e}",
+                    "{what} on this input (at h = {step:e}: S(x+hv) = {:e}, S(x-hv) = {:e}, \
+                     claimed derivative {claimed:e})",
                     s_plus.sum, s_minus.sum
                 )));
             }

@@ -242,13 +242,16 @@ pub fn check_features(pass: &str, expr: &Expr, allowed: FeatureSet) -> Result<()
         .collect();
     message.push_str(&meanings.join("; "));
     message.push(')');
-    let site = first_site
-        .filter(|site| site.span().is_some())
-        .unwrap_or_else(|| expr.clone());
-    if site.span().is_none() {
+    // At the offending expression; one a pass built has no span, so it is
+    // quoted, and the diagnostic sits at the checked expression.
+    let site = first_site.unwrap_or_else(|| expr.clone());
+    let at = if site.span().is_some() {
+        &site
+    } else {
         let _ = write!(message, "; in {}", excerpt(&site));
-    }
-    let mut diagnostic = Diagnostic::pass_failed_at(&site, message);
+        expr
+    };
+    let mut diagnostic = Diagnostic::pass_failed_at(at, message);
     if let Some(help) = remedy(pass, unsupported, allowed) {
         diagnostic = diagnostic.with_help(help);
     }
@@ -285,14 +288,14 @@ fn meaning(feature: Feature) -> &'static str {
 fn remedy(pass: &str, unsupported: FeatureSet, allowed: FeatureSet) -> Option<String> {
     if unsupported == FeatureSet::of(&[Feature::Graph]) && allowed.contains(Feature::Let) {
         return Some(format!(
-            "run ToANormalForm before {pass}: it binds every expression to a variable, so \
-             none is used twice"
+            "run ToANormalForm and InferType before {pass}: ToANormalForm binds every \
+             expression to a variable, so none is used twice"
         ));
     }
     if unsupported == FeatureSet::of(&[Feature::Let]) && allowed.contains(Feature::Graph) {
         return Some(format!(
-            "run ToGraphNormalForm before {pass}: it replaces let bindings by their values \
-             (a dataflow graph)"
+            "run ToGraphNormalForm and InferType before {pass}: ToGraphNormalForm replaces \
+             let bindings by their values (a dataflow graph)"
         ));
     }
     None
@@ -435,8 +438,8 @@ mod tests {
         assert_eq!(
             error.help.as_deref(),
             Some(
-                "run ToANormalForm before ToCPS: it binds every expression to a variable, so \
-                 none is used twice"
+                "run ToANormalForm and InferType before ToCPS: ToANormalForm binds every \
+                 expression to a variable, so none is used twice"
             )
         );
         // At the shared expression, not the whole function.
