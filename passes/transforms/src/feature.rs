@@ -310,13 +310,14 @@ fn excerpt(expr: &Expr) -> String {
         ..Default::default()
     };
     let text = print_expr(expr, &options);
-    // The printer's first line is the version header.
-    let line = text
+    // The printer writes the version header and a `free_var` line per free
+    // variable before the expression.
+    let mut lines = text
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("#["))
-        .unwrap_or("");
-    let more = text.lines().filter(|l| !l.trim().is_empty()).count() > 2;
+        .filter(|l| !l.is_empty() && !l.starts_with("#[") && !l.starts_with("free_var "));
+    let line = lines.next().unwrap_or("");
+    let more = lines.next().is_some();
     if line.chars().count() > LONGEST {
         let cut: String = line.chars().take(LONGEST).collect();
         format!("`{cut}…`")
