@@ -7,8 +7,8 @@
 //! program is a graph rather than a tree) and `fLetRec` (a `let` whose value
 //! mentions its own variable). ToCPS, UnCPS, the gradient passes and
 //! LazyGradientInit refuse programs with features they do not handle
-//! ([`check_features`]): TVM's words for the features ("has unsupported
-//! feature: [fGraph, ]"), at the first expression that has one, with what
+//! ([`check_features`]): TVM's words for the features (`has unsupported
+//! feature: [fGraph, ]`), at the first expression that has one, with what
 //! the feature is and which pass to run first, where one makes the program
 //! acceptable. TVM's message starts with the whole printed function, which
 //! the diagnostic's span replaces here.
