@@ -2,33 +2,69 @@
 //! the module after it. Passes may reorder the entry's parameters (TVM
 //! rebuilds `@main` from `FreeVars`, whose order follows first use:
 //! DenseToSparse, SimplifyFCTranspose), add some (the sparse weights'
-//! `.data`/`.indices`/`.indptr`) or drop some; binding by position would
-//! give one parameter another's value. Parameters are matched by name:
-//! the same name, else the printer's renaming (`%x` printed as `%x2` when a
-//! pass went through the text, as an external pass does). A parameter the
-//! pass added has no value to compare with: the pass is not checked, and
-//! the reason names it. A parameter the pass dropped is simply not passed.
+//! `.data`/`.indices`/`.indptr`, ToCPS's continuation) or drop some;
+//! binding by position would give one parameter another's value.
+//! Parameters are matched by name: the same name, else the printer's
+//! renaming (`%x` printed as `%x2` when a pass went through the text, as an
+//! external pass does). A parameter the pass added gets the value the
+//! pass's contract supplies for it (ToCPS's continuation: the identity,
+//! [`crate::contract::continuation_argument`]); any other added parameter
+//! has no value to compare with: the pass is not checked, and the reason
+//! names it. A parameter the pass dropped is simply not passed.
 
 use crate::value::Value;
 use relay_ir::Function;
 
 /// How the arguments of the module before the pass bind to the module
 /// after it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Binding {
     /// The same parameters in the same order: the same arguments.
     Same,
-    /// After's parameter `i` takes before's argument `order[i]`; `dropped`
-    /// names before's parameters the pass removed.
+    /// After's parameter `i` takes `slots[i]`; `dropped` names before's
+    /// parameters the pass removed.
     Reordered {
-        order: Vec<usize>,
+        slots: Vec<Slot>,
         dropped: Vec<String>,
     },
 }
 
+/// What one parameter of the module after the pass takes.
+#[derive(Debug, Clone)]
+pub enum Slot {
+    /// Before's argument at this position.
+    Argument(usize),
+    /// A parameter the pass added, with the value its contract supplies.
+    Supplied(Supplied),
+}
+
+/// The value given to a parameter a pass added, and how to say so.
+#[derive(Debug, Clone)]
+pub struct Supplied {
+    /// The parameter, as `%k`.
+    pub parameter: String,
+    pub value: Value,
+    /// The value as Relay text (`fn (%x: float32) { %x }`).
+    pub text: String,
+}
+
+/// A value for after's parameter `i` that before does not have, if the
+/// pass's contract supplies one.
+pub type Supply<'a> = &'a dyn Fn(usize) -> Option<Supplied>;
+
 /// How `before`'s arguments bind to `after`'s parameters, or why they
 /// cannot (a parameter appeared, or names do not tell them apart).
 pub fn bind_by_name(before: &Function, after: &Function) -> Result<Binding, String> {
+    bind_by_name_supplying(before, after, &|_| None)
+}
+
+/// [`bind_by_name`], giving a parameter the pass added the value `supply`
+/// returns for its position.
+pub fn bind_by_name_supplying(
+    before: &Function,
+    after: &Function,
+    supply: Supply<'_>,
+) -> Result<Binding, String> {
     let old: Vec<&str> = before.params().iter().map(|p| p.name()).collect();
     let new: Vec<&str> = after.params().iter().map(|p| p.name()).collect();
     if old == new {
@@ -68,12 +104,17 @@ pub fn bind_by_name(before: &Function, after: &Function) -> Result<Binding, Stri
             order[i] = Some(j);
         }
     }
-    let added: Vec<String> = new
-        .iter()
-        .zip(&order)
-        .filter(|(_, o)| o.is_none())
-        .map(|(n, _)| format!("%{n}"))
-        .collect();
+    let mut slots = Vec::with_capacity(new.len());
+    let mut added = Vec::new();
+    for (i, source) in order.iter().enumerate() {
+        match source {
+            Some(j) => slots.push(Slot::Argument(*j)),
+            None => match supply(i) {
+                Some(supplied) => slots.push(Slot::Supplied(supplied)),
+                None => added.push(format!("%{}", new[i])),
+            },
+        }
+    }
     let dropped: Vec<String> = (0..old.len())
         .filter(|j| !order.contains(&Some(*j)))
         .map(|j| format!("%{}", old[j]))
@@ -89,11 +130,14 @@ pub fn bind_by_name(before: &Function, after: &Function) -> Result<Binding, Stri
         }
         return Err(why);
     }
-    let order: Vec<usize> = order.into_iter().flatten().collect();
-    if dropped.is_empty() && order.iter().enumerate().all(|(i, &j)| i == j) {
+    let in_place = slots
+        .iter()
+        .enumerate()
+        .all(|(i, slot)| matches!(slot, Slot::Argument(j) if *j == i));
+    if dropped.is_empty() && in_place {
         return Ok(Binding::Same);
     }
-    Ok(Binding::Reordered { order, dropped })
+    Ok(Binding::Reordered { slots, dropped })
 }
 
 /// Whether one name is the other with a numeric suffix (the printer makes
@@ -111,7 +155,30 @@ impl Binding {
     pub fn apply(&self, args: &[Value]) -> Vec<Value> {
         match self {
             Binding::Same => args.to_vec(),
-            Binding::Reordered { order, .. } => order.iter().map(|&j| args[j].clone()).collect(),
+            Binding::Reordered { slots, .. } => slots
+                .iter()
+                .map(|slot| match slot {
+                    Slot::Argument(j) => args[*j].clone(),
+                    Slot::Supplied(supplied) => supplied.value.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether after takes before's arguments as they are.
+    pub fn is_same(&self) -> bool {
+        matches!(self, Binding::Same)
+    }
+
+    /// The position of before's argument that after's parameter `i`
+    /// takes (none for a parameter the pass added).
+    pub fn argument_of(&self, i: usize) -> Option<usize> {
+        match self {
+            Binding::Same => Some(i),
+            Binding::Reordered { slots, .. } => match slots.get(i)? {
+                Slot::Argument(j) => Some(*j),
+                Slot::Supplied(_) => None,
+            },
         }
     }
 
@@ -120,6 +187,20 @@ impl Binding {
         match self {
             Binding::Same => &[],
             Binding::Reordered { dropped, .. } => dropped,
+        }
+    }
+
+    /// The parameters the pass added, with the values they were given.
+    pub fn supplied(&self) -> Vec<&Supplied> {
+        match self {
+            Binding::Same => Vec::new(),
+            Binding::Reordered { slots, .. } => slots
+                .iter()
+                .filter_map(|slot| match slot {
+                    Slot::Supplied(supplied) => Some(supplied),
+                    Slot::Argument(_) => None,
+                })
+                .collect(),
         }
     }
 }
@@ -136,26 +217,24 @@ mod tests {
 
     const BEFORE: &str = "#[version = \"0.0.5\"]\ndef @main(%a: Tensor[(2), float32], %b: Tensor[(2), float32]) { subtract(%a, %b) }\n";
 
+    /// Before's argument position of each of after's parameters.
+    fn positions(binding: &Binding, count: usize) -> Vec<Option<usize>> {
+        (0..count).map(|i| binding.argument_of(i)).collect()
+    }
+
     #[test]
     fn reordered_parameters_bind_by_name() {
         let after = main_of("#[version = \"0.0.5\"]\ndef @main(%b: Tensor[(2), float32], %a: Tensor[(2), float32]) { subtract(%a, %b) }\n");
         let binding = bind_by_name(&main_of(BEFORE), &after).unwrap();
-        assert_eq!(
-            binding,
-            Binding::Reordered {
-                order: vec![1, 0],
-                dropped: vec![]
-            }
-        );
+        assert!(!binding.is_same());
+        assert_eq!(positions(&binding, 2), [Some(1), Some(0)]);
+        assert!(binding.dropped().is_empty());
     }
 
     #[test]
     fn the_printers_renaming_is_the_same_parameter() {
         let after = main_of("#[version = \"0.0.5\"]\ndef @main(%a1: Tensor[(2), float32], %b: Tensor[(2), float32]) { subtract(%a1, %b) }\n");
-        assert_eq!(
-            bind_by_name(&main_of(BEFORE), &after).unwrap(),
-            Binding::Same
-        );
+        assert!(bind_by_name(&main_of(BEFORE), &after).unwrap().is_same());
     }
 
     #[test]
@@ -171,12 +250,31 @@ mod tests {
         );
         let binding = bind_by_name(&main_of(BEFORE), &dropped).unwrap();
         assert_eq!(binding.dropped(), ["%a".to_string()]);
-        assert_eq!(
-            binding,
-            Binding::Reordered {
-                order: vec![1],
-                dropped: vec!["%a".into()]
-            }
+        assert_eq!(positions(&binding, 1), [Some(1)]);
+    }
+
+    #[test]
+    fn a_supplied_value_fills_an_added_parameter() {
+        let after = main_of("#[version = \"0.0.5\"]\ndef @main(%a: Tensor[(2), float32], %b: Tensor[(2), float32], %k: Tensor[(2), float32]) { subtract(%a, %k) }\n");
+        let zeros = Value::tensor(
+            relay_ir::metadata::TensorData::zeros(relay_ir::dtype::DataType::FLOAT32, vec![2])
+                .unwrap(),
         );
+        let supply = |i: usize| {
+            (i == 2).then(|| Supplied {
+                parameter: "%k".into(),
+                value: zeros.clone(),
+                text: "zeros".into(),
+            })
+        };
+        let binding = bind_by_name_supplying(&main_of(BEFORE), &after, &supply).unwrap();
+        assert_eq!(positions(&binding, 3), [Some(0), Some(1), None]);
+        assert_eq!(binding.supplied().len(), 1);
+        let args = binding.apply(&[zeros.clone(), zeros.clone()]);
+        assert_eq!(args.len(), 3);
+        // Without a supplied value the added parameter is named.
+        assert!(bind_by_name(&main_of(BEFORE), &after)
+            .unwrap_err()
+            .contains("%k"));
     }
 }

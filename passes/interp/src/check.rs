@@ -17,12 +17,13 @@
 //! although it ran before, is a difference. Arguments bind to the
 //! parameters of the module after the pass by name ([`crate::bind`]).
 
-use crate::bind::{bind_by_name, Binding};
+use crate::bind::{bind_by_name_supplying, Binding};
 use crate::compare::{compare_with, tolerance_text, Difference};
 use crate::contract;
 use crate::float16_range::{
     computes_in_float16, first_out_of_range, range_text, scaled_arguments, SCALE_SHIFTS,
 };
+use crate::gradient_check::{self, GradientCheck, Outcome as GradientOutcome};
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -94,6 +95,9 @@ pub enum Finding {
     Differs(Difference),
     /// The module ran before the pass and fails after it.
     FailsAfter(RuntimeError),
+    /// The value agrees; the gradients a gradient pass returns do not
+    /// ([`crate::gradient_check`]): what was compared.
+    GradientDiffers(String),
 }
 
 /// The comparison of a difference on smaller inputs ([`SCALE_SHIFTS`]).
@@ -152,6 +156,7 @@ impl std::fmt::Display for SemanticReport {
         match &self.finding {
             Finding::Differs(d) => write!(f, "{d}")?,
             Finding::FailsAfter(e) => write!(f, "the module now fails to run: {e}")?,
+            Finding::GradientDiffers(what) => write!(f, "{what}")?,
         }
         match &self.float16_range {
             Some(RangeFinding::StillDiffers { shift, unscaled }) => write!(
@@ -197,6 +202,50 @@ pub struct CheckStats {
     pub not_checked: Vec<(String, String)>,
     /// The dtypes of the compared tensors, for the tolerance.
     pub dtypes: BTreeSet<String>,
+    /// The gradient passes whose gradients were checked against finite
+    /// differences, with what was seen.
+    pub gradients: Vec<GradientNote>,
+}
+
+/// The gradient check of one gradient pass over the inputs.
+#[derive(Debug, Clone, Default)]
+pub struct GradientNote {
+    /// The pass as pipeline text.
+    pub pass: String,
+    /// How many inputs the gradient check ran on.
+    pub inputs: usize,
+    /// Of those, the seeds where the gradients agree, with the comparison
+    /// that agreed.
+    pub agreed: Vec<(u64, gradient_check::Comparison)>,
+    /// The seeds where the gradients could not be checked, and why.
+    pub not_checked: Vec<(u64, String)>,
+}
+
+impl GradientNote {
+    /// The summary's lines for this pass.
+    fn render(&self, out: &mut String) {
+        if let Some((seed, worst)) = self
+            .agreed
+            .iter()
+            .max_by(|a, b| a.1.ratio().total_cmp(&b.1.ratio()).then(b.0.cmp(&a.0)))
+        {
+            let _ = writeln!(
+                out,
+                "  gradient ({}): agrees with central finite differences on {} of {} inputs; \
+                 closest to the allowance on seed {seed}: {worst}",
+                self.pass,
+                self.agreed.len(),
+                self.inputs,
+            );
+        }
+        for (seed, why) in &self.not_checked {
+            let _ = writeln!(
+                out,
+                "  gradient not checked ({}) on the input of seed {seed}: {why}",
+                self.pass
+            );
+        }
+    }
 }
 
 impl CheckStats {
@@ -217,6 +266,9 @@ impl CheckStats {
         );
         for (pass, note) in &self.float16_range {
             let _ = writeln!(out, "  agree within float16 range ({pass}): {note}");
+        }
+        for note in &self.gradients {
+            note.render(&mut out);
         }
         for dtype in &self.dtypes {
             if let Ok(d) = relay_ir::dtype::DataType::parse(dtype) {
@@ -343,11 +395,20 @@ impl SemanticCheck {
             .collect()
     }
 
-    /// How the arguments of `before`'s entry bind to `after`'s.
-    fn binding(&self, before: &IRModule, after: &IRModule) -> Result<Binding, String> {
+    /// How the arguments of `before`'s entry bind to `after`'s (a
+    /// parameter the pass `description` added gets what its contract
+    /// supplies).
+    fn binding(
+        &self,
+        before: &IRModule,
+        after: &IRModule,
+        description: &str,
+    ) -> Result<Binding, String> {
         let entry = &self.options.entry;
         match (before.function(entry), after.function(entry)) {
-            (Some(old), Some(new)) => bind_by_name(old, new),
+            (Some(old), Some(new)) => bind_by_name_supplying(old, new, &|i| {
+                contract::continuation_argument(description, new, i)
+            }),
             // No entry after the pass: running it says so.
             _ => Ok(Binding::Same),
         }
@@ -423,7 +484,7 @@ impl SemanticCheck {
                 return Ok(());
             }
         }
-        let binding = match self.binding(before, after) {
+        let binding = match self.binding(before, after, description) {
             Ok(binding) => binding,
             Err(why) => {
                 self.state()
@@ -450,7 +511,13 @@ impl SemanticCheck {
                 },
             ));
         }
-        let outputs_after = if binding == Binding::Same {
+        for supplied in binding.supplied() {
+            self.log(&format!(
+                "note: {description} added @{}'s parameter {}; compared with {} = {}",
+                self.options.entry, supplied.parameter, supplied.parameter, supplied.text
+            ));
+        }
+        let outputs_after = if binding.is_same() {
             self.outputs(after, &args)
         } else {
             // Not cached: these are not the arguments the module's own
@@ -480,6 +547,10 @@ impl SemanticCheck {
         let mut within_range = None;
         let mut float16 = None;
         let mut dtypes = BTreeSet::new();
+        let mut gradient_note = GradientNote {
+            pass: description.to_string(),
+            ..GradientNote::default()
+        };
         for (index, (seed, b)) in self.seeds().zip(&outputs_before).enumerate() {
             let Ok(b) = b else { continue };
             // Compared as the pass's contract says (once per input); the
@@ -501,7 +572,20 @@ impl SemanticCheck {
                 };
                 dtypes.insert(dtype.to_string());
             }
-            let Some(found) = found else { continue };
+            let Some(found) = found else {
+                if let Some(gradient_finding) = self.check_gradients(
+                    before,
+                    description,
+                    &binding,
+                    (seed, &args[index]),
+                    &outputs_after[index],
+                    &mut gradient_note,
+                )? {
+                    finding = Some((seed, gradient_finding, None));
+                    break;
+                }
+                continue;
+            };
             let Ok(a) = &outputs_after[index] else {
                 finding = Some((seed, found, None));
                 break;
@@ -537,6 +621,9 @@ impl SemanticCheck {
         {
             let mut state = self.state();
             state.stats.dtypes.extend(dtypes);
+            if gradient_note.inputs > 0 {
+                state.stats.gradients.push(gradient_note);
+            }
             state.stats.checked += 1;
             match (&finding, within_range) {
                 (Some(_), _) => {}
@@ -559,7 +646,11 @@ impl SemanticCheck {
             bisect: None,
             float16_range,
         };
-        if self.options.bisect {
+        if let Finding::GradientDiffers(_) = &report.finding {
+            report.bisect = self.options.bisect.then(|| {
+                Err("the value agrees; bisection compares values, not gradients".to_string())
+            });
+        } else if self.options.bisect {
             // A difference found on a scaled input is bisected on it.
             let (bisect_args, reference) = match &report.float16_range {
                 Some(RangeFinding::StillDiffers { shift, .. }) => {
@@ -591,6 +682,86 @@ impl SemanticCheck {
         let message = report.to_string();
         self.state().report = Some(report);
         Err(message)
+    }
+
+    /// For a gradient pass ([`contract::gradient_seeding`]) whose value
+    /// agreed on the input of `seed`: checks the gradients it returned
+    /// against finite differences of `before` ([`crate::gradient_check`]),
+    /// noting the outcome; the finding when they differ.
+    fn check_gradients(
+        &self,
+        before: &IRModule,
+        description: &str,
+        binding: &Binding,
+        (seed, args): (u64, &[Value]),
+        after: &Result<Value, RuntimeError>,
+        note: &mut GradientNote,
+    ) -> Result<Option<Finding>, String> {
+        let Some(seeding) = contract::gradient_seeding(description) else {
+            return Ok(None);
+        };
+        // Checked at the gradient pass inside: the pipeline around it
+        // would only run the finite differences again.
+        if self.options.mode == CheckMode::EachPass && description.starts_with("Sequential(") {
+            return Ok(None);
+        }
+        let Ok(Value::Tuple(fields)) = after else {
+            return Ok(None);
+        };
+        let [_, gradients] = &fields[..] else {
+            return Ok(None);
+        };
+        let names: Vec<String> = before
+            .function(&self.options.entry)
+            .map(|f| {
+                f.params()
+                    .iter()
+                    .map(|p| format!("%{}", p.name()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let check = GradientCheck {
+            args,
+            names: &names,
+            gradients,
+            argument_of: &|i| binding.argument_of(i),
+            seeding,
+            seed,
+        };
+        let run =
+            |a: Vec<Value>| crate::run(before, &self.options.entry, a, self.options.limits.clone());
+        let outcome = match check.run(&run) {
+            Ok(outcome) => outcome,
+            Err(stopped) => {
+                self.fail_if_stopped(&[Err(stopped)])?;
+                return Ok(None);
+            }
+        };
+        note.inputs += 1;
+        Ok(match outcome {
+            GradientOutcome::Agrees(comparison) => {
+                note.agreed.push((seed, comparison));
+                None
+            }
+            GradientOutcome::NotChecked(why) => {
+                note.not_checked.push((seed, why));
+                None
+            }
+            GradientOutcome::Malformed(why) => Some(Finding::GradientDiffers(format!(
+                "the value agrees, the gradients do not fit the parameters: {why}"
+            ))),
+            GradientOutcome::Differs(comparisons) => {
+                let seen: Vec<String> = comparisons.iter().map(|c| c.to_string()).collect();
+                Some(Finding::GradientDiffers(format!(
+                    "the value agrees, the gradient does not: along a random direction v, the \
+                     derivative of S ({}) the gradients claim differs from central finite \
+                     differences of the module before the pass by more than {:e} (relative): {}",
+                    seeding.describe(),
+                    gradient_check::RELATIVE_TOLERANCE,
+                    seen.join("; ")
+                )))
+            }
+        })
     }
 
     /// Runs `before` and `after` on `args` scaled down by each of
@@ -671,7 +842,7 @@ impl SemanticCheck {
                     hybrid.add_function(name, old.clone());
                 }
             }
-            let hybrid_args = self.binding(before, &hybrid)?.apply(args);
+            let hybrid_args = self.binding(before, &hybrid, description)?.apply(args);
             let differs = match crate::run(
                 &hybrid,
                 &self.options.entry,

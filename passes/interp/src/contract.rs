@@ -13,9 +13,14 @@
 //!   Where the float16 computation overflows (as it does in TVM, whose
 //!   rewrite casts the network to float16), the check compares on smaller
 //!   inputs instead ([`crate::float16_range`]).
-//! * `FirstOrderGradient` returns `(value, (gradients…))`: the value is
-//!   compared with the original result (the gradients have no reference
-//!   to compare with).
+//! * `Gradient` and `FirstOrderGradient` return `(value, (gradients…))`:
+//!   the value is compared with the original result; the gradients are
+//!   checked against central finite differences of the module before the
+//!   pass ([`crate::gradient_check`]). Their gradient is that of the sum of
+//!   the tensors the pass seeds with `ones_like` ([`gradient_seeding`]).
+//! * `ToCPS` adds a continuation parameter to `@main`
+//!   ([`continuation_argument`]): the check passes the identity
+//!   continuation, so the result is the original one.
 //! * `FakeQuantizationToInteger` computes in integers what the module
 //!   computed in float and rounded once at the end: with per-channel or
 //!   non-trivial scales the integer path rounds at each requantize, so an
@@ -26,16 +31,149 @@
 //!
 //! Any other pass must keep the result as it was.
 
-use crate::value::Value;
+use crate::bind::Supplied;
+use crate::value::{Closure, Value};
 use relay_ir::dtype::DataType;
+use relay_ir::{Function, FunctionData, TypeKind, Var};
+use std::sync::Arc;
+
+/// The passes whose contract this module knows.
+const WITH_CONTRACT: [&str; 5] = [
+    "Gradient",
+    "FirstOrderGradient",
+    "ToCPS",
+    "ToMixedPrecision",
+    "FakeQuantizationToInteger",
+];
+
+/// The pass whose contract applies to `pass` (its pipeline text): the pass
+/// itself, or in a `Sequential(…)` (a pipeline checked as a whole) the
+/// first of its passes with a contract, with its arguments.
+fn contract_pass(pass: &str) -> &str {
+    let pass = pass.trim();
+    let Some(inner) = pass
+        .strip_prefix("Sequential(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    else {
+        return pass;
+    };
+    top_level_items(inner)
+        .into_iter()
+        .map(contract_pass)
+        .find(|p| WITH_CONTRACT.contains(&name_of(p)))
+        .unwrap_or(pass)
+}
+
+/// The comma-separated items of a pass list, commas inside parentheses,
+/// brackets or quotes left alone.
+fn top_level_items(list: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' | '[' if !quoted => depth += 1,
+            ')' | ']' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                items.push(list[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(list[start..].trim());
+    items
+}
+
+/// The pass's name, without its arguments.
+fn name_of(pass: &str) -> &str {
+    pass.split_once('(').map_or(pass, |(name, _)| name).trim()
+}
+
+/// Which tensors of the result a gradient pass seeds with `ones_like`: the
+/// gradients it returns are those of their sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeding {
+    /// Every tensor of the result (FirstOrderGradient).
+    EveryTensor,
+    /// The first tensor: field 0 of a tuple result, recursively (Gradient,
+    /// as TVM's `init_grad` does).
+    FirstTensor,
+}
+
+impl Seeding {
+    /// What the gradients are the gradients of, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Seeding::EveryTensor => "the sum of the result's elements",
+            Seeding::FirstTensor => "the sum of the elements of the result's first tensor",
+        }
+    }
+}
+
+/// How `pass` seeds its gradients, if it returns `(value, (gradients…))`.
+pub fn gradient_seeding(pass: &str) -> Option<Seeding> {
+    match name_of(contract_pass(pass)) {
+        "Gradient" => Some(Seeding::FirstTensor),
+        "FirstOrderGradient" => Some(Seeding::EveryTensor),
+        _ => None,
+    }
+}
+
+/// The value `pass` promises its added parameter `index` of the entry
+/// `after` works with: for ToCPS's continuation `%k: fn (T) -> answer`
+/// (the entry's last parameter), the identity `fn (%x: T) { %x }`, which
+/// makes the result the original one.
+pub fn continuation_argument(pass: &str, after: &Function, index: usize) -> Option<Supplied> {
+    if name_of(contract_pass(pass)) != "ToCPS" || index + 1 != after.params().len() {
+        return None;
+    }
+    let param = &after.params()[index];
+    let ty = param
+        .type_annotation()
+        .or_else(|| param.expr().checked_type())?;
+    let TypeKind::Func(continuation) = ty.kind() else {
+        return None;
+    };
+    let [argument_type] = &continuation.params[..] else {
+        return None;
+    };
+    let x = Var::new("x", Some(argument_type.clone()), None);
+    let identity = Function::new(
+        FunctionData {
+            params: vec![x.clone()],
+            body: x.expr().clone(),
+            ret_type: Some(argument_type.clone()),
+            type_params: Vec::new(),
+            attrs: Default::default(),
+            virtual_device: None,
+        },
+        None,
+    );
+    let text = format!(
+        "fn (%x: {}) {{ %x }}",
+        relay_ir::printer::readable::ty(argument_type)
+    );
+    Some(Supplied {
+        parameter: format!("%{}", param.name()),
+        value: Value::Closure(Arc::new(Closure {
+            function: identity,
+            env: None,
+            recursive: None,
+            global: None,
+        })),
+        text,
+    })
+}
 
 /// What to compare with the result before `pass` (its pipeline text,
 /// arguments included): the part of `after` that must agree, and the data
 /// type whose tolerance applies when it is coarser than the original's.
 pub fn comparable(pass: &str, before: &Value, after: &Value) -> (Value, Option<DataType>) {
-    let (name, arguments) = pass.split_once('(').unwrap_or((pass, ""));
-    match name.trim() {
-        "FirstOrderGradient" => match after {
+    let pass = contract_pass(pass);
+    let arguments = pass.split_once('(').map_or("", |(_, arguments)| arguments);
+    match name_of(pass) {
+        "Gradient" | "FirstOrderGradient" => match after {
             Value::Tuple(fields) if fields.len() == 2 && before.skeleton() != after.skeleton() => {
                 (fields[0].clone(), None)
             }
@@ -173,6 +311,24 @@ mod tests {
         let wrong = Value::tuple(vec![tensor(DataType::FLOAT32, &[3.0]), grads]);
         let (value, _) = comparable("FirstOrderGradient", &before, &wrong);
         assert!(compare_with(&before, &value, None).is_some());
+    }
+
+    #[test]
+    fn a_pipeline_checked_as_a_whole_has_its_gradient_passs_contract() {
+        assert_eq!(
+            gradient_seeding("Sequential(SimplifyInference, FirstOrderGradient)"),
+            Some(Seeding::EveryTensor)
+        );
+        assert_eq!(
+            gradient_seeding("Sequential(FoldConstant, Gradient(mode=\"higher_order\"))"),
+            Some(Seeding::FirstTensor)
+        );
+        assert_eq!(gradient_seeding("Sequential(FoldConstant, ToCPS)"), None);
+        assert_eq!(
+            contract_pass("Sequential(FoldConstant, ToMixedPrecision(\"bfloat16\"))"),
+            "ToMixedPrecision(\"bfloat16\")"
+        );
+        assert_eq!(contract_pass("Sequential(A, B)"), "Sequential(A, B)");
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod contract;
 mod env;
 mod error;
 pub mod float16_range;
+pub mod gradient_check;
 mod interp;
 pub mod npy;
 pub mod npz;

@@ -5,13 +5,19 @@
 //! A feature is a kind of node (`fVar`, `fCall`, …) plus two properties of
 //! the program: `fGraph` (a non-atomic node is reached twice, i.e. the
 //! program is a graph rather than a tree) and `fLetRec` (a `let` whose value
-//! mentions its own variable). The gradient passes refuse programs with
-//! features they do not handle, with TVM's message.
+//! mentions its own variable). ToCPS, UnCPS, the gradient passes and
+//! LazyGradientInit refuse programs with features they do not handle
+//! ([`check_features`]): TVM's words for the features (`has unsupported
+//! feature: [fGraph, ]`), at the first expression that has one, with what
+//! the feature is and which pass to run first, where one makes the program
+//! acceptable. TVM's message starts with the whole printed function, which
+//! the diagnostic's span replaces here.
 
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::printer::{print_expr, PrintOptions};
 use relay_ir::rewrite::for_each_child_except_pattern_vars;
 use relay_ir::{Expr, ExprKind, IRModule, VarId};
+use std::fmt::Write as _;
 // Tables consulted per node: the fast hasher, not SipHash.
 use relay_ir::fxhash::{FxMap as HashMap, FxSet as HashSet};
 
@@ -132,6 +138,16 @@ enum Step {
 /// results are).
 pub fn detect_features(expr: &Expr) -> FeatureSet {
     let mut features = FeatureSet::none();
+    walk_features(expr, |feature, _| {
+        features = features.with(feature);
+    });
+    features
+}
+
+/// The walk of [`detect_features`], calling `found` with each feature met
+/// and the node that has it (for `fGraph`, the node reached again; for
+/// `fLetRec`, the use of the variable inside its own value).
+fn walk_features(expr: &Expr, mut found: impl FnMut(Feature, &Expr)) {
     let mut visited: HashSet<usize> = HashSet::default();
     // The variables of the `let`s whose value the walk is inside (a count:
     // a malformed program may bind one variable twice).
@@ -158,16 +174,16 @@ pub fn detect_features(expr: &Expr) -> FeatureSet {
         // uses, so its first visit may have been elsewhere.
         if let ExprKind::Var(data) = node.kind() {
             if open.contains_key(&data.id) {
-                features = features.with(Feature::LetRec);
+                found(Feature::LetRec, &node);
             }
         }
         if !visited.insert(node.addr()) {
             if !is_atomic(&node) {
-                features = features.with(Feature::Graph);
+                found(Feature::Graph, &node);
             }
             continue;
         }
-        features = features.with(kind_feature(&node));
+        found(kind_feature(&node), &node);
         match node.kind() {
             // TVM does not look inside primitive (fused) functions.
             ExprKind::Function(_) if node.as_function().is_some_and(|f| f.is_primitive()) => {
@@ -190,7 +206,6 @@ pub fn detect_features(expr: &Expr) -> FeatureSet {
         // Reversed so that children are visited first to last, as TVM does.
         stack.extend(children.into_iter().rev().map(Step::Visit));
     }
-    features
 }
 
 /// The features of every function of `module`.
@@ -200,30 +215,128 @@ pub fn detect_module_features(module: &IRModule) -> FeatureSet {
     })
 }
 
-/// TVM's `CheckFeature(expr, fs)`: an error naming the features of `expr`
-/// outside `allowed`, after the expression's text, as TVM's message is.
-pub fn check_features(expr: &Expr, allowed: FeatureSet) -> Result<(), Diagnostic> {
-    let detected = detect_features(expr);
+/// TVM's `CheckFeature(expr, fs)` for the pass `pass`: an error naming
+/// the features of `expr` outside `allowed` in TVM's words, at the first
+/// expression that has one (the checked expression when that one has no
+/// span; a short excerpt of it when neither has one), saying what the
+/// features are and, where a normal form removes one, to run that pass
+/// first.
+pub fn check_features(pass: &str, expr: &Expr, allowed: FeatureSet) -> Result<(), Diagnostic> {
+    let mut detected = FeatureSet::none();
+    let mut first_site: Option<Expr> = None;
+    walk_features(expr, |feature, node| {
+        detected = detected.with(feature);
+        if !allowed.contains(feature) && first_site.is_none() {
+            first_site = Some(node.clone());
+        }
+    });
     if detected.is_subset_of(allowed) {
         return Ok(());
     }
+    let unsupported = detected.minus(allowed);
+    let mut message = format!("{pass}: has unsupported feature: {unsupported} (");
+    let meanings: Vec<String> = ALL
+        .iter()
+        .filter(|&&f| unsupported.contains(f))
+        .map(|&f| format!("f{f:?}: {}", meaning(f)))
+        .collect();
+    message.push_str(&meanings.join("; "));
+    message.push(')');
+    // At the offending expression; one a pass built has no span, so it is
+    // quoted, and the diagnostic sits at the checked expression.
+    let site = first_site.unwrap_or_else(|| expr.clone());
+    let at = if site.span().is_some() {
+        &site
+    } else {
+        let _ = write!(message, "; in {}", excerpt(&site));
+        expr
+    };
+    let mut diagnostic = Diagnostic::pass_failed_at(at, message);
+    if let Some(help) = remedy(pass, unsupported, allowed) {
+        diagnostic = diagnostic.with_help(help);
+    }
+    Err(diagnostic)
+}
+
+/// What a feature is, for the message.
+fn meaning(feature: Feature) -> &'static str {
+    match feature {
+        Feature::Graph => {
+            "an expression is used more than once, so the program is a graph, not a tree"
+        }
+        Feature::LetRec => "a let-bound function calls itself",
+        Feature::Let => "a let binding",
+        Feature::If => "an if expression",
+        Feature::RefCreate | Feature::RefRead | Feature::RefWrite => {
+            "a reference (ref, ref_read, ref_write)"
+        }
+        Feature::Constructor => "an ADT constructor",
+        Feature::Match => "a match expression",
+        Feature::GlobalVar => "a global function",
+        Feature::Function => "a function literal",
+        Feature::Tuple => "a tuple",
+        Feature::TupleGetItem => "a tuple projection",
+        Feature::Call => "a call",
+        Feature::Op => "an operator",
+        Feature::Constant => "a constant",
+        Feature::Var => "a variable",
+    }
+}
+
+/// The pass that removes the unsupported features without bringing in
+/// others the pass refuses, if there is one.
+fn remedy(pass: &str, unsupported: FeatureSet, allowed: FeatureSet) -> Option<String> {
+    if unsupported == FeatureSet::of(&[Feature::Graph]) && allowed.contains(Feature::Let) {
+        return Some(format!(
+            "run ToANormalForm and InferType before {pass}: ToANormalForm binds every \
+             expression to a variable, so none is used twice"
+        ));
+    }
+    if unsupported == FeatureSet::of(&[Feature::Let]) && allowed.contains(Feature::Graph) {
+        return Some(format!(
+            "run ToGraphNormalForm and InferType before {pass}: ToGraphNormalForm replaces \
+             let bindings by their values (a dataflow graph)"
+        ));
+    }
+    None
+}
+
+/// The first line of `expr`'s text, shortened: for an expression a pass
+/// built (no span to point at).
+fn excerpt(expr: &Expr) -> String {
+    const LONGEST: usize = 80;
     let options = PrintOptions {
         show_meta_data: false,
         ..Default::default()
     };
-    let message = format!(
-        "{}\nhas unsupported feature: {}",
-        print_expr(expr, &options).trim_end(),
-        detected.minus(allowed)
-    );
-    Err(Diagnostic::pass_failed_at(expr, message))
+    let text = print_expr(expr, &options);
+    // The printer writes the version header and a `free_var` line per free
+    // variable before the expression.
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("#[") && !l.starts_with("free_var "));
+    let line = lines.next().unwrap_or("");
+    let more = lines.next().is_some();
+    if line.chars().count() > LONGEST {
+        let cut: String = line.chars().take(LONGEST).collect();
+        format!("`{cut}…`")
+    } else if more {
+        format!("`{line} …`")
+    } else {
+        format!("`{line}`")
+    }
 }
 
 /// TVM's `CheckFeature(mod, fs)`: every function of `module`, in order.
-pub fn check_module_features(module: &IRModule, allowed: FeatureSet) -> Result<(), Diagnostic> {
+pub fn check_module_features(
+    pass: &str,
+    module: &IRModule,
+    allowed: FeatureSet,
+) -> Result<(), Diagnostic> {
     module
         .functions()
-        .try_for_each(|(_, f)| check_features(f.expr(), allowed))
+        .try_for_each(|(_, f)| check_features(pass, f.expr(), allowed))
 }
 
 /// TVM's `IsAtomic`: nodes that are shared by reference, never copied.
@@ -314,15 +427,76 @@ mod tests {
     }
 
     #[test]
-    fn the_check_message_ends_with_the_missing_features() {
+    fn the_check_message_names_the_pass_the_features_and_what_to_run_first() {
         let (expr, _) = parse_and_lower_expr("test", "fn (%x) { %0 = negative(%x); add(%0, %0) }");
-        let error = check_features(&expr, FeatureSet::all().without(Feature::Graph)).unwrap_err();
+        let error =
+            check_features("ToCPS", &expr, FeatureSet::all().without(Feature::Graph)).unwrap_err();
+        assert_eq!(
+            error.message,
+            "ToCPS: has unsupported feature: [fGraph, ] (fGraph: an expression is used more \
+             than once, so the program is a graph, not a tree)"
+        );
+        assert_eq!(
+            error.help.as_deref(),
+            Some(
+                "run ToANormalForm and InferType before ToCPS: ToANormalForm binds every \
+                 expression to a variable, so none is used twice"
+            )
+        );
+        // At the shared expression, not the whole function.
+        let span = error.span.expect("the shared call has a span");
+        assert_eq!(
+            (u32::from(span.range.start()), u32::from(span.range.end())),
+            (15, 27),
+            "negative(%x) in {:?}",
+            "fn (%x) { %0 = negative(%x); add(%0, %0) }"
+        );
+    }
+
+    #[test]
+    fn a_let_refused_where_graphs_are_allowed_points_to_graph_normal_form() {
+        let (expr, _) = parse_and_lower_expr("test", "fn (%x) { let %y = add(%x, %x); %y }");
+        let allowed = FeatureSet::all().without(Feature::Let);
+        let error = check_features("FirstOrderGradient", &expr, allowed).unwrap_err();
         assert!(
             error
                 .message
-                .ends_with("\nhas unsupported feature: [fGraph, ]"),
+                .starts_with("FirstOrderGradient: has unsupported feature: [fLet, ] (fLet: "),
             "{}",
             error.message
         );
+        assert!(error.help.unwrap().starts_with("run ToGraphNormalForm"));
+    }
+
+    #[test]
+    fn an_expression_without_a_span_is_quoted_briefly() {
+        // Built, not parsed: no span anywhere.
+        let x = Var::new("x", None, None);
+        let shared = relay_ir::build::op_call("negative", vec![x.expr().clone()]);
+        let body = Expr::tuple(vec![shared.clone(), shared], None);
+        let function = relay_ir::Function::new(
+            relay_ir::FunctionData {
+                params: vec![x],
+                body,
+                ret_type: None,
+                type_params: Vec::new(),
+                attrs: Default::default(),
+                virtual_device: None,
+            },
+            None,
+        );
+        let error = check_features(
+            "LazyGradientInit",
+            function.expr(),
+            FeatureSet::all().without(Feature::Graph),
+        )
+        .unwrap_err();
+        assert!(error.span.is_none());
+        assert!(
+            error.message.ends_with("; in `negative(%x)`"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.message.lines().count(), 1);
     }
 }

@@ -132,9 +132,9 @@ fn to_cps_module(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagno
     for (i, name) in names.into_iter().enumerate() {
         let function = module.function(&name).expect("listed above").clone();
         // In TVM's order: the function, then the module.
-        check_features(function.expr(), no_graph)?;
+        check_features("ToCPS", function.expr(), no_graph)?;
         if i == 0 {
-            check_module_features(&module, no_graph)?;
+            check_module_features("ToCPS", &module, no_graph)?;
         }
         let converted = convert_global(&function, &globals)?;
         updated.add_function(&name, converted);
@@ -172,8 +172,8 @@ pub fn to_cps(
     module: &IRModule,
 ) -> Result<(Function, Vec<(String, Function)>), Diagnostic> {
     let no_graph = FeatureSet::all().without(Feature::Graph);
-    check_features(function.expr(), no_graph)?;
-    check_module_features(module, no_graph)?;
+    check_features("ToCPS", function.expr(), no_graph)?;
+    check_module_features("ToCPS", module, no_graph)?;
     convert_with_globals(function, module)
 }
 
@@ -537,7 +537,11 @@ impl Converter<'_, '_> {
 
 /// TVM's `UnCPS(f)`.
 pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
-    check_features(function.expr(), FeatureSet::all().without(Feature::Graph))?;
+    check_features(
+        "UnCPS",
+        function.expr(),
+        FeatureSet::all().without(Feature::Graph),
+    )?;
     if function.params().is_empty() {
         return Err(Diagnostic::pass_failed_at(
             function.expr(),

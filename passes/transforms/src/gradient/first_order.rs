@@ -61,7 +61,15 @@ fn allowed_features() -> FeatureSet {
 
 /// The pass: every function of `module` differentiated on its own.
 pub fn first_order_gradient(module: IRModule) -> Result<IRModule, Diagnostic> {
-    check_module_features(&module, allowed_features())?;
+    first_order_gradient_in("FirstOrderGradient", module)
+}
+
+/// [`first_order_gradient`] for the pass `pass` (messages name it).
+pub(crate) fn first_order_gradient_in(
+    pass: &str,
+    module: IRModule,
+) -> Result<IRModule, Diagnostic> {
+    check_module_features(pass, &module, allowed_features())?;
     let mut result = module.clone();
     for (name, function) in module.functions() {
         if !function.data().type_params.is_empty() {

@@ -58,9 +58,9 @@ pub fn higher_order_gradient(
     module: Option<&mut IRModule>,
 ) -> Result<Expr, Diagnostic> {
     let allowed = FeatureSet::all().without(Feature::Graph);
-    check_features(expr, allowed)?;
+    check_features("Gradient", expr, allowed)?;
     if let Some(module) = module.as_deref() {
-        check_module_features(module, allowed)?;
+        check_module_features("Gradient", module, allowed)?;
     }
     let e = de_global(module.as_deref(), expr);
     let f = e
@@ -126,7 +126,7 @@ pub fn higher_order_gradient(
         f.expr().span(),
     )
     .into_expr();
-    check_features(&gradient, allowed)?;
+    check_features("Gradient", &gradient, allowed)?;
     Ok(gradient)
 }
 

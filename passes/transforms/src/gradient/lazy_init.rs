@@ -46,8 +46,11 @@ const STD_FUNCTIONS: [&str; 3] = ["FromGradCell", "AddGradCell", "MultiplyGradCe
 /// How deeply nested an expression the rewrite follows (it recurses).
 pub const MAX_DEPTH: usize = 2000;
 
+/// The pass's name, for messages.
+const PASS: &str = "LazyGradientInit";
+
 pub(crate) fn spec() -> PassSpec {
-    PassSpec::module("LazyGradientInit", 2)
+    PassSpec::module(PASS, 2)
         .doc(
             "Compute on GradCell values so that tensors of zeros and ones are made only when \
              needed (adds TVM's gradient.rly to the module, so it runs as a module pass; a \
@@ -75,11 +78,11 @@ pub fn lazy_gradient_init(module: IRModule) -> Result<IRModule, Diagnostic> {
     let allowed = FeatureSet::all().without(Feature::Graph);
     let mut updates = Vec::with_capacity(targets.len());
     for (name, function) in targets {
-        check_features(function.expr(), allowed)?;
-        check_module_features(&module, allowed)?;
+        check_features(PASS, function.expr(), allowed)?;
+        check_module_features(PASS, &module, allowed)?;
         let transformed = Initializer::new(&module)?.transform(&function)?;
-        check_features(transformed.expr(), allowed)?;
-        check_module_features(&module, allowed)?;
+        check_features(PASS, transformed.expr(), allowed)?;
+        check_module_features(PASS, &module, allowed)?;
         updates.push((name, transformed));
     }
     for (name, function) in updates {

@@ -72,7 +72,7 @@ pub fn gradient(
             })?;
             let mut alone = IRModule::new();
             alone.add_function("main", function);
-            let differentiated = first_order::first_order_gradient(alone)?;
+            let differentiated = first_order::first_order_gradient_in("Gradient", alone)?;
             Ok(differentiated
                 .function("main")
                 .expect("the pass keeps every function")

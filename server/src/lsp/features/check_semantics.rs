@@ -157,6 +157,7 @@ fn element_values(finding: &Finding) -> (Option<String>, Option<String>, Option<
             (None, Some(before.clone()), Some(after.clone()))
         }
         Finding::FailsAfter(error) => (None, None, Some(format!("fails: {error}"))),
+        Finding::GradientDiffers(what) => (Some("gradients".into()), None, Some(what.clone())),
     }
 }
 
