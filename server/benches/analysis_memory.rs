@@ -10,7 +10,11 @@
 //!
 //! RELAY_BENCH_MEMORY_EDITS sets the number of edits analysed in process
 //! on the 10 MB module (default 200); RELAY_BENCH_SKIP_RESNET=1 leaves out
-//! resnet152.
+//! resnet152. After the edits it prints what each part of the state kept
+//! between edits holds (dropped one after the other), and after the open a
+//! census of the lowered and the typed module: nodes by kind, distinct
+//! types and their dimensions, attrs objects and their fields, and the
+//! sizes of the IR's node types (what to shrink first).
 //!
 //! The figures are live bytes (what was asked of the allocator and not
 //! given back); resident memory adds the allocator's free pages and the
@@ -110,6 +114,10 @@ fn breakdown(label: &str, text: &str) -> (Document, Incremental, Analysis) {
         analysed - level
     );
     level = analysed;
+    let lowered_nodes = census(label, "lowered", &analysis.lowered, &Default::default());
+    if let Some(typed) = &analysis.typed {
+        census(label, "typed", typed, &lowered_nodes);
+    }
     let _ = analysis.names.at(0.into());
     level = step(label, "name index lookup tables (navigation)", level);
     let _ = analysis.names.visible_at(0.into());
@@ -155,8 +163,9 @@ fn analysis_parts(label: &str, analysis: &Analysis) -> String {
 /// spread over the file), printing the live heap as it goes.
 fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edits: usize) {
     use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
-    let text = document.text();
-    let lines: Vec<u32> = text
+    // Not a snapshot held over the edits: it would count as growth.
+    let lines: Vec<u32> = document
+        .text()
         .split('\n')
         .enumerate()
         .filter(|(_, l)| l.starts_with("  %"))
@@ -205,6 +214,26 @@ fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edit
         }
     }
     drop(last);
+    teardown(label, "after the edits", document, kept);
+}
+
+/// What each part of a document's kept state holds: the live heap dropping
+/// it gives back, part by part (the analysis itself already dropped).
+fn teardown(label: &str, when: &str, document: Document, kept: Incremental) {
+    let mut level = live_mb();
+    let mut freed = |what: &str| {
+        let now = live_mb();
+        println!("{label}: {when}: {what:<40} holds {:>8.1} MB", level - now);
+        level = now;
+    };
+    *kept.checker.lock().unwrap() = Default::default();
+    freed("type checker (per-function results)");
+    *kept.lowering.lock().unwrap() = Default::default();
+    freed("incremental lowering");
+    kept.clear();
+    freed("last parse and line index");
+    drop(document);
+    freed("the editor's text");
 }
 
 fn main() {
@@ -235,4 +264,97 @@ fn main() {
         kept,
         env_usize("RELAY_BENCH_MEMORY_EDITS", 200),
     );
+}
+
+/// How many nodes, types and attribute fields a module holds (distinct
+/// allocations, by address), with the size of each kind of object.
+fn census(
+    label: &str,
+    which: &str,
+    module: &relay_passes::ir::IRModule,
+    before: &std::collections::HashSet<usize>,
+) -> std::collections::HashSet<usize> {
+    use relay_passes::ir::{AttrValue, Dim, ExprKind, ExprNode, Type, TypeKind};
+    use std::collections::HashSet;
+    use std::mem::size_of;
+    let mut nodes = HashSet::new();
+    let mut types = HashSet::new();
+    let mut attrs = HashSet::new();
+    let (mut fields, mut dims, mut by_kind) = (0usize, 0usize, [0usize; 8]);
+    let (mut shared, mut op_func_types, mut var_type_shared) = (0, 0, 0);
+    let mut type_of = |ty: &Type, dims: &mut usize| {
+        if types.insert(type_addr(ty)) {
+            if let TypeKind::Tensor(t) = ty.kind() {
+                *dims += t.shape.len();
+            }
+            if let TypeKind::Tuple(fs) = ty.kind() {
+                for f in fs {
+                    if let TypeKind::Tensor(t) = f.kind() {
+                        *dims += t.shape.len();
+                    }
+                }
+            }
+        }
+    };
+    let mut stack: Vec<_> = module.functions().map(|(_, f)| f.expr().clone()).collect();
+    while let Some(e) = stack.pop() {
+        if !nodes.insert(e.addr()) {
+            continue;
+        }
+        if before.contains(&e.addr()) {
+            shared += 1;
+        }
+        if let Some(t) = e.checked_type() {
+            type_of(t, &mut dims);
+            match (e.kind(), t.kind()) {
+                (ExprKind::Op(_), TypeKind::Func(_)) => op_func_types += 1,
+                (ExprKind::Var(v), _)
+                    if v.type_annotation.as_ref().is_some_and(|a| a.ptr_eq(t)) =>
+                {
+                    var_type_shared += 1
+                }
+                _ => {}
+            }
+        }
+        let k = match e.kind() {
+            ExprKind::Var(v) => {
+                if let Some(t) = &v.type_annotation {
+                    type_of(t, &mut dims);
+                }
+                0
+            }
+            ExprKind::Call(c) => {
+                if let Some(a) = &c.attrs {
+                    if attrs.insert(a.fields().as_ptr() as usize) {
+                        fields += a.fields().len();
+                    }
+                }
+                1
+            }
+            ExprKind::TupleGetItem { .. } => 2,
+            ExprKind::Op(_) => 3,
+            ExprKind::Function(_) => 4,
+            ExprKind::GlobalVar(_) => 5,
+            ExprKind::Constant(_) => 6,
+            _ => 7,
+        };
+        by_kind[k] += 1;
+        relay_server::lsp::analysis::push_children(&e, &mut stack);
+    }
+    println!(
+        "{label}: census {which}: {} nodes (var {}, call {}, tuple item {}, op {}, fn {}, global {}, const {}, other {}), {} types ({} dims), {} attrs objects ({} fields)",
+        nodes.len(), by_kind[0], by_kind[1], by_kind[2], by_kind[3], by_kind[4], by_kind[5], by_kind[6], by_kind[7],
+        types.len(), dims, attrs.len(), fields
+    );
+    println!("{label}: census {which}: {shared} nodes of the one before, {op_func_types} ops with a function type, {var_type_shared} vars typed by their annotation");
+    println!(
+        "{label}: census sizes: ExprNode {} ExprKind {} Option<Span> {} TypeKind {} Dim {} AttrValue {} field {}",
+        size_of::<ExprNode>(), size_of::<ExprKind>(), size_of::<Option<relay_passes::source::Span>>(),
+        size_of::<TypeKind>(), size_of::<Dim>(), size_of::<AttrValue>(), size_of::<(String, AttrValue)>()
+    );
+    nodes
+}
+
+fn type_addr(ty: &relay_passes::ir::Type) -> usize {
+    ty.kind() as *const _ as usize
 }

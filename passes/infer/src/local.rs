@@ -96,7 +96,7 @@ fn copy_node(node: &Expr, children: Vec<Expr>) -> Expr {
             data.id,
             data.name.clone(),
             data.type_annotation.clone(),
-            data.virtual_device.clone(),
+            data.virtual_device.as_deref().cloned(),
             span,
         )
         .into_expr(),

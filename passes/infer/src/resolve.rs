@@ -303,10 +303,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             .and_then(|t| self.resolved_annotation(t))
                         {
                             Some(ret) => {
-                                let data = FunctionData {
+                                let data = Box::new(FunctionData {
                                     ret_type: Some(ret),
-                                    ..f.clone()
-                                };
+                                    ..(**f).clone()
+                                });
                                 let ty = out.checked_type().cloned();
                                 Expr::with_type(ExprKind::Function(data), out.span(), ty)
                             }

@@ -275,14 +275,14 @@ pub fn rebuild(expr: &Expr, new_children: &[Expr], update: NodeUpdate) -> Expr {
         },
         ExprKind::Function(f) => {
             let params = f.params.iter().map(|p| as_var_or(next(), p)).collect();
-            ExprKind::Function(FunctionData {
+            ExprKind::Function(Box::new(FunctionData {
                 params,
                 body: next(),
                 ret_type: f.ret_type.clone().or(update.ret_type),
                 type_params: f.type_params.clone(),
                 attrs: f.attrs.clone(),
                 virtual_device: f.virtual_device.clone(),
-            })
+            }))
         }
         ExprKind::Match {
             clauses, complete, ..

@@ -22,8 +22,9 @@ pub enum TypeKind {
     Tensor(TensorType),
     /// `(A, B)`; `()` is unit.
     Tuple(Vec<Type>),
-    /// `fn [T](A, B) -> R`.
-    Func(FuncType),
+    /// `fn [T](A, B) -> R`. Boxed: most types are tensors, and every type
+    /// is as large as the largest form.
+    Func(Box<FuncType>),
     /// A type parameter.
     Var(TypeVar),
     /// The name of an ADT (`List`), used as the head of a [`TypeKind::Call`].
@@ -543,11 +544,11 @@ impl Type {
     }
 
     pub fn func(params: Vec<Type>, ret: Type, type_params: Vec<TypeVar>) -> Type {
-        Type::new(TypeKind::Func(FuncType {
+        Type::new(TypeKind::Func(Box::new(FuncType {
             params,
             ret,
             type_params,
-        }))
+        })))
     }
 
     /// A fresh incomplete type.

@@ -1140,14 +1140,14 @@ mod tests {
         let fty = Type::func(vec![int_ty()], int_ty(), vec![]);
         let f_var = Var::new("f", None, None).with_checked_type(fty.clone());
         let inner = Expr::with_type(
-            ExprKind::Function(FunctionData {
+            ExprKind::Function(Box::new(FunctionData {
                 params: vec![y.clone()],
                 body: call("add", vec![x.expr().clone(), y.expr().clone()]),
                 ret_type: Some(int_ty()),
                 type_params: vec![],
                 attrs: DictAttrs::default(),
                 virtual_device: None,
-            }),
+            })),
             None,
             Some(fty.clone()),
         );

@@ -150,7 +150,7 @@ fn without_return_type(expr: Expr) -> Expr {
     Function::new(
         FunctionData {
             ret_type: None,
-            ..data.clone()
+            ..(**data).clone()
         },
         expr.span(),
     )

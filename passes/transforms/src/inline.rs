@@ -172,7 +172,7 @@ fn can_inline(name: &str, module: &IRModule, graph: &CallGraph) -> bool {
 /// A fresh, untyped copy of `function` (TVM rebuilds the function node).
 fn copy_function(function: &Function) -> Expr {
     let data = function.data();
-    Expr::new(ExprKind::Function(data.clone()), None)
+    Expr::new(ExprKind::Function(Box::new(data.clone())), None)
 }
 
 fn inline_into(

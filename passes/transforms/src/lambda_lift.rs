@@ -278,7 +278,7 @@ fn closure(
             VarId::fresh(),
             var.name(),
             Some(ty),
-            var.data().virtual_device.clone(),
+            var.data().virtual_device.as_deref().cloned(),
             None,
         );
         rebinding.insert(var.id(), fresh.expr().clone());
@@ -313,7 +313,7 @@ fn closure(
 /// the return type, `_` where missing.
 fn func_type_annotation(function: &Function) -> Type {
     let data = function.data();
-    Type::new(TypeKind::Func(FuncType {
+    Type::new(TypeKind::Func(Box::new(FuncType {
         params: data
             .params
             .iter()
@@ -325,7 +325,7 @@ fn func_type_annotation(function: &Function) -> Type {
             .collect(),
         ret: data.ret_type.clone().unwrap_or_else(Type::incomplete),
         type_params: data.type_params.clone(),
-    }))
+    })))
 }
 
 /// For every node outside primitive functions, the innermost `let`

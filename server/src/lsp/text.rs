@@ -75,7 +75,9 @@ impl Document {
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     text: Arc<str>,
-    line_starts: Vec<u32>,
+    /// Shared by the clones of the index (the document's last analysis
+    /// and the state kept for the next one hold the same index).
+    line_starts: Arc<[u32]>,
     /// Whether the text is ASCII only: then every encoding counts the same.
     ascii: bool,
     pub encoding: Encoding,
@@ -88,7 +90,7 @@ impl LineIndex {
         let ascii = text.is_ascii();
         LineIndex {
             text,
-            line_starts,
+            line_starts: line_starts.into(),
             ascii,
             encoding,
         }
@@ -120,7 +122,7 @@ impl LineIndex {
         let ascii = before.ascii && inserted.is_ascii();
         LineIndex {
             text,
-            line_starts,
+            line_starts: line_starts.into(),
             ascii,
             encoding: before.encoding,
         }

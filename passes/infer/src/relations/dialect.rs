@@ -142,11 +142,11 @@ mod tests {
     use relay_ir::{FuncType, Type, TypeKind};
 
     fn func(params: &[Type], ret: Type) -> Type {
-        Type::new(TypeKind::Func(FuncType {
+        Type::new(TypeKind::Func(Box::new(FuncType {
             params: params.to_vec(),
             ret,
             type_params: Vec::new(),
-        }))
+        })))
     }
 
     #[test]

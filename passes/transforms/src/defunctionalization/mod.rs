@@ -311,7 +311,7 @@ impl Defunc<'_> {
     /// callee has one, else its definition's.
     fn global_type(&self, callee: &Expr, name: &str) -> Result<FuncType, Diagnostic> {
         if let Some(TypeKind::Func(f)) = callee.checked_type().map(Type::kind) {
-            return Ok(f.clone());
+            return Ok((**f).clone());
         }
         let function = self.module.function(name).ok_or_else(|| {
             Diagnostic::pass_failed_at(
@@ -353,7 +353,10 @@ impl Defunc<'_> {
             ));
         }
         let op_type = inst_func_type(&fty, &call.type_args, expr)?;
-        if has_free_type_vars(&Type::new(TypeKind::Func(op_type.clone())), &mut Vec::new()) {
+        if has_free_type_vars(
+            &Type::new(TypeKind::Func(Box::new(op_type.clone()))),
+            &mut Vec::new(),
+        ) {
             return Err(Diagnostic::pass_failed_at(
                 expr,
                 "free type vars in instantiated",
@@ -387,7 +390,7 @@ impl Defunc<'_> {
                 args.push(arg.clone());
             }
         }
-        let op_type = Type::new(TypeKind::Func(op_type));
+        let op_type = Type::new(TypeKind::Func(Box::new(op_type)));
         let name = format!("{}{}", gv.name(), type_to_string(&op_type));
         if self.specialized.insert(name.clone()) {
             let original = self.module.function(gv.name()).cloned().ok_or_else(|| {
@@ -505,7 +508,7 @@ impl Defunc<'_> {
         for arg in &call.args {
             args.push(self.visit(arg)?);
         }
-        let apply = apply_name(&Type::new(TypeKind::Func(op_type)));
+        let apply = apply_name(&Type::new(TypeKind::Func(Box::new(op_type))));
         Ok(Expr::call(
             Expr::global(&apply, None),
             args,
@@ -530,7 +533,7 @@ impl Defunc<'_> {
             ));
         };
         match self.encoded_types.get(gtv.name()).map(Type::kind) {
-            Some(TypeKind::Func(f)) => Ok(f.clone()),
+            Some(TypeKind::Func(f)) => Ok((**f).clone()),
             _ => Err(Diagnostic::pass_failed_at(
                 at,
                 "reverse mapping from encoded type to original type not found",
@@ -611,10 +614,10 @@ impl Defunc<'_> {
         let constructor = self.add_constructor(&gtv, &name, field_types);
         let body = self.visit(&bind(&function.body, &bindings))?;
         let literal = Expr::new(
-            ExprKind::Function(FunctionData {
+            ExprKind::Function(Box::new(FunctionData {
                 body,
                 ..function.clone()
-            }),
+            })),
             arg.span(),
         );
         self.add_apply_case(ty, ft, &constructor, literal, patterns)?;

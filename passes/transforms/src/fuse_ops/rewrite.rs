@@ -234,14 +234,14 @@ impl<'a> FuseRewriter<'a> {
             attrs.push(("relay.reshape_only".to_string(), int(1)));
         }
         let function = Expr::new(
-            ExprKind::Function(FunctionData {
+            ExprKind::Function(Box::new(FunctionData {
                 params: inputs.params,
                 body,
                 ret_type,
                 type_params: Vec::new(),
                 attrs: DictAttrs::new(attrs),
                 virtual_device: None,
-            }),
+            })),
             None,
         );
         Expr::call(function, inputs.arguments, None, None)

@@ -204,11 +204,13 @@ fn checked_type(expr: &Expr) -> Result<Type, Diagnostic> {
 
 /// `ref(fn () -> ())`: the type of the backpropagator reference.
 fn backprop_type() -> Type {
-    Type::new(TypeKind::Ref(Type::new(TypeKind::Func(FuncType {
-        params: Vec::new(),
-        ret: Type::unit(),
-        type_params: Vec::new(),
-    }))))
+    Type::new(TypeKind::Ref(Type::new(TypeKind::Func(Box::new(
+        FuncType {
+            params: Vec::new(),
+            ret: Type::unit(),
+            type_params: Vec::new(),
+        },
+    )))))
 }
 
 /// TVM's `ReverseType`: a tensor type `T` becomes `(T, ref(T))`; a function
@@ -223,11 +225,11 @@ pub fn reverse_type(ty: &Type) -> Type {
         TypeKind::Func(f) => {
             let mut params: Vec<Type> = f.params.iter().map(reverse_type).collect();
             params.push(backprop_type());
-            Type::new(TypeKind::Func(FuncType {
+            Type::new(TypeKind::Func(Box::new(FuncType {
                 params,
                 ret: f.ret.clone(),
                 type_params: f.type_params.clone(),
-            }))
+            })))
         }
         TypeKind::Tuple(fields) => {
             Type::new(TypeKind::Tuple(fields.iter().map(reverse_type).collect()))

@@ -328,11 +328,11 @@ impl Initializer {
             TypeKind::Tuple(fields) => Type::new(TypeKind::Tuple(
                 fields.iter().map(|f| self.visit_type(f)).collect(),
             )),
-            TypeKind::Func(func) => Type::new(TypeKind::Func(FuncType {
+            TypeKind::Func(func) => Type::new(TypeKind::Func(Box::new(FuncType {
                 params: func.params.iter().map(|p| self.visit_type(p)).collect(),
                 ret: self.visit_type(&func.ret),
                 type_params: func.type_params.clone(),
-            })),
+            }))),
             TypeKind::Call { func, args } => Type::new(TypeKind::Call {
                 func: self.visit_type(func),
                 args: args.iter().map(|a| self.visit_type(a)).collect(),
@@ -402,7 +402,7 @@ impl Initializer {
                         params,
                         body,
                         ret_type,
-                        ..data.clone()
+                        ..(**data).clone()
                     },
                     expr.span(),
                 )

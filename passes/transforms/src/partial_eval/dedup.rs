@@ -189,7 +189,7 @@ impl Renamer<'_> {
             VarId::fresh(),
             data.name.clone(),
             annotation,
-            data.virtual_device.clone(),
+            data.virtual_device.as_deref().cloned(),
             var.expr().span(),
         );
         let checked = if changed {
@@ -305,13 +305,13 @@ impl Renamer<'_> {
                     .iter()
                     .any(|p| self.opt_ty(p.type_annotation()).1);
                 let changed = c1 || c2 || c3;
-                let kind = ExprKind::Function(FunctionData {
+                let kind = ExprKind::Function(Box::new(FunctionData {
                     params,
                     body,
                     ret_type,
                     type_params,
-                    ..data.clone()
-                });
+                    ..(**data).clone()
+                }));
                 let copy = Self::rebuilt(expr, kind, changed);
                 self.functions.push((expr.clone(), copy.clone()));
                 (copy, changed)

@@ -198,7 +198,7 @@ impl Analyzer<'_> {
                 for (i, param) in f.params.iter().enumerate() {
                     let p = self.d.param(func, i);
                     self.unify_expr(param.expr(), p)?;
-                    let vd = param.data().virtual_device.as_ref();
+                    let vd = param.data().virtual_device.as_deref();
                     if let Some(dom) = self.for_device(param.expr(), vd)? {
                         self.unify_expr(param.expr(), dom)?;
                     }

@@ -156,7 +156,7 @@ impl Capturer<'_, '_> {
                     id: data.id,
                     name: data.name.clone(),
                     type_annotation: data.type_annotation.clone(),
-                    virtual_device: Some(self.io.write(&vd)),
+                    virtual_device: Some(Box::new(self.io.write(&vd))),
                 }),
                 param.expr().span(),
                 param.expr().checked_type().cloned(),
@@ -226,10 +226,10 @@ impl Capturer<'_, '_> {
                     unreachable!("a function rebuilt is a function")
                 };
                 Ok(Expr::with_type(
-                    ExprKind::Function(FunctionData {
+                    ExprKind::Function(Box::new(FunctionData {
                         virtual_device: Some(self.io.write(&result)),
-                        ..data.clone()
-                    }),
+                        ..(**data).clone()
+                    })),
                     e.span(),
                     e.checked_type().cloned(),
                 ))

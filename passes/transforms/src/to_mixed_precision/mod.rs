@@ -326,7 +326,7 @@ impl<'a> Converter<'a> {
             data.id,
             data.name.clone(),
             Some(ty.clone()),
-            data.virtual_device.clone(),
+            data.virtual_device.as_deref().cloned(),
             expr.span(),
         );
         Ok(var.with_checked_type(ty).into_expr())
@@ -366,7 +366,7 @@ impl<'a> Converter<'a> {
                         params: params.iter().filter_map(Expr::as_var).collect(),
                         body: body[0].clone(),
                         ret_type: None,
-                        ..data.clone()
+                        ..(**data).clone()
                     },
                     pre.span(),
                 )
