@@ -29,7 +29,7 @@
 //! TVM v0.13's as well (`TupleGetItemRel`: "TupleGetItem expect input type
 //! to be TupleType"; the solver: "unable to show the following types
 //! match"). Those errors get a note naming the operators and what to run
-//! first ([`explain_tuple_results`]).
+//! first (`explain_tuple_results`).
 //! Nested expressions deeper than [`MAX_DEPTH`] are refused with a
 //! diagnostic rather than risking the call stack.
 
