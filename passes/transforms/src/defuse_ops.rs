@@ -6,9 +6,13 @@
 //! The expression is rebuilt bottom-up, so calls nested inside a function
 //! body are inlined before the function itself is. Parameters are matched
 //! by name, as TVM does: every variable in the body is looked up by its
-//! name among the parameters. Two parameters with the same name, or a body
-//! variable that is not a parameter (TVM would produce an invalid
-//! expression), are reported as errors.
+//! name among the parameters. Two parameters with the same name are TVM's
+//! error. A body variable that is not a parameter (one a `let` or a nested
+//! function inside the inlined function binds) is an error here with TVM's
+//! outcome in the message: TVM's lookup finds nothing and puts a null
+//! expression in its place, which the module check after the pass rejects
+//! ("Found null pointer node while traversing AST"). FuseOps never makes
+//! such functions; `ToGraphNormalForm` first removes the `let`s.
 
 use relay_ir::diagnostic::Diagnostic;
 use relay_ir::rewrite::rewrite_post_order;
@@ -31,12 +35,12 @@ fn defuse_function(
     _module: &IRModule,
     _ctx: &PassContext,
 ) -> Result<Function, Diagnostic> {
-    defuse_ops(&function).map_err(Diagnostic::pass_failed)
+    defuse_ops(&function)
 }
 
 /// Inlines every call of a function literal in `function`.
-pub fn defuse_ops(function: &Function) -> Result<Function, String> {
-    let mut failure: Option<String> = None;
+pub fn defuse_ops(function: &Function) -> Result<Function, Diagnostic> {
+    let mut failure: Option<Diagnostic> = None;
     let rewritten = rewrite_post_order(function.expr(), |_original, rebuilt| {
         if failure.is_some() {
             return rebuilt;
@@ -53,18 +57,18 @@ pub fn defuse_ops(function: &Function) -> Result<Function, String> {
             &call.args,
         ) {
             Ok(inlined) => inlined,
-            Err(message) => {
-                failure = Some(message);
+            Err(diagnostic) => {
+                failure = Some(diagnostic);
                 rebuilt
             }
         }
     });
-    if let Some(message) = failure {
-        return Err(message);
+    if let Some(diagnostic) = failure {
+        return Err(diagnostic);
     }
-    rewritten
-        .as_function()
-        .ok_or_else(|| "DefuseOps: the function was rewritten to a non-function".to_string())
+    rewritten.as_function().ok_or_else(|| {
+        Diagnostic::pass_failed("DefuseOps: the function was rewritten to a non-function")
+    })
 }
 
 /// `body` with every variable replaced by the argument of the parameter
@@ -73,13 +77,16 @@ fn inline_body<'a>(
     param_names: impl Iterator<Item = &'a str>,
     body: &Expr,
     args: &[Expr],
-) -> Result<Expr, String> {
+) -> Result<Expr, Diagnostic> {
     let mut by_name: HashMap<&str, &Expr> = HashMap::default();
     for (name, arg) in param_names.zip(args) {
         if by_name.insert(name, arg).is_some() {
-            return Err(format!(
-                "DefuseOps: several parameters are named `{name}`, so arguments cannot be \
-                 matched to them"
+            return Err(Diagnostic::pass_failed_at(
+                arg,
+                format!(
+                    "Found multiple parameters share the same variable name `{name}` which \
+                     introduces uncertainty in DefuseOps pass"
+                ),
             ));
         }
     }
@@ -97,16 +104,12 @@ fn inline_body<'a>(
 
 /// Every variable of `body` must name a parameter, and a variable in a
 /// binding position must be replaced by a variable.
-fn check_substitutable(body: &Expr, by_name: &HashMap<&str, &Expr>) -> Result<(), String> {
+fn check_substitutable(body: &Expr, by_name: &HashMap<&str, &Expr>) -> Result<(), Diagnostic> {
     for node in relay_ir::rewrite::post_order(body) {
         let binders: Vec<&Expr> = match node.kind() {
             ExprKind::Var(var) => {
                 if !by_name.contains_key(var.name.as_str()) {
-                    return Err(format!(
-                        "DefuseOps: variable `%{}` of an inlined function is not one of its \
-                         parameters",
-                        var.name
-                    ));
+                    return Err(not_a_parameter(&node, &var.name));
                 }
                 continue;
             }
@@ -130,14 +133,39 @@ fn check_substitutable(body: &Expr, by_name: &HashMap<&str, &Expr>) -> Result<()
                 .get(name)
                 .is_some_and(|arg| matches!(arg.kind(), ExprKind::Var(_)))
             {
-                return Err(format!(
-                    "DefuseOps: bound variable `%{name}` of an inlined function would be \
-                     replaced by a non-variable"
+                return Err(Diagnostic::pass_failed_at(
+                    binder,
+                    format!(
+                        "DefuseOps: bound variable `%{name}` of an inlined function would be \
+                         replaced by a non-variable"
+                    ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// A variable of an inlined body that no parameter names: TVM v0.13 fails
+/// on it too, later and less clearly.
+fn not_a_parameter(var: &Expr, name: &str) -> Diagnostic {
+    Diagnostic::pass_failed_at(
+        var,
+        format!(
+            "DefuseOps: variable `%{name}` of an inlined function is not one of its parameters"
+        ),
+    )
+    .with_note(
+        "TVM v0.13 fails here too: its DefuseOps replaces every variable of the inlined body \
+         by the argument of the parameter with the same name, puts a null expression where \
+         there is none, and the module check after the pass stops with \"Found null pointer \
+         node while traversing AST. The previous pass may have generated invalid data.\"",
+    )
+    .with_help(
+        "DefuseOps undoes FuseOps, whose functions name only their parameters; for functions \
+         that bind variables with `let`, run ToGraphNormalForm first \
+         (`-p ToGraphNormalForm,DefuseOps --opt-level 3`)",
+    )
 }
 
 fn pattern_vars<'a>(pattern: &'a Pattern, out: &mut Vec<&'a Expr>) {

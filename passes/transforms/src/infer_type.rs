@@ -22,9 +22,24 @@ pub(super) fn spec() -> PassSpec {
 /// Types every function of `module`, reporting the diagnostics to `ctx`;
 /// the result is marked `TypeChecked` when there was no error.
 pub(crate) fn infer_types(module: IRModule, ctx: &PassContext) -> Result<IRModule, Diagnostic> {
+    infer_types_explaining(module, ctx, |error| error)
+}
+
+/// [`infer_types`] after a pass whose output it may reject: `explain` adds
+/// to each error what the pass knows of its cause (it sees errors only).
+pub(crate) fn infer_types_explaining(
+    module: IRModule,
+    ctx: &PassContext,
+    explain: impl Fn(Diagnostic) -> Diagnostic,
+) -> Result<IRModule, Diagnostic> {
     let (mut typed, diagnostics) = infer_module(&module);
     let ok = !diagnostics.has_errors();
     for diagnostic in diagnostics {
+        let diagnostic = if diagnostic.is_error() {
+            explain(diagnostic)
+        } else {
+            diagnostic
+        };
         ctx.report(diagnostic);
     }
     if ok {

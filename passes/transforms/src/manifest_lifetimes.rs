@@ -21,8 +21,10 @@
 //! `let`-bound `if` counts as defined before its branches. Where TVM fails, so
 //! does this pass, with TVM's message: an `if` or `match` that is not bound by
 //! a `let`, a nested function in the body's control flow, and forms the
-//! analysis has no case for (a function literal, `ref` operations or a `let`
-//! inside a bound value, a call of a function literal).
+//! analysis has no case for (`ref` operations or a `let` inside a bound
+//! value). A function literal in a bound value or a callee reads no
+//! variable (TVM's `VarUseCollector` has a case for it), so fused code (calls
+//! of `Primitive` function literals) is analysed like any other call.
 //!
 //! One difference: TVM emits the kills of one binding in the order of a hash
 //! set of pointers (not reproducible from run to run); here they come in the
@@ -32,6 +34,7 @@
 
 use relay_ir::build::op_call;
 use relay_ir::diagnostic::Diagnostic;
+use relay_ir::fxhash::{FxMap, FxSet};
 use relay_ir::metadata::NodeRef;
 use relay_ir::rewrite::{children, with_children};
 use relay_ir::{AttrValue, Clause, Expr, ExprKind, Function, Pattern, Var, VarId};
@@ -56,9 +59,10 @@ pub fn manifest_lifetimes(function: &Function) -> Result<Function, Diagnostic> {
         .expect("a function stays a function");
     let cfg = ControlFlowGraph::of(&function)?;
     let liveness = Liveness::analyze(&cfg)?;
-    let inserter = KillInserter {
+    let mut inserter = KillInserter {
         cfg: &cfg,
         liveness: &liveness,
+        memo: FxMap::default(),
     };
     let killed = inserter.visit(function.expr());
     Ok(killed.as_function().expect("a function stays a function"))
@@ -109,6 +113,9 @@ fn copied_variable(value: &Expr) -> Option<Var> {
 struct AliasEliminator {
     /// Variable → the variable it stands for (transitively resolved).
     alias: HashMap<VarId, Var>,
+    /// Rewritten node by the address of the original (TVM's mutator memo):
+    /// a node shared in graph form is rewritten once and stays shared.
+    memo: FxMap<usize, Expr>,
 }
 
 impl AliasEliminator {
@@ -120,7 +127,17 @@ impl AliasEliminator {
     }
 
     fn visit(&mut self, expr: &Expr) -> Expr {
-        crate::partial_eval::with_stack(|| self.visit_inner(expr))
+        // Variables are resolved at each use: what they alias depends on
+        // the scope.
+        if matches!(expr.kind(), ExprKind::Var(_)) {
+            return self.visit_inner(expr);
+        }
+        if let Some(done) = self.memo.get(&expr.addr()) {
+            return done.clone();
+        }
+        let result = crate::partial_eval::with_stack(|| self.visit_inner(expr));
+        self.memo.insert(expr.addr(), result.clone());
+        result
     }
 
     fn visit_inner(&mut self, expr: &Expr) -> Expr {
@@ -410,27 +427,49 @@ fn no_default(expr: &Expr) -> Diagnostic {
 
 /// TVM's `VarUseCollector`: the variables an expression reads (for `if` and
 /// `match`, only the condition or the scrutinee).
-fn uses(expr: &Expr, out: &mut BTreeMap<VarId, Var>) -> Result<(), Diagnostic> {
-    crate::partial_eval::with_stack(|| match expr.kind() {
-        ExprKind::Var(_) => {
-            let var = expr.as_var().expect("a variable");
-            out.insert(var.id(), var);
-            Ok(())
+///
+/// Each node is visited once. Code in graph form shares subexpressions (the
+/// blocks of a residual network each read the previous block's output
+/// twice), and TVM's collector, which has no memo, walks every path through
+/// them: exponential in the number of blocks (resnet152's or gpt2's fused
+/// pipeline outputs take hours). The set of variables is the same either
+/// way, and the first node without a case, in TVM's depth-first order, is
+/// the one reported.
+fn uses(expr: &Expr, out: &mut VarSet) -> Result<(), Diagnostic> {
+    let mut seen: FxSet<usize> = FxSet::default();
+    let mut stack = vec![expr];
+    while let Some(expr) = stack.pop() {
+        if !seen.insert(expr.addr()) {
+            continue;
         }
-        ExprKind::Call(call) => {
-            uses(&call.callee, out)?;
-            call.args.iter().try_for_each(|a| uses(a, out))
+        match expr.kind() {
+            ExprKind::Var(_) => {
+                let var = expr.as_var().expect("a variable");
+                out.insert(var.id(), var);
+            }
+            ExprKind::Call(call) => {
+                // Reversed, so the callee and then the arguments come off
+                // the stack in TVM's order.
+                stack.extend(call.args.iter().rev());
+                stack.push(&call.callee);
+            }
+            ExprKind::Tuple(fields) => stack.extend(fields.iter().rev()),
+            ExprKind::TupleGetItem { tuple, .. } => stack.push(tuple),
+            ExprKind::If { cond, .. } => stack.push(cond),
+            ExprKind::Match { data, .. } => stack.push(data),
+            // A function literal reads nothing where it stands (TVM's
+            // collector has a case for it): its body runs elsewhere, when
+            // it is called — a fused `Primitive` function called in place
+            // is analysed as one node whose uses are the call's arguments.
+            ExprKind::Constructor(_)
+            | ExprKind::GlobalVar(_)
+            | ExprKind::Constant(_)
+            | ExprKind::Op(_)
+            | ExprKind::Function(_) => {}
+            _ => return Err(no_default(expr)),
         }
-        ExprKind::Tuple(fields) => fields.iter().try_for_each(|f| uses(f, out)),
-        ExprKind::TupleGetItem { tuple, .. } => uses(tuple, out),
-        ExprKind::If { cond, .. } => uses(cond, out),
-        ExprKind::Match { data, .. } => uses(data, out),
-        ExprKind::Constructor(_)
-        | ExprKind::GlobalVar(_)
-        | ExprKind::Constant(_)
-        | ExprKind::Op(_) => Ok(()),
-        _ => Err(no_default(expr)),
-    })
+    }
+    Ok(())
 }
 
 type VarSet = BTreeMap<VarId, Var>;
@@ -497,14 +536,22 @@ fn keys(set: &VarSet) -> HashSet<VarId> {
 struct KillInserter<'a> {
     cfg: &'a ControlFlowGraph,
     liveness: &'a Liveness,
+    /// Rewritten node by the address of the original (TVM's mutator memo):
+    /// a node shared in graph form is rewritten once and stays shared.
+    memo: FxMap<usize, Expr>,
 }
 
 impl KillInserter<'_> {
-    fn visit(&self, expr: &Expr) -> Expr {
-        crate::partial_eval::with_stack(|| self.visit_inner(expr))
+    fn visit(&mut self, expr: &Expr) -> Expr {
+        if let Some(done) = self.memo.get(&expr.addr()) {
+            return done.clone();
+        }
+        let result = crate::partial_eval::with_stack(|| self.visit_inner(expr));
+        self.memo.insert(expr.addr(), result.clone());
+        result
     }
 
-    fn visit_inner(&self, expr: &Expr) -> Expr {
+    fn visit_inner(&mut self, expr: &Expr) -> Expr {
         match expr.kind() {
             ExprKind::Let { .. } => {
                 let mut bindings: Vec<(Var, Expr)> = Vec::new();

@@ -407,6 +407,13 @@ impl Converter<'_, '_> {
                     return Err(Diagnostic::pass_failed_at(
                         expr,
                         "primitive func not supported yet.",
+                    )
+                    .with_note("TVM v0.13's ToCPS stops here too, with this message")
+                    .with_help(
+                        "ToCPS converts unfused code: run it before FuseOps, or undo the \
+                         fusion first (`-p DefuseOps,ToANormalForm,InferType,ToCPS \
+                         --opt-level 3`; ToANormalForm binds what the code shares, which \
+                         ToCPS refuses)",
                     ));
                 }
                 let converted = self.function(&function)?;
@@ -535,6 +542,18 @@ impl Converter<'_, '_> {
     }
 }
 
+/// An UnCPS error on a function ToCPS did not make: TVM's own message,
+/// and what UnCPS is for.
+fn not_cps(error: Diagnostic) -> Diagnostic {
+    error
+        .with_note("TVM v0.13's UnCPS fails on this function too, with this message")
+        .with_help(
+            "UnCPS undoes ToCPS: it takes a function in continuation-passing style, whose last \
+             parameter is the continuation and last type parameter the answer type \
+             (`-p ToCPS,UnCPS`)",
+        )
+}
+
 /// TVM's `UnCPS(f)`.
 pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
     check_features(
@@ -562,16 +581,24 @@ pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
         .cloned()
         .expect("annotated above");
     let TypeKind::Func(continuation_type) = continuation_type.kind() else {
-        return Err(Diagnostic::pass_failed_at(function.expr(), format!(
-                "Downcast from {} to relay.FuncType failed: the last parameter of a CPS function is its continuation",
+        return Err(not_cps(Diagnostic::pass_failed_at(
+            function.expr(),
+            format!(
+                "Downcast from {} to relay.FuncType failed: the last parameter of a CPS \
+                 function is its continuation",
                 type_key(&continuation_type)
-            )));
+            ),
+        )));
     };
     let [result_type] = &continuation_type.params[..] else {
-        return Err(Diagnostic::pass_failed_at(function.expr(), format!(
-                "Check failed: cont_type->arg_types.size() == 1 ({} vs. 1): the continuation takes the result",
+        return Err(not_cps(Diagnostic::pass_failed_at(
+            function.expr(),
+            format!(
+                "Check failed: cont_type->arg_types.size() == 1 ({} vs. 1): the continuation \
+                 takes the result",
                 continuation_type.params.len()
-            )));
+            ),
+        )));
     };
     let mut type_params: Vec<TypeVar> = function
         .data()
@@ -580,10 +607,11 @@ pub fn un_cps(function: &Function) -> Result<Function, Diagnostic> {
         .map(|tp| TypeVar::new(tp.name(), tp.kind()))
         .collect();
     if type_params.pop().is_none() {
-        return Err(Diagnostic::pass_failed_at(
+        return Err(not_cps(Diagnostic::pass_failed_at(
             function.expr(),
-            "UnCPS needs the answer type parameter of a CPS function, which has no type parameters",
-        ));
+            "IndexError: cannot index an empty array: UnCPS needs the answer type parameter \
+             of a CPS function, and this function has no type parameters",
+        )));
     }
     let x = Var::new("x", Some(result_type.clone()), None);
     let identity = lambda(vec![x.clone()], x.into_expr(), Some(result_type.clone()));

@@ -21,6 +21,15 @@
 //! the wrapper loses the function's attributes and type parameters; match
 //! patterns are not rewritten. Like TVM, the pass refuses a module in which
 //! an expression is shared (the `fGraph` feature), with TVM's message.
+//!
+//! An operator returning a tuple (`nn.batch_norm`, `nn.dropout`, `split`)
+//! is wrapped whole, as `Raw` of type `GradCell[(…)]`, as TVM does; a field
+//! `.i` of it, or a `let` annotated with the tuple type, then no longer
+//! type-checks, and the InferType that follows the pass rejects the module —
+//! TVM v0.13's as well (`TupleGetItemRel`: "TupleGetItem expect input type
+//! to be TupleType"; the solver: "unable to show the following types
+//! match"). Those errors get a note naming the operators and what to run
+//! first (`explain_tuple_results`).
 //! Nested expressions deeper than [`MAX_DEPTH`] are refused with a
 //! diagnostic rather than risking the call stack.
 
@@ -36,6 +45,7 @@ use relay_ir::{
 use relay_pass_manager::PassSpec;
 // Tables consulted per node: the fast hasher, not SipHash.
 use relay_ir::fxhash::FxMap as HashMap;
+use std::collections::BTreeSet;
 
 /// TVM's `gradient.rly`, in our own copy (see the file).
 const GRADIENT_RLY: &str = include_str!("gradient.rly");
@@ -57,22 +67,71 @@ pub(crate) fn spec() -> PassSpec {
              function pass in TVM)",
         )
         .transform(|module, ctx| {
-            let transformed = lazy_gradient_init(module)?;
+            let (transformed, tuple_results) = rewrite_module(module)?;
             // A function pass in TVM: the module is type-checked afterwards.
-            crate::infer_type::infer_types(transformed, ctx)
+            crate::infer_type::infer_types_explaining(transformed, ctx, |error| {
+                explain_tuple_results(error, &tuple_results)
+            })
         })
 }
 
 /// The pass over every optimizable function of `module` (as TVM's function
 /// pass visits them), without the type inference that follows it.
 pub fn lazy_gradient_init(module: IRModule) -> Result<IRModule, Diagnostic> {
+    rewrite_module(module).map(|(module, _)| module)
+}
+
+/// Operators whose result is a tuple and that SimplifyInference replaces by
+/// operators on tensors.
+const SIMPLIFIED_BY_SIMPLIFY_INFERENCE: [&str; 2] = ["nn.batch_norm", "nn.dropout"];
+
+/// A type error in the pass's output, with why the pass made it and what to
+/// run first, when the pass wrapped tuple results (`tuple_results`, the
+/// operators' names): only those make output that does not type-check.
+fn explain_tuple_results(error: Diagnostic, tuple_results: &BTreeSet<String>) -> Diagnostic {
+    // The wrapped tuple's type, as the checker prints it in both messages.
+    if tuple_results.is_empty() || !error.message.contains("GradCell[(") {
+        return error;
+    }
+    let names: Vec<String> = tuple_results.iter().map(|op| format!("`{op}`")).collect();
+    let names = names.join(", ");
+    let error = error.with_note(format!(
+        "LazyGradientInit wraps the tuple that {names} returns{} as one `GradCell[(…)]` value, \
+         so a field `.i` of it, or a `let` annotated with the tuple type, no longer \
+         type-checks; TVM v0.13 rejects this output too (the InferType after its function \
+         pass fails: \"TupleGetItem expect input type to be TupleType\", or \"unable to show \
+         the following types match\")",
+        if tuple_results.len() > 1 { " each" } else { "" }
+    ));
+    if tuple_results
+        .iter()
+        .all(|op| SIMPLIFIED_BY_SIMPLIFY_INFERENCE.contains(&op.as_str()))
+    {
+        error.with_help(
+            "run `-p SimplifyInference,ToANormalForm,InferType,LazyGradientInit`: \
+             SimplifyInference replaces nn.batch_norm and nn.dropout by operators on \
+             tensors, ToANormalForm binds the expressions that leaves shared (the pass \
+             refuses shared expressions) and InferType types them",
+        )
+    } else {
+        error.with_help(
+            "LazyGradientInit (TVM's too) handles functions whose operators return tensors; \
+             a function using an operator that returns a tuple cannot go through it",
+        )
+    }
+}
+
+/// The rewrite of every optimizable function of `module`, and the names of
+/// the operators whose tuple results it wrapped whole.
+fn rewrite_module(module: IRModule) -> Result<(IRModule, BTreeSet<String>), Diagnostic> {
+    let mut tuple_results = BTreeSet::new();
     let targets: Vec<(String, Function)> = module
         .functions()
         .filter(|(_, f)| f.is_optimizable())
         .map(|(name, f)| (name.to_string(), f.clone()))
         .collect();
     if targets.is_empty() {
-        return Ok(module);
+        return Ok((module, tuple_results));
     }
     let mut module = import_gradient_std(module)?;
     let allowed = FeatureSet::all().without(Feature::Graph);
@@ -80,7 +139,9 @@ pub fn lazy_gradient_init(module: IRModule) -> Result<IRModule, Diagnostic> {
     for (name, function) in targets {
         check_features(PASS, function.expr(), allowed)?;
         check_module_features(PASS, &module, allowed)?;
-        let transformed = Initializer::new(&module)?.transform(&function)?;
+        let mut initializer = Initializer::new(&module)?;
+        let transformed = initializer.transform(&function)?;
+        tuple_results.append(&mut initializer.tuple_results);
         check_features(PASS, transformed.expr(), allowed)?;
         check_module_features(PASS, &module, allowed)?;
         updates.push((name, transformed));
@@ -88,7 +149,7 @@ pub fn lazy_gradient_init(module: IRModule) -> Result<IRModule, Diagnostic> {
     for (name, function) in updates {
         module.add_function(&name, function);
     }
-    Ok(module)
+    Ok((module, tuple_results))
 }
 
 /// TVM's `ImportFromStd("gradient.rly")`. A module that already has all of
@@ -131,6 +192,8 @@ struct Initializer {
     memo: HashMap<usize, Expr>,
     /// Variables whose type changed, by the original's id.
     vars: HashMap<VarId, Var>,
+    /// Operators whose result, a tuple, was wrapped whole in `Raw`.
+    tuple_results: BTreeSet<String>,
 }
 
 fn std_missing(name: &str) -> Diagnostic {
@@ -217,12 +280,13 @@ impl Initializer {
             grad_cell,
             memo: HashMap::default(),
             vars: HashMap::default(),
+            tuple_results: BTreeSet::new(),
         })
     }
 
     /// TVM's `Transform`: the rewritten function, called from a wrapper of
     /// the original's type; the original itself when nothing changed.
-    fn transform(mut self, original: &Function) -> Result<Function, Diagnostic> {
+    fn transform(&mut self, original: &Function) -> Result<Function, Diagnostic> {
         let rewritten = self.visit(original.expr(), 0)?;
         if rewritten.ptr_eq(original.expr()) {
             return Ok(original.clone());
@@ -473,6 +537,9 @@ impl Initializer {
             }
             _ => {
                 let ty = checked_type(expr)?;
+                if matches!(ty.kind(), TypeKind::Tuple(_)) {
+                    self.tuple_results.insert(op.name.to_string());
+                }
                 let result = self.call_primitive_op(c, depth)?;
                 Ok(self.raw_of(result, ty))
             }

@@ -461,7 +461,9 @@ impl<'a> Converter<'a> {
         } else {
             call.attrs.clone()
         };
-        let output = self.typed_call(callee, new_args, attrs, pre.span())?;
+        let output = self
+            .typed_call(callee.clone(), new_args, attrs, pre.span())
+            .map_err(|error| explain_rejected_call(error, &callee, always, self.mixed_type))?;
         if always && self.kept_root == Some(pre.addr()) {
             // The accumulation and output dtypes of every default rule are
             // the mixed type, so only the kept dtype can ask for a cast.
@@ -598,7 +600,11 @@ impl<'a> Converter<'a> {
     ) -> Result<Expr, Diagnostic> {
         let call = Expr::call(callee, args, attrs, span);
         let stand_in = self.stand_in(&call)?;
-        let ty = self.infer(&stand_in)?;
+        let ty = self.infer(&stand_in).map_err(|error| match span {
+            // At the call it rewrote, not nowhere.
+            Some(span) if error.span.is_none() => error.with_span(span),
+            _ => error,
+        })?;
         Ok(typed(call, ty))
     }
 
@@ -676,6 +682,40 @@ impl<'a> Converter<'a> {
             .cloned()
             .ok_or_else(|| failure("type inference of a rewritten expression found no type"))
     }
+}
+
+/// A rewritten call whose type inference failed, with what the pass did to
+/// it: an operator without a rule that was converted as FOLLOW had its
+/// `float32` arguments cast, which its relation may reject (`qnn.*`
+/// operators want `float32` scales). TVM v0.13 makes the same call and its
+/// `InferTypeLocal` fails with the same relation error.
+fn explain_rejected_call(
+    error: Diagnostic,
+    callee: &Expr,
+    converted: bool,
+    mixed_type: DataType,
+) -> Diagnostic {
+    let ExprKind::Op(op) = callee.kind() else {
+        return error;
+    };
+    if !converted || category_of(&op.name).is_some() {
+        return error;
+    }
+    error
+        .with_note(format!(
+            "`{name}` has no conversion rule, so it is treated as FOLLOW (TVM treats an \
+             operator without FTVMMixedPrecisionConversionType so too); its other arguments \
+             being integers, variables or constants, its float arguments were cast to \
+             {mixed_type}, which `{name}`'s type relation rejects. TVM v0.13 fails here too, \
+             with the same relation error",
+            name = op.name
+        ))
+        .with_help(format!(
+            "ToMixedPrecision is for float models: run it before quantizing. TVM lets a \
+             program give `{}` a NEVER rule (register FTVMMixedPrecisionConversionType); \
+             only TVM's default rules exist here",
+            op.name
+        ))
 }
 
 /// `expr` carrying `ty` as its checked type.
