@@ -6,7 +6,10 @@
 //! `nn.conv2d_backward_weight` into a grouped `nn.conv2d` and whose
 //! `SimplifyInference` replaces `nn.dropout(x).0` by `x`. The reference
 //! interpreter runs programs as they are written, so it computes what those
-//! rewrites compute ([`run_call`]).
+//! rewrites compute ([`run_call`]). The virtual machine also runs the
+//! operators `ManifestLifetimes` inserts: `memory.kill(x)` ends `x`'s
+//! lifetime and is `()`; the interpreter does not free (values are
+//! reference-counted), so it only checks its argument and returns `()`.
 
 use super::layout::{axes_of, padding, per_axis};
 use super::linalg::out_dtype;
@@ -19,6 +22,7 @@ pub fn executor_kernel(op: &str) -> Option<Kernel> {
     Some(match op {
         "nn.dropout" => dropout,
         "nn.conv2d_backward_weight" => conv2d_backward_weight,
+        "memory.kill" => kill,
         _ => return None,
     })
 }
@@ -52,6 +56,12 @@ fn dropout(args: &[Value], call: &CallInfo) -> EvalResult {
         Value::tensor(data.clone()),
         Value::tensor(mask),
     ]))
+}
+
+/// `memory.kill(x)`: `()` (see the module docs: nothing is freed early).
+fn kill(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    Ok(Value::Tuple(Vec::new()))
 }
 
 /// `nn.conv2d_backward_weight(grad, data)`: the gradient of a 2-D
@@ -217,6 +227,16 @@ mod tests {
         assert_eq!(values(&fields[1]), vec![1.0, 1.0, 1.0]);
         // FoldConstant still has no kernel for it (TVM never folds it).
         assert!(crate::kernel("nn.dropout").is_none());
+    }
+
+    #[test]
+    fn kill_is_unit_and_takes_one_argument() {
+        let x = floats("float32", &[2], &[1.0, 2.0]);
+        assert!(
+            matches!(run("memory.kill", &[], &[x.clone()]), Ok(Value::Tuple(f)) if f.is_empty())
+        );
+        assert!(run("memory.kill", &[], &[x.clone(), x]).is_err());
+        assert!(crate::kernel("memory.kill").is_none());
     }
 
     /// Reference values from a plain Python loop over the zero-padded data
