@@ -233,7 +233,7 @@ mod tests {
     fn kill_is_unit_and_takes_one_argument() {
         let x = floats("float32", &[2], &[1.0, 2.0]);
         assert!(
-            matches!(run("memory.kill", &[], &[x.clone()]), Ok(Value::Tuple(f)) if f.is_empty())
+            matches!(run("memory.kill", &[], std::slice::from_ref(&x)), Ok(Value::Tuple(f)) if f.is_empty())
         );
         assert!(run("memory.kill", &[], &[x.clone(), x]).is_err());
         assert!(crate::kernel("memory.kill").is_none());
