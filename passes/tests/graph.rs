@@ -21,24 +21,12 @@ use relay_passes::graph::{
     Format, Graph,
 };
 use relay_passes::ir::IRModule;
+use relay_test_support::files::case_header;
 use std::path::{Path, PathBuf};
 
 fn cases() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/graph");
     relay_test_support::files::sorted_files(&dir, ".relay")
-}
-
-/// The value of a `// key: value` header line.
-fn header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .take_while(|l| l.starts_with("//"))
-        .find_map(|line| {
-            line.trim_start_matches('/')
-                .trim()
-                .strip_prefix(key)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(|v| v.trim().to_string())
-        })
 }
 
 fn typed(path: &Path) -> (IRModule, String) {
@@ -66,7 +54,7 @@ fn dot_and_json_of_each_construct() {
             format!("{stem}.json"),
             serde_json::to_string_pretty(&graph_json(&graph)).unwrap()
         );
-        if let Some(pipeline) = header(&text, "pipeline") {
+        if let Some(pipeline) = case_header(&text, "pipeline") {
             let after = function_graph(&run(module, &pipeline), Some(&graph.function)).unwrap();
             let diff = diff_graphs(&pipeline, graph, after);
             insta::assert_snapshot!(
@@ -172,7 +160,7 @@ fn svg_of_each_case_is_well_formed_and_laid_out_cleanly() {
         let svg = render_svg(&graph);
         check_svg(&stem, &svg, graph.nodes.len());
         assert_eq!(svg, render_svg(&graph), "{stem}: the same SVG on every run");
-        if let Some(pipeline) = header(&text, "pipeline") {
+        if let Some(pipeline) = case_header(&text, "pipeline") {
             let after = function_graph(&run(module, &pipeline), None).unwrap();
             let diff = diff_graphs(&pipeline, graph.clone(), after);
             let svg = render_diff_svg(&diff);

@@ -56,21 +56,10 @@ use relay_passes::pass_manager::{pipeline_from_text, run_pass, PassContext, Pass
 use relay_passes::patterns::targets::{register_target, unregister_target, OpSupport, TargetOps};
 use relay_passes::patterns::text::no_named_patterns;
 use relay_passes::printer::{print_module, PrintOptions};
+use relay_test_support::files::case_header;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// The value of a `// key: value` header line.
-fn header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .take_while(|line| line.starts_with("//"))
-        .find_map(|line| {
-            let rest = line.trim_start_matches('/').trim();
-            rest.strip_prefix(key)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(|v| v.trim().to_string())
-        })
-}
 
 /// The `// target.<name>: op, op = check, …` header lines, registered;
 /// returns the names registered.
@@ -123,7 +112,7 @@ fn split_top_level(text: &str) -> Vec<&str> {
 
 fn run_case(path: &Path) -> String {
     let text = std::fs::read_to_string(path).expect("the case is readable");
-    let check = header(&text, "check-semantics").map(|inputs| {
+    let check = case_header(&text, "check-semantics").map(|inputs| {
         Arc::new(SemanticCheck::new(CheckOptions {
             mode: CheckMode::End,
             inputs: inputs.parse().expect("check-semantics: a number of inputs"),
@@ -147,7 +136,7 @@ fn run_case(path: &Path) -> String {
             stats.render()
         );
     }
-    if let Some(evaluate) = header(&text, "evaluate") {
+    if let Some(evaluate) = case_header(&text, "evaluate") {
         let module = result.as_ref().unwrap_or_else(|e| {
             panic!("{}: `evaluate` on a failing pipeline: {e}", path.display())
         });
@@ -256,12 +245,12 @@ fn run_pipeline(
     // whichever cases ran before.
     relay_passes::ir::build::reset_fresh_let_variables();
     let text = headers;
-    let pipeline = header(text, "pipeline").unwrap_or_else(|| {
+    let pipeline = case_header(text, "pipeline").unwrap_or_else(|| {
         panic!("{} has no `// pipeline:` header", path.display());
     });
-    let opt_level = header(text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
-    let target = header(text, "target");
-    let config = header(text, "config")
+    let opt_level = case_header(text, "opt-level").map_or(2, |v| v.parse().expect("opt-level"));
+    let target = case_header(text, "target");
+    let config = case_header(text, "config")
         .map(|entry| {
             let (key, value) = entry.split_once('=').expect("config: KEY=VALUE");
             let ty = config::config_type(key.trim()).expect("a registered config key");

@@ -5,6 +5,7 @@
 //! error are snapshotted — the message with its span, and the notes and
 //! help that say what TVM does there and what to run instead.
 
+use relay_test_support::files::case_header;
 use relay_test_support::files::sorted_files;
 use relay_test_support::run::run;
 use std::path::{Path, PathBuf};
@@ -14,18 +15,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_relay");
 /// The pass cases, beside this crate.
 fn cases_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../passes/test_data/passes")
-}
-
-/// The value of a `// key: value` line among the case's leading comments.
-fn header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .take_while(|line| line.starts_with("//"))
-        .find_map(|line| {
-            let rest = line.trim_start_matches('/').trim();
-            rest.strip_prefix(key)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(|v| v.trim().to_string())
-        })
 }
 
 /// Every `<Pass>/<case>_refused.relay`, as a path relative to the root.
@@ -52,8 +41,9 @@ fn refused_inputs_are_reported_with_tvms_outcome() {
     );
     for case in cases {
         let text = std::fs::read_to_string(root.join(&case)).expect("the case is readable");
-        let pipeline = header(&text, "pipeline").unwrap_or_else(|| panic!("{case}: no pipeline"));
-        let opt_level = header(&text, "opt-level").unwrap_or_else(|| "2".to_string());
+        let pipeline =
+            case_header(&text, "pipeline").unwrap_or_else(|| panic!("{case}: no pipeline"));
+        let opt_level = case_header(&text, "opt-level").unwrap_or_else(|| "2".to_string());
         let args = ["opt", "--opt-level", &opt_level, "-p", &pipeline, &case];
         let result = run(Path::new(BIN), &args, "", Some(&root));
         assert_eq!(

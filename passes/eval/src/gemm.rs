@@ -370,6 +370,16 @@ fn pack_a<T: Num, const MR: usize>(
 mod tests {
     use super::*;
 
+    /// A row-major matrix of `cols` columns held in `data` from its start.
+    fn row_major<T>(data: &[T], cols: usize) -> Strided<'_, T> {
+        Strided {
+            data,
+            offset: 0,
+            row_stride: cols,
+            col_stride: 1,
+        }
+    }
+
     /// The naive definition the blocked product must reproduce bit for
     /// bit: `a` is read at `a[i·a_row + r·a_col]`, `b` at `b[r·b_row +
     /// j·b_col]`.
@@ -437,20 +447,7 @@ mod tests {
                 }
             }
             let operands = [
-                (
-                    Strided {
-                        data: &a[..],
-                        offset: 0,
-                        row_stride: k,
-                        col_stride: 1,
-                    },
-                    Strided {
-                        data: &b[..],
-                        offset: 0,
-                        row_stride: n,
-                        col_stride: 1,
-                    },
-                ),
+                (row_major(&a, k), row_major(&b, n)),
                 (
                     Strided {
                         data: &a_t[..],
@@ -526,18 +523,8 @@ mod tests {
         let (m, n, k) = (9, 40, 300);
         let a: Vec<f32> = values(m * k, 5).into_iter().map(|x| x as f32).collect();
         let b: Vec<f32> = values(k * n, 6).into_iter().map(|x| x as f32).collect();
-        let a = Strided {
-            data: &a[..],
-            offset: 0,
-            row_stride: k,
-            col_stride: 1,
-        };
-        let b = Strided {
-            data: &b[..],
-            offset: 0,
-            row_stride: n,
-            col_stride: 1,
-        };
+        let a = row_major(&a, k);
+        let b = row_major(&b, n);
         let dt = DataType::FLOAT32;
         assert_eq!(
             gemm(m, n, k, &a, &b, dt),
@@ -552,18 +539,8 @@ mod tests {
         assert!(m * n * k >= PARALLEL_WORK);
         let a: Vec<f32> = values(m * k, 7).into_iter().map(|x| x as f32).collect();
         let b: Vec<f32> = values(k * n, 8).into_iter().map(|x| x as f32).collect();
-        let a = Strided {
-            data: &a[..],
-            offset: 0,
-            row_stride: k,
-            col_stride: 1,
-        };
-        let b = Strided {
-            data: &b[..],
-            offset: 0,
-            row_stride: n,
-            col_stride: 1,
-        };
+        let a = row_major(&a, k);
+        let b = row_major(&b, n);
         let want = naive((m, n, k), &a, &b, DataType::FLOAT32);
         for isa in Isa::available() {
             let got = gemm_with(isa, m, n, k, &a, &b, DataType::FLOAT32);

@@ -52,3 +52,17 @@ mod tests {
         assert!(read_lossy(&dir.join("files.rs")).contains("fn read_lossy"));
     }
 }
+
+/// The value of a `// key: value` line among a case file's leading
+/// comment lines (the data-driven cases' headers: `// pipeline: …`).
+pub fn case_header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .take_while(|line| line.starts_with("//"))
+        .find_map(|line| {
+            line.trim_start_matches('/')
+                .trim()
+                .strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .map(|value| value.trim().to_string())
+        })
+}
