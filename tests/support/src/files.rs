@@ -36,6 +36,20 @@ pub fn read_lossy(path: &Path) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The value of a `// key: value` line among a case file's leading
+/// comment lines (the data-driven cases' headers: `// pipeline: …`).
+pub fn case_header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .take_while(|line| line.starts_with("//"))
+        .find_map(|line| {
+            line.trim_start_matches('/')
+                .trim()
+                .strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .map(|value| value.trim().to_string())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,18 +65,4 @@ mod tests {
         assert_eq!(read_or_empty(&dir.join("absent.rs")), "");
         assert!(read_lossy(&dir.join("files.rs")).contains("fn read_lossy"));
     }
-}
-
-/// The value of a `// key: value` line among a case file's leading
-/// comment lines (the data-driven cases' headers: `// pipeline: …`).
-pub fn case_header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .take_while(|line| line.starts_with("//"))
-        .find_map(|line| {
-            line.trim_start_matches('/')
-                .trim()
-                .strip_prefix(key)
-                .and_then(|rest| rest.strip_prefix(':'))
-                .map(|value| value.trim().to_string())
-        })
 }
