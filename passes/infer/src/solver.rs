@@ -156,6 +156,11 @@ struct RelationNode {
     site: Expr,
     inqueue: bool,
     resolved: bool,
+    /// The error this relation last raised. A failed relation stays
+    /// unsolved and runs again when one of its types changes (TVM's
+    /// solver does the same); an error it already reported is not
+    /// reported twice.
+    failed_with: Option<String>,
     /// For a relation run ahead of its turn (see [`Solver::add_relation`]):
     /// what it saw and concluded, until its turn comes.
     ahead: Option<Ahead>,
@@ -890,6 +895,7 @@ impl Solver {
             site: rel.site,
             inqueue: false,
             resolved: false,
+            failed_with: None,
             ahead,
         });
         if let Some(args) = to_link {
@@ -1146,7 +1152,11 @@ impl Solver {
                     }
                     _ => site,
                 };
-                self.error(Code::OperatorTypeError, &site, message);
+                let rel = &mut self.rels[id as usize];
+                if rel.failed_with.as_deref() != Some(message.as_str()) {
+                    rel.failed_with = Some(message.clone());
+                    self.error(Code::OperatorTypeError, &site, message);
+                }
                 false
             }
         }
