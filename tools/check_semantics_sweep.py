@@ -5,7 +5,7 @@ agreeing, differing, unchanged and skipped (with the reason).
 
     python3 tools/check_semantics_sweep.py [--standard-only|--own-pass]
         [--timeout SECONDS] [--resume] [--rerun REGEX] [--passes A,B]
-        RELAY OUT.jsonl FILE_OR_DIR...
+        [--no-cache] RELAY OUT.jsonl FILE_OR_DIR...
 
 `--standard-only` runs only the standard pipeline; `--own-pass` runs the
 standard pipeline and, for a file under `passes/<PassName>/` (the pass
@@ -18,6 +18,11 @@ skips a slower machine or an older binary gave), and the newest record of
 a pair is the one counted. `--passes` limits the passes run alone to
 those named (the standard pipeline is named `standard`). Every record
 names the binary's version (`relay --version`).
+
+The outputs of every module run are kept in `OUT.jsonl.semantics-cache/`
+(`relay opt --semantics-cache`), so the original module, which every pass
+alone starts from, runs once per module and binary rather than once per
+pass; the reports are the same without it (`--no-cache`).
 
 Every pair is one of:
 - *agrees*: the pass changed the module and every compared pass inside
@@ -68,10 +73,12 @@ def first_error(stderr):
     return stderr.strip().splitlines()[-1][:160] if stderr.strip() else "no output"
 
 
-def check(relay, version, module, label, pipeline, repro_root, timeout):
+def check(relay, version, module, label, pipeline, repro_root, timeout, cache):
     repro = os.path.join(repro_root, os.path.basename(module) + "." + label)
     cmd = [relay, "opt", module, "-p", pipeline, "--opt-level", "3", "--no-external",
            "--check-semantics=1", "--reproducer", repro, "-o", os.devnull]
+    if cache is not None:
+        cmd += ["--semantics-cache", cache]
     record = {"module": module, "pass": label, "relay": version}
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -109,7 +116,7 @@ def check(relay, version, module, label, pipeline, repro_root, timeout):
 
 def main():
     args = sys.argv[1:]
-    mode, timeout, resume, rerun, only = "--all", 300, False, None, None
+    mode, timeout, resume, rerun, only, use_cache = "--all", 300, False, None, None, True
     while args and args[0].startswith("--"):
         flag = args.pop(0)
         if flag == "--timeout":
@@ -120,6 +127,8 @@ def main():
             rerun = re.compile(args.pop(0))
         elif flag == "--passes":
             only = set(args.pop(0).split(","))
+        elif flag == "--no-cache":
+            use_cache = False
         else:
             mode = flag
     relay, out_path, *paths = args
@@ -137,6 +146,7 @@ def main():
         return [(label, pipeline) for label, pipeline in every if only is None or label in only]
 
     repro_root = os.path.join(os.path.dirname(os.path.abspath(out_path)), "repro")
+    cache = os.path.abspath(out_path) + ".semantics-cache" if use_cache else None
     records = []
     if resume and os.path.exists(out_path):
         with open(out_path) as f:
@@ -151,7 +161,8 @@ def main():
             for label, pipeline in pipelines_of(module):
                 if (module, label) in done:
                     continue
-                record = check(relay, version, module, label, pipeline, repro_root, timeout)
+                record = check(relay, version, module, label, pipeline, repro_root, timeout,
+                               cache)
                 records.append(record)
                 out.write(json.dumps(record) + "\n")
                 out.flush()

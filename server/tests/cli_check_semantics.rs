@@ -4,7 +4,8 @@
 //! reproducer that fails the same way; `--bisect` names the function; a
 //! correct pipeline passes with its statistics; `relay run` reads and
 //! writes `.npy`/`.npz`, prints as TVM prints an NDArray and reports
-//! run-time errors with their span.
+//! run-time errors with their span; `--semantics-cache` reuses outputs
+//! without changing the report.
 
 use relay_test_support::run::{run, Run};
 use std::path::{Path, PathBuf};
@@ -602,4 +603,54 @@ def @main(%x: Tensor[(2), float32]) {
         ],
     );
     assert_eq!(fixed.code(), 0, "{}", fixed.stderr);
+}
+
+#[test]
+fn the_semantics_cache_gives_the_same_report_without_running_the_module_again() {
+    let dir = project("cache");
+    let check = |cache: Option<&str>| {
+        let mut args = vec![
+            "opt",
+            "model.relay",
+            "-p",
+            "AddToSubtract",
+            "--check-semantics=2",
+            "--reproducer",
+            "repro",
+        ];
+        if let Some(cache) = cache {
+            args.extend(["--semantics-cache", cache]);
+        }
+        let run = relay_in(&dir, &args);
+        assert_eq!(run.code(), 1, "{}", run.stderr);
+        run.stderr
+    };
+    let plain = check(None);
+    let first = check(Some("cache"));
+    let entries = std::fs::read_dir(dir.join("cache")).unwrap().count();
+    assert_eq!(entries, 2, "the module before and after the pass");
+    let second = check(Some("cache"));
+    assert_eq!(first, plain);
+    assert_eq!(second, plain);
+    // The second check read both entries: damaged ones would be computed
+    // again with a note, so damage them and see the notes.
+    for entry in std::fs::read_dir(dir.join("cache")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let damaged = check(Some("cache"));
+    assert_eq!(
+        damaged
+            .matches("semantic-check cache entry not used")
+            .count(),
+        2,
+        "{damaged}"
+    );
+    let notes_removed: String = damaged
+        .lines()
+        .filter(|l| !l.contains("semantic-check cache entry not used"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(notes_removed.trim_end(), plain.trim_end());
 }

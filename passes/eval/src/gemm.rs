@@ -22,6 +22,13 @@
 //! values. (Compiled for AVX-512F, the compiler vectorises this kernel
 //! across the tile's rows with gathers and scatters, slower than AVX2, so
 //! AVX-512 CPUs use the AVX2 kernel.)
+//!
+//! float16 is held in `f32` and rounded after every multiplication and
+//! addition. Rounded one value at a time that costs two conversions per
+//! multiply-add and dominates the product; on a CPU with F16C as well
+//! ([`Isa::Avx2F16c`]) a float16 tile is computed by [`f16c`], which
+//! rounds eight lanes at once with the same round-to-nearest-even
+//! conversions (`vcvtps2ph`, `vcvtph2ps`), so again the very same values.
 
 use super::num::Num;
 use relay_ir::dtype::DataType;
@@ -70,6 +77,9 @@ pub(crate) enum Isa {
     Baseline,
     /// 256-bit registers, sixteen of them.
     Avx2,
+    /// AVX2 and the float16 conversions of F16C, with which a float16
+    /// product rounds whole registers (other types use the AVX2 kernel).
+    Avx2F16c,
 }
 
 impl Isa {
@@ -79,6 +89,9 @@ impl Isa {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx2") {
+                if std::arch::is_x86_feature_detected!("f16c") {
+                    return Isa::Avx2F16c;
+                }
                 return Isa::Avx2;
             }
         }
@@ -88,7 +101,7 @@ impl Isa {
     /// Every instruction set this CPU can run, narrowest first.
     #[cfg(test)]
     pub(crate) fn available() -> Vec<Isa> {
-        [Isa::Baseline, Isa::Avx2]
+        [Isa::Baseline, Isa::Avx2, Isa::Avx2F16c]
             .into_iter()
             .filter(|&isa| isa <= Isa::best())
             .collect()
@@ -146,6 +159,12 @@ pub(crate) fn gemm_with<T: Num>(
     }
     let identity = T::fix_is_identity(dt);
     let run = |rows: std::ops::Range<usize>, c: &mut [T]| {
+        #[cfg(target_arch = "x86_64")]
+        if isa == Isa::Avx2F16c && dt.is_float16() {
+            if let Some(done) = f16c::gemm_rows(rows.clone(), n, k, a, b, c) {
+                return done;
+            }
+        }
         if identity {
             dispatch(isa, rows, n, k, a, b, |x| x, c)
         } else {
@@ -180,12 +199,12 @@ fn vectorises<T>() -> bool {
 macro_rules! with_tile {
     ($isa:expr, $t:ty, |$mr:ident, $nr:ident| $body:expr) => {
         match ($isa, vectorises::<$t>(), std::mem::size_of::<$t>()) {
-            (Isa::Avx2, true, 4) => {
+            (Isa::Avx2 | Isa::Avx2F16c, true, 4) => {
                 const $mr: usize = 6;
                 const $nr: usize = 16;
                 $body
             }
-            (Isa::Avx2, true, _) => {
+            (Isa::Avx2 | Isa::Avx2F16c, true, _) => {
                 const $mr: usize = 6;
                 const $nr: usize = 8;
                 $body
@@ -223,11 +242,97 @@ fn dispatch<T: Num>(
         let micro = |a_panel: &[T], b_panel: &[T], tile: &mut [[T; NR]; MR]| match isa {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `gemm_with` checked that the CPU has `isa`.
-            Isa::Avx2 => unsafe { x86::micro_kernel_avx2(a_panel, b_panel, tile, fix) },
+            Isa::Avx2 | Isa::Avx2F16c => unsafe {
+                x86::micro_kernel_avx2(a_panel, b_panel, tile, fix)
+            },
             _ => micro_kernel(a_panel, b_panel, tile, fix),
         };
         blocked::<T, MR, NR>(rows, n, k, a, b, micro, c)
     })
+}
+
+/// The float16 product with F16C: `f32` operands holding float16 values,
+/// each multiplication and addition rounded to float16 in whole registers.
+#[cfg(target_arch = "x86_64")]
+mod f16c {
+    use super::{blocked, Num, Rows};
+    use std::arch::x86_64::*;
+
+    /// The tile: six rows of sixteen columns, two registers per row (twelve
+    /// accumulators, two registers of `B` and a broadcast of `A`: fifteen
+    /// of AVX2's sixteen).
+    const MR: usize = 6;
+    const NR: usize = 16;
+
+    /// Rows `rows` of `A · B` into `c` when `T` is `f32` (`None`, nothing
+    /// done, for any other element type). The CPU must have AVX2 and F16C.
+    pub(super) fn gemm_rows<T: Num>(
+        rows: std::ops::Range<usize>,
+        n: usize,
+        k: usize,
+        a: &impl Rows<T>,
+        b: &impl Rows<T>,
+        c: &mut [T],
+    ) -> Option<()> {
+        T::as_f32_slice_mut(c)?;
+        let micro = |a_panel: &[T], b_panel: &[T], tile: &mut [[T; NR]; MR]| {
+            let (Some(a_panel), Some(b_panel), Some(tile)) = (
+                T::as_f32_slice(a_panel),
+                T::as_f32_slice(b_panel),
+                T::as_f32_slice_mut(tile.as_flattened_mut()),
+            ) else {
+                unreachable!("T was checked to be f32")
+            };
+            // SAFETY: the caller checked that the CPU has AVX2 and F16C.
+            unsafe { micro_kernel(a_panel, b_panel, tile) }
+        };
+        blocked::<T, MR, NR>(rows, n, k, a, b, micro, c);
+        Some(())
+    }
+
+    /// Rounds eight `f32` lanes to float16 and back: `vcvtps2ph` with
+    /// round-to-nearest-even given in the instruction (not taken from
+    /// MXCSR), then the exact widening `vcvtph2ps`; NaN stays NaN,
+    /// overflow becomes infinity, tiny values become float16 subnormals or
+    /// zero — exactly what rounding one value at a time gives.
+    #[inline(always)]
+    unsafe fn round8(x: __m256) -> __m256 {
+        // SAFETY: the callers are compiled with F16C enabled.
+        unsafe { _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)) }
+    }
+
+    /// [`super::micro_kernel`] for float16 in `f32`: per step, per element,
+    /// `sum = round(sum + round(a · b))`, in the same order.
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn micro_kernel(a_panel: &[f32], b_panel: &[f32], tile: &mut [f32]) {
+        assert_eq!(tile.len(), MR * NR);
+        let steps = b_panel.len() / NR;
+        assert!(a_panel.len() >= steps * MR && b_panel.len() >= steps * NR);
+        // SAFETY: every load and store is within the lengths asserted above
+        // (unaligned accesses), and the CPU has the enabled features.
+        unsafe {
+            let t = tile.as_mut_ptr();
+            let mut acc = [[_mm256_setzero_ps(); 2]; MR];
+            for (r, row) in acc.iter_mut().enumerate() {
+                row[0] = _mm256_loadu_ps(t.add(r * NR));
+                row[1] = _mm256_loadu_ps(t.add(r * NR + 8));
+            }
+            let (ap, bp) = (a_panel.as_ptr(), b_panel.as_ptr());
+            for step in 0..steps {
+                let b0 = _mm256_loadu_ps(bp.add(step * NR));
+                let b1 = _mm256_loadu_ps(bp.add(step * NR + 8));
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let x = _mm256_broadcast_ss(&*ap.add(step * MR + r));
+                    row[0] = round8(_mm256_add_ps(row[0], round8(_mm256_mul_ps(x, b0))));
+                    row[1] = round8(_mm256_add_ps(row[1], round8(_mm256_mul_ps(x, b1))));
+                }
+            }
+            for (r, row) in acc.iter().enumerate() {
+                _mm256_storeu_ps(t.add(r * NR), row[0]);
+                _mm256_storeu_ps(t.add(r * NR + 8), row[1]);
+            }
+        }
+    }
 }
 
 /// The micro-kernel compiled for AVX2: the same code as [`micro_kernel`],
@@ -508,6 +613,29 @@ mod tests {
         for dt in [DataType::float(16), DataType::parse("bfloat16").unwrap()] {
             check_all(dt, |x| (x as f32).fix(dt), |x| u128::from(x.to_bits()));
         }
+    }
+
+    #[test]
+    fn every_instruction_set_rounds_float16_subnormals_infinities_and_nan_as_the_naive_loop() {
+        let f16 = DataType::float(16);
+        let bits = |x: f32| u128::from(x.to_bits());
+        // Products of at most 2^-24 and sums below 2^-14: float16
+        // subnormals, many rounding to zero or to even.
+        check_all(f16, |x| ((x as f32) * 2f32.powi(-12)).fix(f16), bits);
+        // Products beyond 65504 become infinities, sums of both signs NaN.
+        check_all(f16, |x| ((x as f32) * 300.0).fix(f16), bits);
+        // Rare NaNs (two payloads) and infinities among ordinary values.
+        let special = |x: f64| {
+            let v = match (x * 1e6) as i64 % 211 {
+                0 => f32::NAN,
+                1 => f32::from_bits(0x7fc1_2000),
+                2 => f32::INFINITY,
+                3 => f32::NEG_INFINITY,
+                _ => x as f32,
+            };
+            v.fix(f16)
+        };
+        check_all(f16, special, bits);
     }
 
     #[test]

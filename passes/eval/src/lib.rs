@@ -64,6 +64,7 @@ mod einsum;
 mod elemwise;
 mod executor_only;
 mod fast_math;
+mod float16;
 mod gemm;
 mod grid_sample;
 mod image;

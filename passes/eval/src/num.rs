@@ -32,6 +32,15 @@ pub(crate) trait Num:
     fn div(self, d: Self, dt: DataType) -> Option<Self>;
     /// TVM's `min_value(dt)`: the identity of `max`.
     fn lowest(dt: DataType) -> Self;
+    /// The elements as `f32`s when `Self` is `f32` (kernels with code
+    /// written for `f32` registers only, such as the float16 product).
+    fn as_f32_slice(_: &[Self]) -> Option<&[f32]> {
+        None
+    }
+    /// [`Num::as_f32_slice`], mutable.
+    fn as_f32_slice_mut(_: &mut [Self]) -> Option<&mut [f32]> {
+        None
+    }
     /// `select(a > b, a, b)`.
     fn max_of(self, b: Self) -> Self {
         if self > b {
@@ -63,6 +72,12 @@ impl Num for f32 {
         } else {
             f32::MIN
         }
+    }
+    fn as_f32_slice(s: &[f32]) -> Option<&[f32]> {
+        Some(s)
+    }
+    fn as_f32_slice_mut(s: &mut [f32]) -> Option<&mut [f32]> {
+        Some(s)
     }
 }
 

@@ -54,9 +54,10 @@ impl Col {
 
 /// Rounds an `f32` to the precision of `dtype` (float16 / bfloat16), to
 /// nearest with ties to even; `float32` values are returned unchanged.
+#[inline]
 pub(crate) fn round_f32(dtype: DataType, x: f32) -> f32 {
     match (dtype.code, dtype.bits) {
-        (TypeCode::Float, 16) => half::f16::from_f32(x).to_f32(),
+        (TypeCode::Float, 16) => super::float16::round_to_float16(x),
         (TypeCode::BFloat, 16) => half::bf16::from_f32(x).to_f32(),
         _ => x,
     }

@@ -24,6 +24,7 @@ use crate::float16_range::{
     computes_in_float16, first_out_of_range, range_text, scaled_arguments, SCALE_SHIFTS,
 };
 use crate::gradient_check::{self, GradientCheck, Outcome as GradientOutcome};
+use crate::output_cache::{Lookup, OutputCache, Outputs};
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -71,6 +72,9 @@ pub struct CheckOptions {
     pub limits: Limits,
     /// Where progress and skipped checks are reported.
     pub log: Option<LogSink>,
+    /// Where the outputs of each module run are kept across runs of the
+    /// check (none: only in memory, for this run).
+    pub output_cache: Option<OutputCache>,
 }
 
 impl Default for CheckOptions {
@@ -84,6 +88,7 @@ impl Default for CheckOptions {
             bisect: false,
             limits: Limits::default(),
             log: None,
+            output_cache: None,
         }
     }
 }
@@ -205,6 +210,12 @@ pub struct CheckStats {
     /// The gradient passes whose gradients were checked against finite
     /// differences, with what was seen.
     pub gradients: Vec<GradientNote>,
+    /// How many modules were run on the inputs (not in the summary: the
+    /// same check with or without an [`OutputCache`] reports the same).
+    pub modules_run: usize,
+    /// How many modules' outputs were read from the [`OutputCache`]
+    /// instead of being run.
+    pub cache_hits: usize,
 }
 
 /// The gradient check of one gradient pass over the inputs.
@@ -318,8 +329,6 @@ fn same_module(a: &IRModule, b: &IRModule) -> bool {
             .eq(b.type_definitions().map(|(n, _)| n))
 }
 
-type Outputs = Vec<Result<Value, RuntimeError>>;
-
 #[derive(Default)]
 struct State {
     stack: Vec<Entry>,
@@ -431,10 +440,45 @@ impl SemanticCheck {
         if let Some(outputs) = cached {
             return outputs;
         }
-        let outputs = self.run_all(module, args);
-        if stop_message(&outputs).is_some() {
-            return outputs;
+        let stored = self.options.output_cache.as_ref().map(|cache| {
+            let seeds: Vec<u64> = self.seeds().collect();
+            let key = cache.key(module, &self.options.entry, &seeds, &self.options.limits);
+            (cache, key)
+        });
+        let mut outputs = None;
+        if let Some((cache, key)) = &stored {
+            match cache.load(key) {
+                Lookup::Hit(hit) if hit.len() == args.len() => outputs = Some(hit),
+                Lookup::Hit(_) => self.log(&format!(
+                    "note: the semantic-check cache in {} holds another number of outputs; \
+                     computed again",
+                    cache.dir().display()
+                )),
+                Lookup::Miss => {}
+                Lookup::Unusable(why) => self.log(&format!(
+                    "note: semantic-check cache entry not used ({why}); computed again"
+                )),
+            }
         }
+        let outputs = match outputs {
+            Some(hit) => {
+                self.state().stats.cache_hits += 1;
+                hit
+            }
+            None => {
+                let outputs = self.run_all(module, args);
+                self.state().stats.modules_run += 1;
+                if stop_message(&outputs).is_some() {
+                    return outputs;
+                }
+                if let Some((cache, key)) = &stored {
+                    if let Err(why) = cache.store(key, &outputs) {
+                        self.log(&format!("note: semantic-check cache: {why}"));
+                    }
+                }
+                outputs
+            }
+        };
         let mut state = self.state();
         if state.cache.len() >= CACHED_MODULES {
             state.cache.remove(0);

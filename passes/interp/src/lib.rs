@@ -36,6 +36,7 @@ pub mod gradient_check;
 mod interp;
 pub mod npy;
 pub mod npz;
+pub mod output_cache;
 mod pattern;
 pub mod print;
 pub mod random;

@@ -26,7 +26,7 @@ pub const EXIT_ERRORS: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// `relay --version`: the crate version and the commit it was built from.
-const VERSION: &str = concat!(
+pub(crate) const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
     env!("RELAY_BUILD_COMMIT"),

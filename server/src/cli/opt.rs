@@ -10,6 +10,7 @@ use crate::project::{read_pipeline, ExternalCommands, Project};
 use crate::render::render;
 use relay_passes::diagnostic::Diagnostic;
 use relay_passes::interp::check::{CheckMode, CheckOptions, SemanticCheck};
+use relay_passes::interp::output_cache::OutputCache;
 use relay_passes::ir::IRModule;
 use relay_passes::pass_manager::config::{config_type, ConfigValue};
 use relay_passes::pass_manager::instruments::{
@@ -93,6 +94,13 @@ pub struct OptArgs {
     /// The first seed of --check-semantics' inputs (seeds SEED..SEED+N).
     #[arg(long, value_name = "SEED", default_value_t = 0)]
     check_seed: u64,
+    /// With --check-semantics: keep the outputs of every module run in DIR
+    /// and reuse them when the same module (printed text, entry, seeds,
+    /// binary) is checked again, as a sweep of passes over one model does.
+    /// An entry that does not match or is damaged is computed again; the
+    /// report is the same with or without the cache.
+    #[arg(long, value_name = "DIR", requires = "check_semantics")]
+    semantics_cache: Option<PathBuf>,
     /// With --check-semantics: name the first function whose rewrite by
     /// the failing pass changes the result.
     #[arg(long, requires = "check_semantics")]
@@ -197,8 +205,30 @@ fn check_options(value: &str, args: &OptArgs) -> Result<CheckOptions, String> {
         ),
         bisect: args.bisect,
         log: Some(stderr_sink()),
+        output_cache: args
+            .semantics_cache
+            .as_ref()
+            .map(|dir| OutputCache::new(dir, binary_identity())),
         ..CheckOptions::default()
     })
+}
+
+/// What identifies the running binary for the semantics cache: its version
+/// and commit, and the size and modification time of its file (a rebuild
+/// from an uncommitted change keeps the commit but not those).
+fn binary_identity() -> String {
+    let file = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|meta| {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{} bytes, modified {modified}", meta.len())
+        })
+        .unwrap_or_else(|e| format!("file unknown: {e}"));
+    format!("relay {} {file}", super::VERSION)
 }
 
 pub fn run(args: &OptArgs) -> i32 {

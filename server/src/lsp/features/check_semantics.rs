@@ -202,6 +202,7 @@ fn run_check(
         bisect: true,
         limits: request.limits.clone(),
         log: Some(sink),
+        output_cache: None,
     }));
     let run = run_pipeline_with(
         analysis,
