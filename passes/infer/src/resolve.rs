@@ -283,9 +283,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let checked_type = self.resolved(e);
                 let new: Vec<Expr> = children(e).into_iter().map(|c| self.lookup(c)).collect();
                 let checked_type = match e.kind() {
-                    ExprKind::Function(f) => {
-                        checked_type.map(|t| params_as_typed(t, new.get(..f.params.len()).unwrap_or(&[])))
-                    }
+                    ExprKind::Function(f) => checked_type
+                        .map(|t| params_as_typed(t, new.get(..f.params.len()).unwrap_or(&[]))),
                     _ => checked_type,
                 };
                 let ret_type = match (e.kind(), checked_type.as_ref().map(Type::kind)) {
@@ -348,13 +347,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
 /// them, about 6 MB, for the 10 MB benchmark module). Annotations with
 /// symbolic sizes keep the solver's type: which dimension objects those
 /// share is printed (see `Resolver::resolved_annotation`).
-fn annotation_if_same(annotation: Option<&Type>, ty: Type) -> Type {
+pub(crate) fn annotation_if_same(annotation: Option<&Type>, ty: Type) -> Type {
     match annotation {
         Some(a)
-            if !a.ptr_eq(&ty)
-                && !has_symbolic_dim(a)
-                && !a.contains_incomplete()
-                && *a == ty =>
+            if !a.ptr_eq(&ty) && !has_symbolic_dim(a) && !a.contains_incomplete() && *a == ty =>
         {
             a.clone()
         }
@@ -366,7 +362,7 @@ fn annotation_if_same(annotation: Option<&Type>, ty: Type) -> Type {
 /// parameter's own type object when the two are equal (see
 /// [`annotation_if_same`]: the function type otherwise keeps the copies
 /// alive). A new function type only when some parameter was replaced.
-fn params_as_typed(ty: Type, params: &[Expr]) -> Type {
+pub(crate) fn params_as_typed(ty: Type, params: &[Expr]) -> Type {
     let TypeKind::Func(ft) = ty.kind() else {
         return ty;
     };
