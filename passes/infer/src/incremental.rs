@@ -80,7 +80,8 @@
 //! guided walk and one rebuild per function.
 
 use super::generate::Inferencer;
-use super::{relations, resolve::Resolver, solve, unresolved_diagnostics, GlobalTypes};
+use super::resolve::{annotation_if_same, params_as_typed, Resolver};
+use super::{relations, solve, unresolved_diagnostics, GlobalTypes};
 use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::equal::{attrs_equal, dict_attrs_equal, types_equal};
@@ -916,7 +917,7 @@ fn remap(
                         None => rewrite::children(new)[k].clone(),
                     }
                 }));
-                rebuild(new, &children, update_from(cached))
+                rebuild(new, &children, update_for(new, &children, cached))
             }
         };
         outputs.push(built);
@@ -946,6 +947,22 @@ fn remap(
         dependency.ty = now.and_then(|_| context.own_types[dependency.index].clone());
     }
     entry
+}
+
+/// [`update_from`] for `new`, whose rebuilt children are `children`, with
+/// the types shared as inference itself shares them: an annotated variable
+/// typed by its (new) annotation, a function type by its new parameters'
+/// types (see `resolve::annotation_if_same`). A carried-over result is
+/// thus what inferring the new definition gives, and does not keep the
+/// last lowering's annotations alive beside the new ones.
+fn update_for(new: &Expr, children: &[Expr], cached: &Expr) -> NodeUpdate {
+    let mut update = update_from(cached);
+    update.checked_type = update.checked_type.map(|t| match new.kind() {
+        ExprKind::Var(v) => annotation_if_same(v.type_annotation.as_ref(), t),
+        ExprKind::Function(f) => params_as_typed(t, children.get(..f.params.len()).unwrap_or(&[])),
+        _ => t,
+    });
+    update
 }
 
 /// What a cached output node tells about its node: its type, its call's
