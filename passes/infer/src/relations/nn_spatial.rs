@@ -73,10 +73,19 @@ fn unless_any(
     Ok(())
 }
 
+/// `block_size * block_size`, refused when it overflows.
+fn block_squared(block: i64) -> Result<i64, RelationError> {
+    match block.checked_mul(block) {
+        Some(squared) => Ok(squared),
+        None => error(format!("block_size={block} is out of range")),
+    }
+}
+
 fn depth_to_space_rel(ctx: &mut Ctx) -> Step {
     sub_pixel(ctx, "DepthToSpace", |shape, block| {
         let b = c_int(block);
-        unless_any(&mut shape[1], |c| floordiv(c, &c_int(block * block)))?;
+        let squared = block_squared(block)?;
+        unless_any(&mut shape[1], |c| floordiv(c, &c_int(squared)))?;
         unless_any(&mut shape[2], |h| Ok(mul(h, &b)))?;
         unless_any(&mut shape[3], |w| Ok(mul(w, &b)))
     })
@@ -85,7 +94,8 @@ fn depth_to_space_rel(ctx: &mut Ctx) -> Step {
 fn space_to_depth_rel(ctx: &mut Ctx) -> Step {
     sub_pixel(ctx, "SpaceToDepth", |shape, block| {
         let b = c_int(block);
-        unless_any(&mut shape[1], |c| Ok(mul(c, &c_int(block * block))))?;
+        let squared = block_squared(block)?;
+        unless_any(&mut shape[1], |c| Ok(mul(c, &c_int(squared))))?;
         unless_any(&mut shape[2], |h| floordiv(h, &b))?;
         unless_any(&mut shape[3], |w| floordiv(w, &b))
     })
@@ -182,15 +192,25 @@ fn correlation_rel(ctx: &mut Ctx) -> Step {
     if stride2 == 0 {
         return error("stride2 must not be 0").about("stride2");
     }
-    // C++ `int` arithmetic: `/` truncates.
-    let kernel_radius = (kernel_size - 1) / 2;
-    let border_size = max_displacement + kernel_radius;
-    let displacement_radius = max_displacement / stride2;
-    let displacement_size = 2 * displacement_radius + 1;
-    let out_channels = displacement_size * displacement_size;
+    // C++ `int` arithmetic: `/` truncates. Sizes that overflow it are
+    // refused rather than wrapped.
+    let sizes = || -> Option<(i64, i64)> {
+        let kernel_radius = kernel_size.checked_sub(1)? / 2;
+        let border_size = max_displacement.checked_add(kernel_radius)?;
+        let displacement_radius = max_displacement.checked_div(stride2)?;
+        let displacement_size = displacement_radius.checked_mul(2)?.checked_add(1)?;
+        let out_channels = displacement_size.checked_mul(displacement_size)?;
+        Some((border_size.checked_mul(2)?, out_channels))
+    };
+    let Some((border_twice, out_channels)) = sizes() else {
+        return error(format!(
+            "kernel_size={kernel_size}, max_displacement={max_displacement} and \
+             stride2={stride2} give sizes out of range"
+        ));
+    };
     let stride = c_int(stride1);
     let out_size = |padded: &Dim| {
-        let shrunk = sub(padded, &c_int(2 * border_size));
+        let shrunk = sub(padded, &c_int(border_twice));
         floordiv(&sub(&add(&shrunk, &stride), &c_int(1)), &stride)
     };
     let oshape = vec![

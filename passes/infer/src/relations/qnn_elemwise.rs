@@ -50,7 +50,7 @@ fn is_single_value(shape: &[Dim]) -> bool {
         || shape
             .iter()
             .map(const_int)
-            .try_fold(1i64, |acc, d| d.map(|d| acc * d))
+            .try_fold(1i64, |acc, d| acc.checked_mul(d?))
             == Some(1)
 }
 
