@@ -265,6 +265,34 @@ fn a_float16_overflow_under_to_mixed_precision_agrees_within_float16_range() {
     );
 }
 
+/// Overflows float16 inside and maps it back into range: the outputs
+/// (booleans as floats) are in range on both sides and still differ.
+const OVERFLOWING_INSIDE: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) -> Tensor[(2, 4), float32] {
+  %0 = nn.dense(%x, %w, units=4);
+  %1 = multiply(%0, 60000f);
+  cast(isfinite(%1), dtype="float32")
+}
+"#;
+
+#[test]
+fn a_float16_overflow_inside_the_module_is_found_when_the_outputs_are_in_range() {
+    // Like a softmax after logits that overflowed float16 (resnet18 under
+    // ToMixedPrecision): only the operator results show the overflow.
+    let dir = project("overflow_inside");
+    std::fs::write(dir.join("inside.relay"), OVERFLOWING_INSIDE).unwrap();
+    let run = check_semantics_of(&dir, "inside.relay", "ToMixedPrecision");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 agree within float16 range")
+            && run
+                .stderr
+                .contains("before the pass, `multiply` gives -69535.65 at result[0, 1]"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// float16 throughout, past its range on the random input; the wrong pass
 /// (`AddToSubtract`) turns `add(…, 1000f16)` into a subtraction.
 const FLOAT16_OVERFLOWING: &str = r#"#[version = "0.0.5"]

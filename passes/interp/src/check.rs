@@ -634,14 +634,29 @@ impl SemanticCheck {
                 finding = Some((seed, found, None));
                 break;
             };
-            let out_of_range = first_out_of_range(b).is_some() || first_out_of_range(a).is_some();
+            let mut out_of_range =
+                first_out_of_range(b).is_some() || first_out_of_range(a).is_some();
             let in_float16 = *float16
                 .get_or_insert_with(|| computes_in_float16(before) || computes_in_float16(after));
+            // Outputs in range say nothing of what is inside: a softmax
+            // maps logits that overflowed float16 back into [0, 1].
+            let mut inside = None;
+            if in_float16 && !out_of_range {
+                inside = self.operator_out_of_range(before, after, &binding, &args[index])?;
+                out_of_range = inside.is_some();
+            }
             if !(out_of_range && in_float16) {
                 finding = Some((seed, found, None));
                 break;
             }
-            let unscaled = format!("before: {}, after: {}", range_text(b), range_text(a));
+            let unscaled = match &inside {
+                Some(at) => format!(
+                    "{at}; the outputs are in range, before: {}, after: {}",
+                    range_text(b),
+                    range_text(a)
+                ),
+                None => format!("before: {}, after: {}", range_text(b), range_text(a)),
+            };
             match self.within_range(before, after, description, &binding, &args[index])? {
                 RangeOutcome::Agrees(shift) => {
                     within_range.get_or_insert(format!(
@@ -808,9 +823,43 @@ impl SemanticCheck {
         })
     }
 
+    /// Runs `module` on `args` with the interpreter's float16 watch: the
+    /// result, and where an operator result first left float16's range.
+    fn run_watching(
+        &self,
+        module: &IRModule,
+        args: Vec<Value>,
+    ) -> Result<(Result<Value, RuntimeError>, Option<String>), String> {
+        let (result, left_range) = crate::run_watching_float16_range(
+            module,
+            &self.options.entry,
+            args,
+            self.options.limits.clone(),
+        );
+        self.fail_if_stopped(std::slice::from_ref(&result))?;
+        Ok((result, left_range))
+    }
+
+    /// Where an operator result of `before` or `after` on `args` first
+    /// left float16's range, when their outputs did not.
+    fn operator_out_of_range(
+        &self,
+        before: &IRModule,
+        after: &IRModule,
+        binding: &Binding,
+        args: &[Value],
+    ) -> Result<Option<String>, String> {
+        if let (_, Some(at)) = self.run_watching(before, args.to_vec())? {
+            return Ok(Some(format!("before the pass, {at}")));
+        }
+        let (_, at) = self.run_watching(after, binding.apply(args))?;
+        Ok(at.map(|at| format!("after the pass, {at}")))
+    }
+
     /// Runs `before` and `after` on `args` scaled down by each of
     /// [`SCALE_SHIFTS`] in turn and compares at the first scale where both
-    /// results are within float16's range.
+    /// runs stay within float16's range (their results and every operator
+    /// result inside).
     fn within_range(
         &self,
         before: &IRModule,
@@ -819,23 +868,19 @@ impl SemanticCheck {
         binding: &Binding,
         args: &[Value],
     ) -> Result<RangeOutcome, String> {
-        let run = |module: &IRModule, args: Vec<Value>| {
-            let result = crate::run(
-                module,
-                &self.options.entry,
-                args,
-                self.options.limits.clone(),
-            );
-            self.fail_if_stopped(std::slice::from_ref(&result))
-                .map(|()| result)
-        };
         for shift in SCALE_SHIFTS {
             let scaled = scaled_arguments(args, shift);
             let after_args = binding.apply(&scaled);
-            let (Ok(b), Ok(a)) = (run(before, scaled)?, run(after, after_args)?) else {
+            let (b, inside_before) = self.run_watching(before, scaled)?;
+            let (a, inside_after) = self.run_watching(after, after_args)?;
+            let (Ok(b), Ok(a)) = (b, a) else {
                 continue;
             };
-            if first_out_of_range(&b).is_some() || first_out_of_range(&a).is_some() {
+            if first_out_of_range(&b).is_some()
+                || first_out_of_range(&a).is_some()
+                || inside_before.is_some()
+                || inside_after.is_some()
+            {
                 continue;
             }
             return Ok(match differs(description, &b, &a) {

@@ -21,6 +21,7 @@
 use crate::compare::unravel;
 use crate::value::Value;
 use relay_ir::dtype::{DataType, TypeCode};
+use relay_ir::metadata::TensorData;
 use relay_ir::{ExprKind, IRModule, Type, TypeKind};
 
 /// float16's largest finite value.
@@ -67,30 +68,68 @@ pub fn computes_in_float16(module: &IRModule) -> bool {
     })
 }
 
+/// The first element of a float tensor that is not finite or is beyond
+/// float16's range: its index and value.
+pub fn first_element_out_of_range(tensor: &TensorData) -> Option<(usize, f64)> {
+    if !tensor.dtype.is_float() {
+        return None;
+    }
+    (0..tensor.len()).find_map(|i| {
+        let v = tensor.get_f64(i).unwrap_or(f64::NAN);
+        (!v.is_finite() || v.abs() > FLOAT16_LARGEST).then_some((i, v))
+    })
+}
+
 /// The first float element of `value` that is not finite or is beyond
 /// float16's range, as text: `NaN at output[0, 0]`, `7.1e4 at output.1[3]`.
 pub fn first_out_of_range(value: &Value) -> Option<String> {
     value.leaves().iter().find_map(|leaf| {
-        let tensor = &leaf.tensor;
-        if !tensor.dtype.is_float() {
-            return None;
-        }
-        (0..tensor.len()).find_map(|i| {
-            let v = tensor.get_f64(i).unwrap_or(f64::NAN);
-            (!v.is_finite() || v.abs() > FLOAT16_LARGEST).then(|| {
-                let at: Vec<String> = unravel(i, &tensor.shape)
-                    .iter()
-                    .map(i64::to_string)
-                    .collect();
-                format!(
-                    "{} at output{}[{}]",
-                    crate::print::scalar_text(v, tensor.dtype),
-                    leaf.path,
-                    at.join(", ")
-                )
-            })
-        })
+        let (i, v) = first_element_out_of_range(&leaf.tensor)?;
+        Some(format!(
+            "{} at output{}[{}]",
+            crate::print::scalar_text(v, leaf.tensor.dtype),
+            leaf.path,
+            index_text(i, &leaf.tensor.shape)
+        ))
     })
+}
+
+/// The first element of an operator result that shows a float16 overflow:
+/// a finite value beyond float16's range (the float16 computation of it
+/// overflows), or an infinity in a float16 tensor (it did). NaN is not
+/// taken as one: random inputs make NaN in float32 too (`sqrt` of a
+/// negative variance in `nn.batch_norm`), at every scale.
+fn first_overflow(tensor: &TensorData) -> Option<(usize, f64)> {
+    if !tensor.dtype.is_float() {
+        return None;
+    }
+    let in_float16 = is_float16(tensor.dtype);
+    (0..tensor.len()).find_map(|i| {
+        let v = tensor.get_f64(i).ok()?;
+        let beyond = v.is_finite() && v.abs() > FLOAT16_LARGEST;
+        (beyond || (in_float16 && v.is_infinite())).then_some((i, v))
+    })
+}
+
+/// Where the first operator result of a run showed a float16 overflow
+/// (see [`first_overflow`]), as text: `` `nn.dense` gives 9.155e19 at
+/// result[0, 473] `` (the interpreter's float16 watch, see
+/// [`crate::run_watching_float16_range`]).
+pub fn operator_out_of_range(op: &str, value: &Value) -> Option<String> {
+    value.leaves().iter().find_map(|leaf| {
+        let (i, v) = first_overflow(&leaf.tensor)?;
+        Some(format!(
+            "`{op}` gives {} at result{}[{}]",
+            crate::print::scalar_text(v, leaf.tensor.dtype),
+            leaf.path,
+            index_text(i, &leaf.tensor.shape)
+        ))
+    })
+}
+
+fn index_text(i: usize, shape: &[i64]) -> String {
+    let at: Vec<String> = unravel(i, shape).iter().map(i64::to_string).collect();
+    at.join(", ")
 }
 
 /// A short text of a result for a range message: where it first leaves
@@ -161,6 +200,26 @@ mod tests {
         let ints =
             Value::tensor(TensorData::from_i64s(DataType::INT32, vec![1], &[100000]).unwrap());
         assert_eq!(first_out_of_range(&ints), None);
+    }
+
+    #[test]
+    fn operator_overflows_are_finite_values_beyond_range_or_float16_infinities() {
+        let beyond = tensor(DataType::FLOAT32, &[1.0, -70000.0]);
+        assert_eq!(
+            operator_out_of_range("multiply", &beyond).unwrap(),
+            "`multiply` gives -70000 at result[1]"
+        );
+        // NaN, and infinities outside float16, are not overflow evidence.
+        let nan = tensor(DataType::FLOAT32, &[f64::NAN, f64::INFINITY]);
+        assert_eq!(operator_out_of_range("sqrt", &nan), None);
+        let half = Value::tuple(vec![
+            tensor(DataType::float(16), &[f64::NAN]),
+            tensor(DataType::float(16), &[0.5, f64::NEG_INFINITY]),
+        ]);
+        assert_eq!(
+            operator_out_of_range("split", &half).unwrap(),
+            "`split` gives -inf at result.1[1]"
+        );
     }
 
     #[test]

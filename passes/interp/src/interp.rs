@@ -80,6 +80,12 @@ pub struct Interpreter<'m> {
     evaluations: u64,
     /// Operator calls evaluated, for statistics.
     pub op_calls: u64,
+    /// Whether to look at every operator result for values beyond
+    /// float16's range (off by default: it reads every element).
+    pub watch_float16_range: bool,
+    /// With the watch on, the first operator result that left float16's
+    /// range, as text.
+    pub first_out_of_float16_range: Option<String>,
 }
 
 const RED_ZONE: usize = 128 * 1024;
@@ -93,6 +99,8 @@ impl<'m> Interpreter<'m> {
             depth: 0,
             evaluations: 0,
             op_calls: 0,
+            watch_float16_range: false,
+            first_out_of_float16_range: None,
         }
     }
 
@@ -452,6 +460,10 @@ impl<'m> Interpreter<'m> {
             }
         })?;
         let value = Value::from_eval(result);
+        if self.watch_float16_range && self.first_out_of_float16_range.is_none() {
+            self.first_out_of_float16_range =
+                crate::float16_range::operator_out_of_range(op, &value);
+        }
         if let Some(ty) = expr.checked_type() {
             check_against_type(&value, ty).map_err(|why| {
                 RuntimeError::new(

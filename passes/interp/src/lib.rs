@@ -83,6 +83,23 @@ pub fn run(module: &IRModule, entry: &str, args: Vec<Value>, limits: Limits) -> 
     Interpreter::new(module, limits).call_global(entry, args)
 }
 
+/// [`run`], and where an operator result first showed a float16 overflow
+/// (a finite value beyond 65504, or an infinity in float16), if one did: the semantic check's
+/// evidence that a float16 computation overflowed inside the module even
+/// when its output is back in range (e.g. a softmax after logits that
+/// overflowed).
+pub fn run_watching_float16_range(
+    module: &IRModule,
+    entry: &str,
+    args: Vec<Value>,
+    limits: Limits,
+) -> (RunResult<Value>, Option<String>) {
+    let mut interpreter = Interpreter::new(module, limits);
+    interpreter.watch_float16_range = true;
+    let result = interpreter.call_global(entry, args);
+    (result, interpreter.first_out_of_float16_range)
+}
+
 /// Whether `value` fits the parameter type `ty` (dtype and the known
 /// dimensions of every tensor, the arity of tuples).
 pub fn check_argument(ty: &Type, value: &Value) -> Result<(), String> {
