@@ -5,7 +5,7 @@ agreeing, differing, unchanged and skipped (with the reason).
 
     python3 tools/check_semantics_sweep.py [--standard-only|--own-pass]
         [--timeout SECONDS] [--resume] [--rerun REGEX] [--passes A,B]
-        [--no-cache] RELAY OUT.jsonl FILE_OR_DIR...
+        [--no-cache] [--report] RELAY OUT.jsonl FILE_OR_DIR...
 
 `--standard-only` runs only the standard pipeline; `--own-pass` runs the
 standard pipeline and, for a file under `passes/<PassName>/` (the pass
@@ -23,6 +23,10 @@ The outputs of every module run are kept in `OUT.jsonl.semantics-cache/`
 (`relay opt --semantics-cache`), so the original module, which every pass
 alone starts from, runs once per module and binary rather than once per
 pass; the reports are the same without it (`--no-cache`).
+
+`--report` runs nothing: it prints the summary of the records already in
+OUT.jsonl (the newest record of each pair) and which of the given
+modules still have pairs without a record.
 
 Every pair is one of:
 - *agrees*: the pass changed the module and every compared pass inside
@@ -116,6 +120,7 @@ def check(relay, version, module, label, pipeline, repro_root, timeout, cache):
 
 def main():
     args = sys.argv[1:]
+    report_only = False
     mode, timeout, resume, rerun, only, use_cache = "--all", 300, False, None, None, True
     while args and args[0].startswith("--"):
         flag = args.pop(0)
@@ -127,6 +132,8 @@ def main():
             rerun = re.compile(args.pop(0))
         elif flag == "--passes":
             only = set(args.pop(0).split(","))
+        elif flag == "--report":
+            report_only = True
         elif flag == "--no-cache":
             use_cache = False
         else:
@@ -148,7 +155,7 @@ def main():
     repro_root = os.path.join(os.path.dirname(os.path.abspath(out_path)), "repro")
     cache = os.path.abspath(out_path) + ".semantics-cache" if use_cache else None
     records = []
-    if resume and os.path.exists(out_path):
+    if (resume or report_only) and os.path.exists(out_path):
         with open(out_path) as f:
             records = [json.loads(line) for line in f if line.strip()]
     def stale(record):
@@ -156,10 +163,18 @@ def main():
         return rerun is not None and rerun.search(text) is not None
 
     done = {(r["module"], r["pass"]) for r in records if not stale(r)}
-    with open(out_path, "a" if resume else "w") as out:
+    if report_only:
+        missing = Counter(module for module in modules(paths)
+                          for label, _ in pipelines_of(module) if (module, label) not in done)
+        print(f"modules: {len(modules(paths))}, complete {len(modules(paths)) - len(missing)}; "
+              f"pairs without a record: {sum(missing.values())}")
+        for module, n in missing.items():
+            print(f"  missing ×{n}: {module}")
+    with (open(os.devnull, "w") if report_only else
+          open(out_path, "a" if resume else "w")) as out:
         for module in modules(paths):
             for label, pipeline in pipelines_of(module):
-                if (module, label) in done:
+                if report_only or (module, label) in done:
                     continue
                 record = check(relay, version, module, label, pipeline, repro_root, timeout,
                                cache)
