@@ -462,14 +462,8 @@ fn coarsest_float(args: &[Value]) -> Option<DataType> {
 #[cfg(test)]
 mod tests {
     use crate::check::{CheckMode, CheckOptions, Finding, SemanticCheck};
-    use relay_ir::IRModule;
+    use crate::test_util::module;
     use relay_pass_manager::{PassInfo, PassInstrument};
-
-    fn module(text: &str) -> IRModule {
-        let (module, errors) = relay_lower::parse_and_lower("t.relay", text);
-        assert!(errors.is_empty(), "{errors:?}");
-        module
-    }
 
     /// Runs the check of `pass` on `before` → `after` without the pass:
     /// the report's text (none when they agree) and the summary.

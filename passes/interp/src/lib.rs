@@ -41,6 +41,8 @@ mod pattern;
 pub mod print;
 pub mod random;
 pub mod summary;
+#[cfg(test)]
+mod test_util;
 mod value;
 
 pub use error::{RunResult, RuntimeError};

@@ -277,14 +277,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use crate::check::{CheckMode, CheckOptions, SemanticCheck};
+    use crate::test_util::module;
     use relay_pass_manager::{LogSink, PassInfo, PassInstrument};
     use std::sync::Mutex;
-
-    fn module(text: &str) -> IRModule {
-        let (module, errors) = relay_lower::parse_and_lower("t.relay", text);
-        assert!(errors.is_empty(), "{errors:?}");
-        module
-    }
 
     const BEFORE: &str = "#[version = \"0.0.5\"]\n\
         def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3), float16]) {\n\
