@@ -111,10 +111,10 @@ fn first_overflow(tensor: &TensorData) -> Option<(usize, f64)> {
     })
 }
 
-/// Where the first operator result of a run showed a float16 overflow
-/// (see [`first_overflow`]), as text: `` `nn.dense` gives 9.155e19 at
-/// result[0, 473] `` (the interpreter's float16 watch, see
-/// [`crate::run_watching_float16_range`]).
+/// Where the first operator result of a run showed a float16 overflow (a
+/// finite value beyond float16's range, or an infinity in float16), as
+/// text: `` `nn.dense` gives 9.155e19 at result[0, 473] `` (the
+/// interpreter's float16 watch, see [`crate::run_watching_float16_range`]).
 pub fn operator_out_of_range(op: &str, value: &Value) -> Option<String> {
     value.leaves().iter().find_map(|leaf| {
         let (i, v) = first_overflow(&leaf.tensor)?;
