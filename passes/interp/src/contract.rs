@@ -9,7 +9,10 @@
 //!   `nn.softmax`, ends the network) was still computed from float16
 //!   values, so it too is compared within float16's tolerance (TVM's
 //!   default `mixed_precision_type`; bfloat16's when the pipeline text
-//!   asks for it) when the pass changed the module.
+//!   asks for it) when the pass changed the module. On a module already
+//!   in float16 the rewrite goes the other way for those operators: a
+//!   result computed in float32 stands where the original's was float16,
+//!   and is rounded to float16 to compare.
 //!   Where the float16 computation overflows (as it does in TVM, whose
 //!   rewrite casts the network to float16), the check compares on smaller
 //!   inputs instead ([`crate::float16_range`]).
@@ -226,8 +229,18 @@ fn forgive_one_unit(before: &Value, after: &Value) -> Value {
     }
 }
 
-/// `after` with every float16/bfloat16 tensor that stands where `before`
-/// has a wider float converted (exactly) to that type.
+/// `after` in `before`'s float types, where the pass changed a result's
+/// float type:
+/// - a float16/bfloat16 tensor that stands where `before` has a wider float
+///   (the network now computes in the low precision) is converted, exactly,
+///   to the wider type;
+/// - a wider float tensor that stands where `before` has a float16/bfloat16
+///   one (a module already in float16, whose last operators are on the
+///   never-convert list — `mean` in a layer norm — and now compute in
+///   float32, as TVM's rewrite casts them) is rounded to the 16-bit type:
+///   the original computed in it, so that is the precision both share.
+///
+/// `coarsest` receives the 16-bit type whose tolerance applies.
 fn widen(before: &Value, after: &Value, coarsest: &mut Option<DataType>) -> Value {
     match (before, after) {
         (Value::Tensor(b), Value::Tensor(a))
@@ -237,6 +250,20 @@ fn widen(before: &Value, after: &Value, coarsest: &mut Option<DataType>) -> Valu
                 Ok(wide) => {
                     coarsest.get_or_insert(a.dtype);
                     Value::tensor(wide)
+                }
+                Err(_) => after.clone(),
+            }
+        }
+        (Value::Tensor(b), Value::Tensor(a))
+            if b.dtype.is_float()
+                && b.dtype.bits == 16
+                && a.dtype.is_float()
+                && a.dtype.bits > 16 =>
+        {
+            match relay_eval::cast_tensor(a, b.dtype) {
+                Ok(narrow) => {
+                    coarsest.get_or_insert(b.dtype);
+                    Value::tensor(narrow)
                 }
                 Err(_) => after.clone(),
             }
@@ -297,6 +324,20 @@ mod tests {
         assert_eq!(precision, Some(DataType::float(16)));
         assert_eq!(compare_with(&before, &after, precision), None);
         let wrong = tensor(DataType::FLOAT32, &[0.1, 0.5]);
+        let (wrong, precision) = comparable("ToMixedPrecision", &before, &wrong);
+        assert!(compare_with(&before, &wrong, precision).is_some());
+    }
+
+    #[test]
+    fn a_float16_result_the_pass_left_in_float32_is_compared_in_float16() {
+        // A module already in float16: a layer norm's `mean` is on the
+        // never-convert list, so the rewrite computes the end in float32.
+        let before = tensor(DataType::float(16), &[0.333251953125, 70000.0]);
+        let after = tensor(DataType::FLOAT32, &[0.33333334, 1e30]);
+        let (narrowed, precision) = comparable("ToMixedPrecision", &before, &after);
+        assert_eq!(precision, Some(DataType::float(16)));
+        assert_eq!(compare_with(&before, &narrowed, precision), None);
+        let wrong = tensor(DataType::FLOAT32, &[0.5, 1e30]);
         let (wrong, precision) = comparable("ToMixedPrecision", &before, &wrong);
         assert!(compare_with(&before, &wrong, precision).is_some());
     }
