@@ -40,7 +40,9 @@ Every pair is one of:
   same input scaled down they agree (`note` says what was seen);
 - *unchanged*: the pipeline left the module as it was (nothing to run);
 - *skipped*: not checked, with the reason: the module cannot run (an
-  operator without a kernel, a parameter without a random value…), the
+  operator without a kernel, a parameter without a random value…), no
+  element of its result is finite on the random input (nothing to
+  compare), the
   time limit, or the pass itself refused the module (its error).
 
 e.g. `python3 tools/check_semantics_sweep.py target/release/relay

@@ -682,3 +682,35 @@ fn the_semantics_cache_gives_the_same_report_without_running_the_module_again() 
         .collect();
     assert_eq!(notes_removed.trim_end(), plain.trim_end());
 }
+
+/// On the random input (uniform in [-1, 1)) `sqrt(%x - 2)` is NaN
+/// everywhere: a pass that keeps it so (FoldConstant folds `1f + 1f`)
+/// cannot be said to agree, and neither can one that changes the rest.
+const ALL_NAN: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  %0 = sqrt(subtract(%x, 2f));
+  add(%0, add(1f, 1f))
+}
+"#;
+
+#[test]
+fn a_result_that_is_nan_everywhere_is_not_counted_as_agreeing() {
+    let dir = project("all_nan");
+    std::fs::write(dir.join("nan.relay"), ALL_NAN).unwrap();
+    let run = check_semantics_of(&dir, "nan.relay", "FoldConstant");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("semantic check: 0 passes compared, 0 agree;")
+            && run.stderr.contains("; 1 not checked"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "not checked (FoldConstant): before the pass, no element of the result is finite"
+        ),
+        "{}",
+        run.stderr
+    );
+}
