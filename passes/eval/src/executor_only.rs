@@ -10,6 +10,11 @@
 //! operators `ManifestLifetimes` inserts: `memory.kill(x)` ends `x`'s
 //! lifetime and is `()`; the interpreter does not free (values are
 //! reference-counted), so it only checks its argument and returns `()`.
+//! `shape_of` and `ndarray_size`, which FoldConstant answers from the
+//! argument's type, are computed from the run-time tensor, as TVM's
+//! executors compile them (gradients, e.g. `take`'s and the cross
+//! entropies', use them); the virtual machine's own `vm.shape_of` stays
+//! without a kernel.
 
 use super::layout::{axes_of, padding, per_axis};
 use super::linalg::out_dtype;
@@ -23,6 +28,8 @@ pub fn executor_kernel(op: &str) -> Option<Kernel> {
         "nn.dropout" => dropout,
         "nn.conv2d_backward_weight" => conv2d_backward_weight,
         "memory.kill" => kill,
+        "shape_of" => shape_of,
+        "ndarray_size" => ndarray_size,
         _ => return None,
     })
 }
@@ -62,6 +69,34 @@ fn dropout(args: &[Value], call: &CallInfo) -> EvalResult {
 fn kill(args: &[Value], call: &CallInfo) -> EvalResult {
     expect_args(args, 1, call)?;
     Ok(Value::Tuple(Vec::new()))
+}
+
+/// The `dtype` attribute of a shape query (int32 when void, as TVM's
+/// Python wrappers default it).
+fn shape_dtype(call: &CallInfo) -> EvalResult<relay_ir::dtype::DataType> {
+    Ok(call
+        .dtype("dtype")?
+        .unwrap_or(relay_ir::dtype::DataType::INT32))
+}
+
+fn int_tensor(call: &CallInfo, shape: Vec<i64>, values: &[i64]) -> EvalResult<Value> {
+    TensorData::from_i64s(shape_dtype(call)?, shape, values)
+        .map(Value::tensor)
+        .map_err(|e| EvalError::Unsupported(format!("{}: {}", call.op, e.message)))
+}
+
+/// `shape_of(x)`: the tensor's shape as a 1-D tensor.
+fn shape_of(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    int_tensor(call, vec![data.shape.len() as i64], &data.shape)
+}
+
+/// `ndarray_size(x)`: the number of elements, a scalar.
+fn ndarray_size(args: &[Value], call: &CallInfo) -> EvalResult {
+    expect_args(args, 1, call)?;
+    let data = arg_tensor(args, 0, call)?;
+    int_tensor(call, Vec::new(), &[data.shape.iter().product()])
 }
 
 /// `nn.conv2d_backward_weight(grad, data)`: the gradient of a 2-D
@@ -237,6 +272,28 @@ mod tests {
         );
         assert!(run("memory.kill", &[], &[x.clone(), x]).is_err());
         assert!(crate::kernel("memory.kill").is_none());
+    }
+
+    #[test]
+    fn shape_queries_read_the_run_time_tensor() {
+        let x = floats("float32", &[2, 3], &[0.0; 6]);
+        let dtype = |name: &str| ("dtype", AttrValue::DataType(name.parse().unwrap()));
+        let shape = run("shape_of", &[dtype("int64")], std::slice::from_ref(&x)).unwrap();
+        let shape = shape.as_tensor().unwrap();
+        assert_eq!(
+            (shape.dtype.to_tvm_string(), shape.shape.clone()),
+            ("int64".into(), vec![2])
+        );
+        assert_eq!(shape.to_i64_vec().unwrap(), vec![2, 3]);
+        // A void dtype reads as int32, the Python wrappers' default.
+        let shape = run("shape_of", &[], std::slice::from_ref(&x)).unwrap();
+        assert_eq!(shape.as_tensor().unwrap().dtype.to_tvm_string(), "int32");
+        let size = run("ndarray_size", &[dtype("int32")], std::slice::from_ref(&x)).unwrap();
+        let size = size.as_tensor().unwrap();
+        assert!(size.shape.is_empty());
+        assert_eq!(size.to_i64_vec().unwrap(), vec![6]);
+        // FoldConstant still answers them from types, never by a kernel.
+        assert!(crate::kernel("shape_of").is_none());
     }
 
     /// Reference values from a plain Python loop over the zero-padded data

@@ -7,7 +7,8 @@
 //! * Operator calls run relay-eval's kernel of the operator on whole
 //!   tensors ([`relay_eval::run_call`]: FoldConstant's kernels, and those of
 //!   operators TVM's executors run after their `Legalize`/`SimplifyInference`
-//!   prefix, `nn.dropout` and `nn.conv2d_backward_weight`); an operator without a kernel, or
+//!   prefix, `nn.dropout` and `nn.conv2d_backward_weight`, and `shape_of`/`ndarray_size` from the
+//!   run-time tensor); an operator without a kernel, or
 //!   a kernel that refuses its inputs, is a [`RuntimeError`] naming the
 //!   operator. The shape of a result whose type has `?` dimensions is what
 //!   the kernel computes (the kernels are the shape functions); a result

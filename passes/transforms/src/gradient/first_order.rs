@@ -18,7 +18,7 @@
 //! forward values TVM types).
 
 use super::let_list::LetList;
-use super::primal::{gradient_of, NOT_PORTED};
+use super::primal::gradient_of;
 use crate::feature::{check_module_features, Feature, FeatureSet};
 use relay_ir::build::{int_array, op_call, op_call_with};
 use relay_ir::diagnostic::Diagnostic;
@@ -286,16 +286,6 @@ impl ReverseAd {
     fn visit_node(&mut self, expr: &Expr, depth: usize) -> Result<AdValue, Diagnostic> {
         match expr.kind() {
             ExprKind::Op(op) => {
-                if NOT_PORTED.contains(&op.name.as_str()) {
-                    return Err(Diagnostic::pass_failed_at(
-                        expr,
-                        format!(
-                            "the gradient of the operator {} (registered in TVM v0.13) is not \
-                             implemented here yet.",
-                            op.name
-                        ),
-                    ));
-                }
                 if gradient_of(&op.name).is_none() {
                     return Err(Diagnostic::pass_failed_at(
                         expr,

@@ -22,7 +22,7 @@
 
 use super::first_order::grad_ret_type;
 use super::let_list::LetList;
-use super::primal::{gradient_of, NOT_PORTED};
+use super::primal::gradient_of;
 use crate::feature::{check_features, check_module_features, Feature, FeatureSet};
 use crate::normal_form::{to_normal_form, NormalForm};
 use crate::partial_eval::dedup::{dedup, TypeSubst};
@@ -145,27 +145,14 @@ fn de_global(module: Option<&IRModule>, expr: &Expr) -> Expr {
 /// checkpoint annotation) has a gradient.
 fn check_gradients(expr: &Expr) -> Result<(), Diagnostic> {
     let mut missing = BTreeSet::new();
-    let mut not_ported = BTreeSet::new();
     relay_ir::rewrite::post_order_each(expr, |node| {
         if let ExprKind::Op(op) = node.kind() {
             let name = op.name.as_str();
-            if NOT_PORTED.contains(&name) {
-                not_ported.insert(name.to_string());
-            } else if name != CHECKPOINT && gradient_of(name).is_none() {
+            if name != CHECKPOINT && gradient_of(name).is_none() {
                 missing.insert(name.to_string());
             }
         }
     });
-    if !not_ported.is_empty() {
-        return Err(Diagnostic::pass_failed_at(
-            expr,
-            format!(
-                "the gradients of the operators {} (registered in TVM v0.13) are not \
-                 implemented here yet.",
-                list(&not_ported)
-            ),
-        ));
-    }
     if !missing.is_empty() {
         return Err(Diagnostic::pass_failed_at(
             expr,

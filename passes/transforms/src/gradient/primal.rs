@@ -7,7 +7,15 @@
 //!
 //! The Python arithmetic operators on expressions are calls of `add`,
 //! `subtract`, `multiply`, `divide` and `negative`; `const(v, dtype)` is a
-//! rank-0 constant.
+//! rank-0 constant. Every operator `_tensor_grad.py` registers has its
+//! gradient here: the elementwise ones and the common shapes in this file,
+//! the reductions (`max`, `variance`, the cross entropies), the matrix
+//! products, the indexing operators and `take` (a loop) in the submodules.
+
+mod indexing;
+mod matmul;
+mod reductions;
+mod take;
 
 use relay_ir::build::{attrs_with, int_array, op_call, op_call_with, scalar_constant_f64};
 use relay_ir::diagnostic::Diagnostic;
@@ -56,7 +64,9 @@ const GRADIENTS: &[(&str, Gradient)] = &[
     ("multiply", multiply_grad),
     ("divide", divide_grad),
     ("zeros", no_args_grad),
+    ("dyn.zeros", dyn_factory_grad),
     ("ones", no_args_grad),
+    ("dyn.ones", dyn_factory_grad),
     ("zeros_like", zeros_like_grad),
     ("ones_like", ones_like_grad),
     ("collapse_sum_like", collapse_sum_like_grad),
@@ -64,12 +74,20 @@ const GRADIENTS: &[(&str, Gradient)] = &[
     ("abs", abs_grad),
     ("erf", erf_grad),
     ("clip", clip_grad),
+    ("nn.max_pool2d", max_pool2d_grad),
+    ("nn.avg_pool2d", avg_pool2d_grad),
+    ("nn.global_avg_pool2d", global_avg_pool2d_grad),
+    ("concatenate", concatenate_grad),
     ("nn.conv2d", conv2d_grad),
+    ("max", reductions::max_grad),
     ("nn.softmax", softmax_grad),
     ("nn.log_softmax", log_softmax_grad),
     ("nn.bias_add", bias_add_grad),
     ("nn.dense", dense_grad),
+    ("nn.matmul", matmul::matmul_grad),
+    ("nn.batch_matmul", matmul::batch_matmul_grad),
     ("reshape", reshape_grad),
+    ("dyn.reshape", dyn_reshape_grad),
     ("shape_of", shape_of_grad),
     ("cast", cast_grad),
     ("cast_like", cast_like_grad),
@@ -78,39 +96,26 @@ const GRADIENTS: &[(&str, Gradient)] = &[
     ("negative", negative_grad),
     ("sum", sum_grad),
     ("mean", mean_grad),
+    ("variance", reductions::variance_grad),
     ("copy", copy_grad),
+    ("nn.cross_entropy", reductions::cross_entropy_grad),
+    (
+        "nn.cross_entropy_with_logits",
+        reductions::cross_entropy_with_logits_grad,
+    ),
+    ("take", take::take_grad),
+    ("contrib_reverse_reshape", reshape_grad),
+    ("stack", indexing::stack_grad),
     ("squeeze", squeeze_grad),
     ("expand_dims", expand_dims_grad),
+    ("arange", indexing::arange_grad),
+    ("gather_nd", indexing::gather_nd_grad),
     ("reshape_like", reshape_like_grad),
     ("where", where_grad),
-    ("dyn.zeros", dyn_factory_grad),
-    ("dyn.ones", dyn_factory_grad),
-    ("dyn.reshape", dyn_reshape_grad),
     ("less_equal", comparison_grad),
     ("not_equal", comparison_grad),
-    ("nn.max_pool2d", max_pool2d_grad),
-    ("nn.avg_pool2d", avg_pool2d_grad),
-    ("nn.global_avg_pool2d", global_avg_pool2d_grad),
-    ("concatenate", concatenate_grad),
-];
-
-/// Operators `_tensor_grad.py` registers a gradient for that this port
-/// does not build yet: differentiating them is an error that says so (not
-/// TVM's "no registered gradient").
-pub const NOT_PORTED: &[&str] = &[
-    "max",
-    "nn.matmul",
-    "nn.batch_matmul",
-    "variance",
-    "nn.cross_entropy",
-    "nn.cross_entropy_with_logits",
-    "take",
-    "contrib_reverse_reshape",
-    "stack",
-    "arange",
-    "gather_nd",
-    "strided_slice",
-    "one_hot",
+    ("strided_slice", indexing::strided_slice_grad),
+    ("one_hot", indexing::one_hot_grad),
 ];
 
 // ---- Python's operators on expressions and the helpers it imports ----
@@ -156,6 +161,10 @@ fn reshape_like(a: Expr, like: &Expr) -> Expr {
             ("rhs_end", AttrValue::Null),
         ],
     )
+}
+
+fn cast_like(a: Expr, like: &Expr) -> Expr {
+    op_call("cast_like", vec![a, like.clone()])
 }
 
 fn broadcast_to_like(a: Expr, like: &Expr) -> Expr {
@@ -733,6 +742,12 @@ fn negative_grad(_orig: &Expr, _call: &Call, grad: &Expr) -> Result<Vec<Expr>, D
 fn reduce_axes(call: &Call) -> Result<Option<Vec<i64>>, Diagnostic> {
     let rank = const_shape(arg(call, 0)?)?.len() as i64;
     let axis = match attr(call, "axis")? {
+        // Python asserts that `exclude` is off when no axis is given.
+        AttrValue::Null if attr_bool(call, "exclude")? => {
+            return Err(Diagnostic::pass_failed(
+                "the reduction excludes axes but names none (`axis` is None)",
+            ))
+        }
         AttrValue::Null => return Ok(None),
         value => value.as_int_array().ok_or_else(|| {
             Diagnostic::pass_failed("the attribute `axis` is not a list of integers")
@@ -979,4 +994,15 @@ fn concatenate_grad(_orig: &Expr, call: &Call, grad: &Expr) -> Result<Vec<Expr>,
             ("axis", AttrValue::Int(axis)),
         ],
     )])
+}
+
+/// Python's `_unreduce_expand`: `x` with a unit axis put back at each of
+/// the (sorted, non-negative) reduced `axes`.
+fn unreduce_expand(x: Expr, axes: &[i64]) -> Expr {
+    axes.iter().fold(x, |x, &axis| expand_dims(x, axis))
+}
+
+/// Python's `const(value, dtype="int32")` for an integer.
+fn int32_scalar(value: i64) -> Result<Expr, Diagnostic> {
+    constant(value as f64, DataType::INT32)
 }
