@@ -24,7 +24,7 @@ use crate::contract;
 use crate::gradient_check::{self, GradientCheck, Outcome as GradientOutcome};
 use crate::output_cache::{Lookup, OutputCache, Outputs};
 use crate::range_effects::{
-    first_out_of_range, range_text, scaled_arguments, FloatRange, SCALE_SHIFTS,
+    first_out_of_range, overflows, range_text, scaled_arguments, FloatRange, SCALE_SHIFTS,
 };
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
@@ -653,32 +653,33 @@ impl SemanticCheck {
                 finding = Some((seed, found, None));
                 break;
             };
-            let mut out_of_range =
+            let outputs_out =
                 first_out_of_range(b, range).is_some() || first_out_of_range(a, range).is_some();
             // Outputs in range say nothing of what is inside: a softmax
-            // maps logits that overflowed back into [0, 1]. The watch runs
-            // only here, on a difference: it reads every operator result.
+            // maps logits that overflowed back into [0, 1]. Nor do NaN
+            // outputs say where the computation left the range (resnet152's
+            // float32 activations reach infinity, the softmax after
+            // SimplifyInference's arithmetic gives NaN), so the operator
+            // results are read then too. The watch runs only here, on a
+            // difference: it reads every operator result.
             let mut inside = None;
-            if !out_of_range {
+            if !(overflows(b, range) || overflows(a, range)) {
                 inside =
                     self.operator_out_of_range(before, after, &binding, &args[index], range)?;
-                out_of_range = inside.is_some();
             }
-            if !out_of_range {
+            if !outputs_out && inside.is_none() {
                 finding = Some((seed, found, None));
                 break;
             }
-            let unscaled = match &inside {
-                Some(at) => format!(
-                    "{at}; the outputs are in range, before: {}, after: {}",
-                    range_text(b, range),
-                    range_text(a, range)
-                ),
-                None => format!(
-                    "before: {}, after: {}",
-                    range_text(b, range),
-                    range_text(a, range)
-                ),
+            let outputs = format!(
+                "before: {}, after: {}",
+                range_text(b, range),
+                range_text(a, range)
+            );
+            let unscaled = match (&inside, outputs_out) {
+                (Some(at), false) => format!("{at}; the outputs are in range, {outputs}"),
+                (Some(at), true) => format!("{at}; {outputs}"),
+                (None, _) => outputs,
             };
             match self.within_range(before, after, description, &binding, &args[index], range)? {
                 RangeOutcome::Agrees(shift) => {

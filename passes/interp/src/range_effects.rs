@@ -187,6 +187,15 @@ pub fn operator_out_of_range(op: &str, value: &Value, range: FloatRange) -> Opti
     })
 }
 
+/// Whether a float element of `value` left `range` as an operator result
+/// does (an infinity, or a finite value beyond it; NaN does not count).
+pub fn overflows(value: &Value, range: FloatRange) -> bool {
+    value
+        .leaves()
+        .iter()
+        .any(|leaf| first_overflow(&leaf.tensor, range).is_some())
+}
+
 fn index_text(i: usize, shape: &[i64]) -> String {
     let at: Vec<String> = unravel(i, shape).iter().map(i64::to_string).collect();
     at.join(", ")
@@ -358,6 +367,10 @@ mod tests {
             operator_out_of_range("exp", &inf, single).unwrap(),
             "`exp` gives inf at result[2]"
         );
+        // Outputs overflow as operator results do: NaN alone does not.
+        assert!(overflows(&inf, single));
+        assert!(!overflows(&nan, single) && !overflows(&beyond, single));
+        assert!(overflows(&beyond, half));
         // A float64 value beyond float32's range, in a module bounded by it.
         let wide = tensor(DataType::float(64), &[1e39]);
         assert_eq!(
