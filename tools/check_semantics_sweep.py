@@ -32,12 +32,14 @@ Every pair is one of:
 - *agrees*: the pass changed the module and every compared pass inside
   agreed on the input (seed 0);
 - *differs*: a pass changed the result (the reproducer is kept under
-  OUT.jsonl's directory, `repro/MODULE.PASS`); when the module computes
-  in float16 and left its range, the report says whether the difference
+  OUT.jsonl's directory, `repro/MODULE.PASS`); when the computation left
+  the range of its float type, the report says whether the difference
   stays on the input scaled down (a real one) or no scale was in range;
-- *float16 range*: the results agree only within float16's range: on the
-  random input the float16 computation overflows and they differ, on the
-  same input scaled down they agree (`note` says what was seen);
+- *range*: the results agree only within range: on the random input the
+  computation leaves its float type's range (float16, float32…) and they
+  differ, on the same input scaled down they agree (`note` says what was
+  seen and names the type). Records of older binaries say *float16 range*
+  (and their summary "agree within float16 range"); both are read as this.
 - *unchanged*: the pipeline left the module as it was (nothing to run);
 - *skipped*: not checked, with the reason: the module cannot run (an
   operator without a kernel, a parameter without a random value…), no
@@ -57,7 +59,13 @@ from collections import Counter
 
 STANDARD = ("SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, "
             "EliminateCommonSubexpr, DeadCodeElimination, FuseOps(fuse_opt_level=2)")
-SUMMARY = re.compile(r"semantic check: (\d+) pass(?:es)? compared, (\d+) agree(?:, (\d+) agree within float16 range)?; (\d+) left the module unchanged; (\d+) not checked")
+# "agree within range" since the check handles every float type; older
+# binaries said "agree within float16 range".
+WITHIN = r"agree within (?:float16 )?range"
+SUMMARY = re.compile(r"semantic check: (\d+) pass(?:es)? compared, (\d+) agree(?:, (\d+) " + WITHIN
+                     + r")?; (\d+) left the module unchanged; (\d+) not checked")
+# The status of an older record with the same meaning as "range".
+OLD_RANGE_STATUS = "float16 range"
 
 
 def modules(paths):
@@ -106,9 +114,9 @@ def check(relay, version, module, label, pipeline, repro_root, timeout, cache):
         if compared and agree == compared and not not_checked:
             record["status"] = "agrees"
         elif within and agree + within == compared and not not_checked:
-            record["status"] = "float16 range"
+            record["status"] = "range"
             record["note"] = next(l.strip() for l in stderr.splitlines()
-                                  if l.strip().startswith("agree within float16 range"))
+                                  if re.match(WITHIN, l.strip()))
         elif not_checked:
             reason = re.search(r"not checked \((.*?)\): (.*)", stderr)
             why = reason.group(2) if reason else "?"
@@ -160,6 +168,9 @@ def main():
     if (resume or report_only) and os.path.exists(out_path):
         with open(out_path) as f:
             records = [json.loads(line) for line in f if line.strip()]
+        for record in records:
+            if record["status"] == OLD_RANGE_STATUS:
+                record["status"] = "range"
     def stale(record):
         text = record["status"] + " " + record.get("why", "") + " " + record.get("report", "")
         return rerun is not None and rerun.search(text) is not None
@@ -187,16 +198,16 @@ def main():
     records = list({(r["module"], r["pass"]): r for r in records}.values())
     counts = Counter(r["status"] for r in records)
     reasons = Counter(r["why"] for r in records if r["status"] == "skipped")
-    checked = counts["agrees"] + counts["differs"] + counts["float16 range"]
+    checked = counts["agrees"] + counts["differs"] + counts["range"]
     print(f"pairs: {len(records)}; checked {checked}: agree {counts['agrees']}, "
-          f"agree within float16 range {counts['float16 range']}, "
+          f"agree within range {counts['range']}, "
           f"differ {counts['differs']}; unchanged {counts['unchanged']}; "
           f"skipped {counts['skipped']}")
     for why, n in reasons.most_common(25):
         print(f"  skipped ×{n}: {why}")
     for r in records:
-        if r["status"] == "float16 range":
-            print(f"  float16 range: {os.path.basename(r['module'])} {r['pass']}: {r['note']}")
+        if r["status"] == "range":
+            print(f"  within range: {os.path.basename(r['module'])} {r['pass']}: {r['note']}")
     for r in records:
         if r["status"] == "differs":
             print(f"  differs: {os.path.basename(r['module'])} {r['pass']}: {r['report']}")

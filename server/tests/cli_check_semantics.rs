@@ -237,7 +237,7 @@ fn check_semantics_of(dir: &Path, file: &str, pipeline: &str) -> Run {
 }
 
 #[test]
-fn a_float16_overflow_under_to_mixed_precision_agrees_within_float16_range() {
+fn a_float16_overflow_under_to_mixed_precision_agrees_within_range() {
     // A correct pass that changes where the computation overflows: the
     // results differ on the random input (float16 overflows to infinity)
     // and agree on the same input scaled down. Not "agree", not a plain
@@ -284,7 +284,7 @@ fn a_float16_overflow_inside_the_module_is_found_when_the_outputs_are_in_range()
     let run = check_semantics_of(&dir, "inside.relay", "ToMixedPrecision");
     assert_eq!(run.code(), 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("1 agree within float16 range")
+        run.stderr.contains("1 agree within range")
             && run
                 .stderr
                 .contains("before the pass, `multiply` gives -69535.65 at result[0, 1]"),
@@ -313,7 +313,84 @@ fn a_wrong_pass_on_a_float16_overflow_is_still_a_difference() {
     // A correct pass on the same module leaves nothing to excuse.
     let run = check_semantics_of(&dir, "half.relay", "ToANormalForm");
     assert_eq!(run.code(), 0, "{}", run.stderr);
-    assert!(!run.stderr.contains("float16 range"), "{}", run.stderr);
+    assert!(!run.stderr.contains("within range"), "{}", run.stderr);
+}
+
+/// float32 throughout: `exp(100·x)` overflows to infinity on the random
+/// input (|x| < 1) and not on it scaled by 2^-4. The external passes
+/// rewrite the quotient: `ExpQuotient` correctly, to `exp(100·x − 99·x)`,
+/// which stays finite; `ExpQuotientWrong` wrongly, to `exp(100·x + 99·x)`.
+const FLOAT32_OVERFLOWING: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 8), float32]) -> Tensor[(2, 8), float32] {
+  %0 = multiply(%x, 100f);
+  %1 = multiply(%x, 99f);
+  divide(exp(%0), exp(%1))
+}
+"#;
+
+const EXP_QUOTIENT_PASSES: &str = r#"
+[passes.ExpQuotient]
+command = ["sed", "-e", "s/divide(%2, %3)/exp(subtract(%0, %1))/"]
+required = ["InferType"]
+
+[passes.ExpQuotientWrong]
+command = ["sed", "-e", "s/divide(%2, %3)/exp(add(%0, %1))/"]
+required = ["InferType"]
+"#;
+
+fn float32_project(name: &str, module: &str) -> PathBuf {
+    let dir = project(name);
+    std::fs::write(dir.join("relay.toml"), EXP_QUOTIENT_PASSES).unwrap();
+    std::fs::write(dir.join("single.relay"), module).unwrap();
+    dir
+}
+
+#[test]
+fn a_float32_overflow_under_a_correct_rewrite_agrees_within_range() {
+    // Unscaled, the module before the pass gives inf/inf = NaN or inf
+    // where exp(100·x) overflows and the one after it exp(x): they differ.
+    // Scaled by 2^-4 both are exp(x) within float32's tolerance.
+    let dir = float32_project("float32_overflow", FLOAT32_OVERFLOWING);
+    let run = check_semantics_of(&dir, "single.relay", "ExpQuotient");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    insta::assert_snapshot!("float32_range_agrees", run.stderr);
+}
+
+#[test]
+fn a_float32_overflow_inside_the_module_is_found_when_the_outputs_are_in_range() {
+    // The outputs are 0 or 1 (whether the quotient is finite): in range on
+    // both sides, different unscaled; only the range watch over the
+    // operator results shows `exp` giving inf.
+    let inside = FLOAT32_OVERFLOWING.replace(
+        "divide(exp(%0), exp(%1))",
+        "%2 = divide(exp(%0), exp(%1));\n  cast(isfinite(%2), dtype=\"float32\")",
+    );
+    let dir = float32_project("float32_overflow_inside", &inside);
+    let run = check_semantics_of(&dir, "single.relay", "ExpQuotient");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 agree within range")
+            && run.stderr.contains(
+                "the float32 computation goes out of range (before the pass, `exp` gives inf at \
+                 result["
+            )
+            && run
+                .stderr
+                .contains("both results are within float32's range and agree"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_wrong_pass_on_a_float32_overflow_is_still_a_difference() {
+    let dir = float32_project("float32_wrong", FLOAT32_OVERFLOWING);
+    let run = check_semantics_of(&dir, "single.relay", "ExpQuotientWrong");
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    insta::assert_snapshot!("float32_range_still_differs", run.stderr);
+    // The reproducer holds the module before the pass and the inputs.
+    assert!(dir.join("repro/before.relay").exists(), "{}", run.stderr);
+    assert!(dir.join("repro/inputs/x.npy").exists(), "{}", run.stderr);
 }
 
 #[test]

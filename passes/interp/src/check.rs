@@ -4,11 +4,12 @@
 //! result differs, with a report, a reproducer directory and, if asked,
 //! the first function whose rewrite changed the result.
 //!
-//! A difference in a module that computes in float16, where a result is
-//! not finite or is beyond float16's range, is checked again on the same
-//! input scaled down ([`crate::float16_range`]): agreement there is the
-//! outcome "agree within float16 range" ([`CheckStats::float16_range`]),
-//! not a difference; a difference there is reported as one, with both.
+//! A difference where a result, or an operator result inside, leaves the
+//! range of the narrowest float type the module computes in (float16,
+//! bfloat16, float32 or float64) is checked again on the same input scaled
+//! down ([`crate::range_effects`]): agreement there is the outcome "agree
+//! within range" ([`CheckStats::within_range`]), not a difference; a
+//! difference there is reported as one, with both.
 //!
 //! A pass whose "before" module cannot run (an operator without a kernel,
 //! a parameter without a static shape), or whose "after" module needs an
@@ -20,11 +21,11 @@
 use crate::bind::{bind_by_name_supplying, Binding};
 use crate::compare::{compare_with, tolerance_text, Difference};
 use crate::contract;
-use crate::float16_range::{
-    computes_in_float16, first_out_of_range, range_text, scaled_arguments, SCALE_SHIFTS,
-};
 use crate::gradient_check::{self, GradientCheck, Outcome as GradientOutcome};
 use crate::output_cache::{Lookup, OutputCache, Outputs};
+use crate::range_effects::{
+    first_out_of_range, overflows, range_text, scaled_arguments, FloatRange, SCALE_SHIFTS,
+};
 use crate::value::Value;
 use crate::{npy, npz, random_arguments, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -107,7 +108,7 @@ pub enum Finding {
 
 /// The comparison of a difference on smaller inputs ([`SCALE_SHIFTS`]).
 enum RangeOutcome {
-    /// Both results within float16's range at 2^-shift, and they agree.
+    /// Both results within the range at 2^-shift, and they agree.
     Agrees(u32),
     /// Both within range at 2^-shift, and they differ.
     Differs(u32, Difference),
@@ -127,24 +128,30 @@ pub struct SemanticReport {
     /// The function whose rewrite changed the result (with `bisect`), or
     /// why bisection could not say.
     pub bisect: Option<Result<String, String>>,
-    /// The float16 computation left float16's range on the input: how the
+    /// The computation left its float type's range on the input: how the
     /// check tried to tell a range effect from a change.
-    pub float16_range: Option<RangeFinding>,
+    pub range: Option<RangeFinding>,
 }
 
 /// What re-running a difference on smaller inputs found.
 #[derive(Debug, Clone)]
 pub enum RangeFinding {
-    /// On the input scaled by 2^-`shift` both results are within float16's
+    /// On the input scaled by 2^-`shift` both results are within the
     /// range and still differ: the finding of the report is that input's.
     StillDiffers {
+        /// The range the computation left.
+        range: FloatRange,
         shift: u32,
         /// Both results on the unscaled input (`before: NaN at output[0]`…).
         unscaled: String,
     },
-    /// No scale tried brought both results within float16's range: the
+    /// No scale tried brought both results within the range: the
     /// finding is the unscaled input's, and may be a range effect.
-    NeverInRange { unscaled: String },
+    NeverInRange {
+        /// The range the computation left.
+        range: FloatRange,
+        unscaled: String,
+    },
 }
 
 impl std::fmt::Display for SemanticReport {
@@ -154,7 +161,7 @@ impl std::fmt::Display for SemanticReport {
             "pass {} changed the result on the input of seed {}",
             self.pass, self.seed
         )?;
-        if let Some(RangeFinding::StillDiffers { shift, .. }) = &self.float16_range {
+        if let Some(RangeFinding::StillDiffers { shift, .. }) = &self.range {
             write!(f, " scaled by 2^-{shift}")?;
         }
         f.write_str(": ")?;
@@ -163,15 +170,19 @@ impl std::fmt::Display for SemanticReport {
             Finding::FailsAfter(e) => write!(f, "the module now fails to run: {e}")?,
             Finding::GradientDiffers(what) => write!(f, "{what}")?,
         }
-        match &self.float16_range {
-            Some(RangeFinding::StillDiffers { shift, unscaled }) => write!(
+        match &self.range {
+            Some(RangeFinding::StillDiffers {
+                range,
+                shift,
+                unscaled,
+            }) => write!(
                 f,
-                "; a real difference: unscaled, the float16 computation leaves float16's range \
+                "; a real difference: unscaled, the {range} computation leaves {range}'s range \
                  ({unscaled}), scaled by 2^-{shift} both results are within it and differ"
             )?,
-            Some(RangeFinding::NeverInRange { unscaled }) => write!(
+            Some(RangeFinding::NeverInRange { range, unscaled }) => write!(
                 f,
-                "; the float16 computation leaves float16's range ({unscaled}) and does on the \
+                "; the {range} computation leaves {range}'s range ({unscaled}) and does on the \
                  input scaled by 2^-{} too: this may be a range effect, not a change by the pass",
                 SCALE_SHIFTS[SCALE_SHIFTS.len() - 1]
             )?,
@@ -196,10 +207,11 @@ pub struct CheckStats {
     pub checked: usize,
     /// Of those, the ones that agreed on every input.
     pub agreed: usize,
-    /// Of those, the ones that agreed only within float16's range: on an
-    /// input where the float16 computation overflows they differ, on the
-    /// same input scaled down they agree. The pass and what was seen.
-    pub float16_range: Vec<(String, String)>,
+    /// Of those, the ones that agreed only within range: on an input
+    /// where the computation leaves its float type's range they differ, on
+    /// the same input scaled down they agree. The pass and what was seen
+    /// (which names the float type).
+    pub within_range: Vec<(String, String)>,
     /// Passes that left the module structurally unchanged (nothing to run).
     pub unchanged: usize,
     /// Passes that could not be checked, and why (the module before them
@@ -262,10 +274,10 @@ impl GradientNote {
 impl CheckStats {
     /// A summary of a few lines.
     pub fn render(&self) -> String {
-        let within = if self.float16_range.is_empty() {
+        let within = if self.within_range.is_empty() {
             String::new()
         } else {
-            format!(", {} agree within float16 range", self.float16_range.len())
+            format!(", {} agree within range", self.within_range.len())
         };
         let mut out = format!(
             "semantic check: {} pass{} compared, {} agree{within}; {} left the module unchanged; {} not checked\n",
@@ -275,8 +287,8 @@ impl CheckStats {
             self.unchanged,
             self.not_checked.len()
         );
-        for (pass, note) in &self.float16_range {
-            let _ = writeln!(out, "  agree within float16 range ({pass}): {note}");
+        for (pass, note) in &self.within_range {
+            let _ = writeln!(out, "  agree within range ({pass}): {note}");
         }
         for note in &self.gradients {
             note.render(&mut out);
@@ -600,10 +612,11 @@ impl SemanticCheck {
             return Ok(());
         }
         let mut finding = None;
-        // The inputs on which the results agree only within float16's
-        // range, with what was seen.
+        // The inputs on which the results agree only within range, with
+        // what was seen.
         let mut within_range = None;
-        let mut float16 = None;
+        // The range of the computation, found at the first difference.
+        let mut float_range = None;
         let mut dtypes = BTreeSet::new();
         let mut gradient_note = GradientNote {
             pass: description.to_string(),
@@ -648,44 +661,59 @@ impl SemanticCheck {
                 finding = Some((seed, found, None));
                 break;
             };
-            let mut out_of_range =
-                first_out_of_range(b).is_some() || first_out_of_range(a).is_some();
-            let in_float16 = *float16
-                .get_or_insert_with(|| computes_in_float16(before) || computes_in_float16(after));
+            // A module without floats has no range to leave.
+            let Some(range) = *float_range.get_or_insert_with(|| FloatRange::of(&[before, after]))
+            else {
+                finding = Some((seed, found, None));
+                break;
+            };
+            let outputs_out =
+                first_out_of_range(b, range).is_some() || first_out_of_range(a, range).is_some();
             // Outputs in range say nothing of what is inside: a softmax
-            // maps logits that overflowed float16 back into [0, 1].
+            // maps logits that overflowed back into [0, 1]. Nor do NaN
+            // outputs say where the computation left the range (resnet152's
+            // float32 activations reach infinity, the softmax after
+            // SimplifyInference's arithmetic gives NaN), so the operator
+            // results are read then too. The watch runs only here, on a
+            // difference: it reads every operator result.
             let mut inside = None;
-            if in_float16 && !out_of_range {
-                inside = self.operator_out_of_range(before, after, &binding, &args[index])?;
-                out_of_range = inside.is_some();
+            if !(overflows(b, range) || overflows(a, range)) {
+                inside =
+                    self.operator_out_of_range(before, after, &binding, &args[index], range)?;
             }
-            if !(out_of_range && in_float16) {
+            if !outputs_out && inside.is_none() {
                 finding = Some((seed, found, None));
                 break;
             }
-            let unscaled = match &inside {
-                Some(at) => format!(
-                    "{at}; the outputs are in range, before: {}, after: {}",
-                    range_text(b),
-                    range_text(a)
-                ),
-                None => format!("before: {}, after: {}", range_text(b), range_text(a)),
+            let outputs = format!(
+                "before: {}, after: {}",
+                range_text(b, range),
+                range_text(a, range)
+            );
+            let unscaled = match (&inside, outputs_out) {
+                (Some(at), false) => format!("{at}; the outputs are in range, {outputs}"),
+                (Some(at), true) => format!("{at}; {outputs}"),
+                (None, _) => outputs,
             };
-            match self.within_range(before, after, description, &binding, &args[index])? {
+            match self.within_range(before, after, description, &binding, &args[index], range)? {
                 RangeOutcome::Agrees(shift) => {
                     within_range.get_or_insert(format!(
-                        "on the input of seed {seed} the float16 computation goes out of range \
-                         ({unscaled}); scaled by 2^-{shift}, both results are within float16's \
+                        "on the input of seed {seed} the {range} computation goes out of range \
+                         ({unscaled}); scaled by 2^-{shift}, both results are within {range}'s \
                          range and agree"
                     ));
                 }
                 RangeOutcome::Differs(shift, scaled) => {
-                    let range = RangeFinding::StillDiffers { shift, unscaled };
+                    let range = RangeFinding::StillDiffers {
+                        range,
+                        shift,
+                        unscaled,
+                    };
                     finding = Some((seed, Finding::Differs(scaled), Some(range)));
                     break;
                 }
                 RangeOutcome::NeverInRange => {
-                    let range = RangeFinding::NeverInRange { unscaled };
+                    let range = RangeFinding::NeverInRange { range, unscaled };
                     finding = Some((seed, found, Some(range)));
                     break;
                 }
@@ -716,12 +744,12 @@ impl SemanticCheck {
                 (Some(_), _) => {}
                 (None, Some(note)) => state
                     .stats
-                    .float16_range
+                    .within_range
                     .push((description.to_string(), note)),
                 (None, None) => state.stats.agreed += 1,
             }
         }
-        let Some((seed, finding, float16_range)) = finding else {
+        let Some((seed, finding, range)) = finding else {
             return Ok(());
         };
         let index = (seed - self.options.first_seed) as usize;
@@ -731,7 +759,7 @@ impl SemanticCheck {
             finding,
             reproducer: None,
             bisect: None,
-            float16_range,
+            range,
         };
         if let Finding::GradientDiffers(_) = &report.finding {
             report.bisect = self.options.bisect.then(|| {
@@ -739,7 +767,7 @@ impl SemanticCheck {
             });
         } else if self.options.bisect {
             // A difference found on a scaled input is bisected on it.
-            let (bisect_args, reference) = match &report.float16_range {
+            let (bisect_args, reference) = match &report.range {
                 Some(RangeFinding::StillDiffers { shift, .. }) => {
                     let scaled = scaled_arguments(&args[index], *shift);
                     let entry = &self.options.entry;
@@ -851,43 +879,46 @@ impl SemanticCheck {
         })
     }
 
-    /// Runs `module` on `args` with the interpreter's float16 watch: the
-    /// result, and where an operator result first left float16's range.
+    /// Runs `module` on `args` with the interpreter's range watch: the
+    /// result, and where an operator result first left `range`.
     fn run_watching(
         &self,
         module: &IRModule,
         args: Vec<Value>,
+        range: FloatRange,
     ) -> Result<(Result<Value, RuntimeError>, Option<String>), String> {
-        let (result, left_range) = crate::run_watching_float16_range(
+        let (result, left_range) = crate::run_watching_range(
             module,
             &self.options.entry,
             args,
             self.options.limits.clone(),
+            range,
         );
         self.fail_if_stopped(std::slice::from_ref(&result))?;
         Ok((result, left_range))
     }
 
     /// Where an operator result of `before` or `after` on `args` first
-    /// left float16's range, when their outputs did not.
+    /// left `range`, when their outputs did not.
     fn operator_out_of_range(
         &self,
         before: &IRModule,
         after: &IRModule,
         binding: &Binding,
         args: &[Value],
+        range: FloatRange,
     ) -> Result<Option<String>, String> {
-        if let (_, Some(at)) = self.run_watching(before, args.to_vec())? {
+        if let (_, Some(at)) = self.run_watching(before, args.to_vec(), range)? {
             return Ok(Some(format!("before the pass, {at}")));
         }
-        let (_, at) = self.run_watching(after, binding.apply(args))?;
+        let (_, at) = self.run_watching(after, binding.apply(args), range)?;
         Ok(at.map(|at| format!("after the pass, {at}")))
     }
 
     /// Runs `before` and `after` on `args` scaled down by each of
     /// [`SCALE_SHIFTS`] in turn and compares at the first scale where both
-    /// runs stay within float16's range (their results and every operator
-    /// result inside).
+    /// runs stay within `range` (their results and every operator result
+    /// inside).
     fn within_range(
         &self,
         before: &IRModule,
@@ -895,17 +926,18 @@ impl SemanticCheck {
         description: &str,
         binding: &Binding,
         args: &[Value],
+        range: FloatRange,
     ) -> Result<RangeOutcome, String> {
         for shift in SCALE_SHIFTS {
             let scaled = scaled_arguments(args, shift);
             let after_args = binding.apply(&scaled);
-            let (b, inside_before) = self.run_watching(before, scaled)?;
-            let (a, inside_after) = self.run_watching(after, after_args)?;
+            let (b, inside_before) = self.run_watching(before, scaled, range)?;
+            let (a, inside_after) = self.run_watching(after, after_args, range)?;
             let (Ok(b), Ok(a)) = (b, a) else {
                 continue;
             };
-            if first_out_of_range(&b).is_some()
-                || first_out_of_range(&a).is_some()
+            if first_out_of_range(&b, range).is_some()
+                || first_out_of_range(&a, range).is_some()
                 || inside_before.is_some()
                 || inside_after.is_some()
             {

@@ -15,7 +15,7 @@
 //!   and is rounded to float16 to compare.
 //!   Where the float16 computation overflows (as it does in TVM, whose
 //!   rewrite casts the network to float16), the check compares on smaller
-//!   inputs instead ([`crate::float16_range`]).
+//!   inputs instead ([`crate::range_effects`]).
 //! * `Gradient` and `FirstOrderGradient` return `(value, (gradients…))`:
 //!   the value is compared with the original result; the gradients are
 //!   checked against central finite differences of the module before the

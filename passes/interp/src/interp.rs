@@ -9,6 +9,7 @@
 use crate::env::Frame;
 use crate::error::{RunResult, RuntimeError};
 use crate::pattern::match_pattern;
+use crate::range_effects::{operator_out_of_range, FloatRange};
 use crate::value::{AdtValue, Closure, Value};
 use relay_eval::{CallInfo, EvalError};
 use relay_ir::source::Span;
@@ -80,12 +81,12 @@ pub struct Interpreter<'m> {
     evaluations: u64,
     /// Operator calls evaluated, for statistics.
     pub op_calls: u64,
-    /// Whether to look at every operator result for values beyond
-    /// float16's range (off by default: it reads every element).
-    pub watch_float16_range: bool,
-    /// With the watch on, the first operator result that left float16's
-    /// range, as text.
-    pub first_out_of_float16_range: Option<String>,
+    /// The range to watch every operator result for values beyond (off
+    /// by default: it reads every element).
+    pub watch_range: Option<FloatRange>,
+    /// With the watch on, the first operator result that left the range,
+    /// as text.
+    pub first_out_of_range: Option<String>,
 }
 
 const RED_ZONE: usize = 128 * 1024;
@@ -99,8 +100,8 @@ impl<'m> Interpreter<'m> {
             depth: 0,
             evaluations: 0,
             op_calls: 0,
-            watch_float16_range: false,
-            first_out_of_float16_range: None,
+            watch_range: None,
+            first_out_of_range: None,
         }
     }
 
@@ -460,9 +461,8 @@ impl<'m> Interpreter<'m> {
             }
         })?;
         let value = Value::from_eval(result);
-        if self.watch_float16_range && self.first_out_of_float16_range.is_none() {
-            self.first_out_of_float16_range =
-                crate::float16_range::operator_out_of_range(op, &value);
+        if let (Some(range), None) = (self.watch_range, &self.first_out_of_range) {
+            self.first_out_of_range = operator_out_of_range(op, &value, range);
         }
         if let Some(ty) = expr.checked_type() {
             check_against_type(&value, ty).map_err(|why| {

@@ -32,7 +32,6 @@ pub mod compare;
 pub mod contract;
 mod env;
 mod error;
-pub mod float16_range;
 pub mod gradient_check;
 mod interp;
 pub mod npy;
@@ -41,6 +40,7 @@ pub mod output_cache;
 mod pattern;
 pub mod print;
 pub mod random;
+pub mod range_effects;
 pub mod summary;
 #[cfg(test)]
 mod test_util;
@@ -86,21 +86,22 @@ pub fn run(module: &IRModule, entry: &str, args: Vec<Value>, limits: Limits) -> 
     Interpreter::new(module, limits).call_global(entry, args)
 }
 
-/// [`run`], and where an operator result first showed a float16 overflow
-/// (a finite value beyond 65504, or an infinity in float16), if one did: the semantic check's
-/// evidence that a float16 computation overflowed inside the module even
-/// when its output is back in range (e.g. a softmax after logits that
-/// overflowed).
-pub fn run_watching_float16_range(
+/// [`run`], and where an operator result first left `range` (an infinity,
+/// or a finite value beyond its largest; see [`range_effects`]), if one
+/// did: the semantic check's evidence that the computation overflowed
+/// inside the module even when its output is back in range (e.g. a
+/// softmax after logits that overflowed).
+pub fn run_watching_range(
     module: &IRModule,
     entry: &str,
     args: Vec<Value>,
     limits: Limits,
+    range: range_effects::FloatRange,
 ) -> (RunResult<Value>, Option<String>) {
     let mut interpreter = Interpreter::new(module, limits);
-    interpreter.watch_float16_range = true;
+    interpreter.watch_range = Some(range);
     let result = interpreter.call_global(entry, args);
-    (result, interpreter.first_out_of_float16_range)
+    (result, interpreter.first_out_of_range)
 }
 
 /// Whether `value` fits the parameter type `ty` (dtype and the known

@@ -66,11 +66,11 @@ pub struct CheckResult {
     /// Passes compared, and how many of them agreed.
     pub checked: usize,
     pub agreed: usize,
-    /// Passes that agreed only within float16's range (the float16
-    /// computation overflowed on a random input and the results agree on
-    /// it scaled down): neither agreement nor a difference; `summary` says
-    /// what was seen.
-    pub within_float16_range: usize,
+    /// Passes that agreed only within range (the computation left its
+    /// float type's range on a random input and the results agree on it
+    /// scaled down): neither agreement nor a difference; `summary` says
+    /// what was seen, and in which float type.
+    pub within_range: usize,
     /// Passes that left the module unchanged (nothing to compare), and
     /// those that could not be checked (see `summary` for why).
     pub unchanged: usize,
@@ -101,19 +101,19 @@ impl CheckResult {
         match (&self.difference, &self.error) {
             (Some(d), _) => d.message.clone(),
             (None, Some(e)) => format!("{}: {}", self.pipeline, e.lines().next().unwrap_or("")),
-            (None, None) if self.within_float16_range > 0 => {
+            (None, None) if self.within_range > 0 => {
                 let first = self
                     .summary
                     .lines()
-                    .find_map(|l| l.trim_start().strip_prefix("agree within float16 range "))
+                    .find_map(|l| l.trim_start().strip_prefix("agree within range "))
                     .unwrap_or("");
                 format!(
-                    "{}: the results agree only within float16 range ({} compared, {} agree, {} \
-                     only within float16 range; {} left the module unchanged): {first}",
+                    "{}: the results agree only within range ({} compared, {} agree, {} \
+                     only within range; {} left the module unchanged): {first}",
                     self.pipeline,
                     passes(self.checked),
                     self.agreed,
-                    self.within_float16_range,
+                    self.within_range,
                     self.unchanged
                 )
             }
@@ -217,7 +217,7 @@ fn run_check(
         pipeline: request.pipeline.clone(),
         checked: stats.checked,
         agreed: stats.agreed,
-        within_float16_range: stats.float16_range.len(),
+        within_range: stats.within_range.len(),
         unchanged: stats.unchanged,
         not_checked: stats.not_checked.len(),
         summary: stats.render(),
@@ -268,7 +268,7 @@ fn run_check(
         result.diagnostics = run.diagnostics;
         return result;
     }
-    result.agree = result.within_float16_range == 0;
+    result.agree = result.within_range == 0;
     result
 }
 
@@ -315,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn a_float16_overflow_agrees_only_within_float16_range() {
+    fn a_float16_overflow_agrees_only_within_range() {
         // Beyond float16's range on the random input (up to ~5e5), within
         // it scaled down: ToMixedPrecision's float16 overflow is neither
         // agreement nor a difference.
@@ -327,11 +327,11 @@ mod tests {
         let result = check_semantics(&analysis, None, &request("ToMixedPrecision", None));
         assert!(!result.agree, "{result:?}");
         assert_eq!(result.difference, None);
-        assert_eq!(result.within_float16_range, 1, "{result:?}");
+        assert_eq!(result.within_range, 1, "{result:?}");
         assert!(
             result
                 .headline
-                .starts_with("ToMixedPrecision: the results agree only within float16 range (")
+                .starts_with("ToMixedPrecision: the results agree only within range (")
                 && result.headline.contains(
                     "(ToMixedPrecision): on the input of seed 0 the float16 computation goes out of range"
                 ),

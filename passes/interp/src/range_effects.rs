@@ -1,0 +1,399 @@
+//! Range effects in the semantic check, for every float type.
+//!
+//! Seeded random inputs (uniform in [-1, 1), weights included) push deep
+//! networks past the range of the float type they compute in: float16's
+//! largest finite value is 65504, and 152 layers of random weights take
+//! float32 past 3.4e38. A module may then overflow to infinity or NaN on
+//! an input where the same program, rewritten by a correct pass, does not
+//! (or the other way round): `ToMixedPrecision` casting a float32 network
+//! to float16, `FoldScaleAxis` folding a scale into the weights before the
+//! product that overflowed, `SimplifyInference` spelling `nn.batch_norm`
+//! out as arithmetic that turns a float32 infinity into NaN where the
+//! operator gave 0. A difference there says nothing about the pass.
+//!
+//! The range that matters is that of the narrowest float type either
+//! module computes in ([`FloatRange::of`]): a float32 module converted to
+//! float16 is bounded by float16's range on both sides of the pass. When
+//! a result differs and one of the two results has an element that is not
+//! finite or is beyond that range ([`first_out_of_range`]), or an operator
+//! result inside either module left it ([`operator_out_of_range`], the
+//! interpreter's range watch), the check runs both modules again on the
+//! same input scaled down by powers of two ([`scaled_arguments`], exact in
+//! every binary float type) until both runs stay within the range, and
+//! compares there: agreement is the distinct outcome "agree within range",
+//! a difference is a real one. The check in `check.rs` decides; this
+//! module holds the facts it decides on.
+
+use crate::compare::unravel;
+use crate::value::Value;
+use relay_ir::dtype::{DataType, TypeCode};
+use relay_ir::metadata::TensorData;
+use relay_ir::{ExprKind, IRModule, Type, TypeKind};
+
+/// The scales tried, as exponents: the input times 2^-4, 2^-8, 2^-12.
+pub const SCALE_SHIFTS: [u32; 3] = [4, 8, 12];
+
+/// The largest finite value of a float type whose elements the check
+/// reads (float16, bfloat16, float32, float64); `None` for other types.
+pub fn largest_finite(dtype: DataType) -> Option<f64> {
+    match (dtype.code, dtype.bits) {
+        (TypeCode::Float, 16) => Some(half::f16::MAX.to_f64()),
+        (TypeCode::BFloat, 16) => Some(half::bf16::MAX.to_f64()),
+        (TypeCode::Float, 32) => Some(f64::from(f32::MAX)),
+        (TypeCode::Float, 64) => Some(f64::MAX),
+        _ => None,
+    }
+}
+
+/// The range a computation stays in: that of its narrowest float type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloatRange {
+    /// The float type (one lane).
+    pub dtype: DataType,
+    /// Its largest finite value.
+    pub largest: f64,
+}
+
+impl FloatRange {
+    /// The range of one float type; `None` for a type that is not one.
+    pub fn new(dtype: DataType) -> Option<FloatRange> {
+        let dtype = dtype.with_lanes(1);
+        largest_finite(dtype).map(|largest| FloatRange { dtype, largest })
+    }
+
+    /// The range of the narrowest float type (the smallest largest finite
+    /// value) any expression of `modules` computes in: its inferred type,
+    /// a constant's dtype or a variable's annotation. `None` when none
+    /// computes in a float type.
+    pub fn of(modules: &[&IRModule]) -> Option<FloatRange> {
+        let mut narrowest: Option<FloatRange> = None;
+        let mut note = |dtype: DataType| {
+            if let Some(range) = FloatRange::new(dtype) {
+                if narrowest.is_none_or(|n| range.largest < n.largest) {
+                    narrowest = Some(range);
+                }
+            }
+        };
+        for module in modules {
+            for (_, function) in module.functions() {
+                relay_ir::rewrite::post_order_each(function.expr(), |expr| {
+                    if let Some(ty) = expr.checked_type() {
+                        each_tensor_dtype(ty, &mut note);
+                    }
+                    match expr.kind() {
+                        ExprKind::Constant(data) => note(data.dtype),
+                        ExprKind::Var(var) => {
+                            if let Some(ty) = &var.type_annotation {
+                                each_tensor_dtype(ty, &mut note);
+                            }
+                        }
+                        _ => {}
+                    }
+                });
+            }
+        }
+        narrowest
+    }
+
+    /// A value beyond the range: an infinity, or a finite value beyond
+    /// its largest (held in a wider type: the float32 module before
+    /// `ToMixedPrecision`, which computes in float16 after it). NaN is
+    /// not: random inputs make NaN at every scale (`sqrt` of a negative
+    /// random variance in `nn.batch_norm`).
+    fn exceeded_by(self, v: f64) -> bool {
+        v.abs() > self.largest
+    }
+}
+
+impl std::fmt::Display for FloatRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.dtype)
+    }
+}
+
+/// Calls `note` with the dtype of every tensor type in `ty`.
+fn each_tensor_dtype(ty: &Type, note: &mut impl FnMut(DataType)) {
+    match ty.kind() {
+        TypeKind::Tensor(t) => note(t.dtype),
+        TypeKind::Tuple(fields) => fields.iter().for_each(|f| each_tensor_dtype(f, note)),
+        TypeKind::Func(f) => {
+            f.params.iter().for_each(|p| each_tensor_dtype(p, note));
+            each_tensor_dtype(&f.ret, note);
+        }
+        TypeKind::Ref(t) => each_tensor_dtype(t, note),
+        TypeKind::Call { args, .. } => args.iter().for_each(|a| each_tensor_dtype(a, note)),
+        TypeKind::Var(_) | TypeKind::GlobalVar(_) | TypeKind::Incomplete(_) => {}
+    }
+}
+
+/// Whether the check reads the elements of `tensor` for range: a float
+/// tensor of a type [`largest_finite`] knows.
+fn is_read(tensor: &TensorData) -> bool {
+    largest_finite(tensor.dtype).is_some()
+}
+
+/// The first element of a float tensor that is not finite or is beyond
+/// `range`: its index and value.
+pub fn first_element_out_of_range(tensor: &TensorData, range: FloatRange) -> Option<(usize, f64)> {
+    if !is_read(tensor) {
+        return None;
+    }
+    (0..tensor.len()).find_map(|i| {
+        let v = tensor.get_f64(i).unwrap_or(f64::NAN);
+        (v.is_nan() || range.exceeded_by(v)).then_some((i, v))
+    })
+}
+
+/// The first float element of `value` that is not finite or is beyond
+/// `range`, as text: `NaN at output[0, 0]`, `7.1e4 at output.1[3]`.
+pub fn first_out_of_range(value: &Value, range: FloatRange) -> Option<String> {
+    value.leaves().iter().find_map(|leaf| {
+        let (i, v) = first_element_out_of_range(&leaf.tensor, range)?;
+        Some(format!(
+            "{} at output{}[{}]",
+            crate::print::scalar_text(v, leaf.tensor.dtype),
+            leaf.path,
+            index_text(i, &leaf.tensor.shape)
+        ))
+    })
+}
+
+/// The first element of an operator result that left `range` (an
+/// infinity, or a finite value beyond it; not NaN, see
+/// [`FloatRange::exceeded_by`]).
+fn first_overflow(tensor: &TensorData, range: FloatRange) -> Option<(usize, f64)> {
+    if !is_read(tensor) {
+        return None;
+    }
+    (0..tensor.len()).find_map(|i| {
+        let v = tensor.get_f64(i).ok()?;
+        range.exceeded_by(v).then_some((i, v))
+    })
+}
+
+/// Where the first operator result of a run left `range` (an infinity, or
+/// a finite value beyond it), as text: `` `nn.dense` gives 9.155e19 at
+/// result[0, 473] `` (the interpreter's range watch, see
+/// [`crate::run_watching_range`]).
+pub fn operator_out_of_range(op: &str, value: &Value, range: FloatRange) -> Option<String> {
+    value.leaves().iter().find_map(|leaf| {
+        let (i, v) = first_overflow(&leaf.tensor, range)?;
+        Some(format!(
+            "`{op}` gives {} at result{}[{}]",
+            crate::print::scalar_text(v, leaf.tensor.dtype),
+            leaf.path,
+            index_text(i, &leaf.tensor.shape)
+        ))
+    })
+}
+
+/// Whether a float element of `value` left `range` as an operator result
+/// does (an infinity, or a finite value beyond it; NaN does not count).
+pub fn overflows(value: &Value, range: FloatRange) -> bool {
+    value
+        .leaves()
+        .iter()
+        .any(|leaf| first_overflow(&leaf.tensor, range).is_some())
+}
+
+fn index_text(i: usize, shape: &[i64]) -> String {
+    let at: Vec<String> = unravel(i, shape).iter().map(i64::to_string).collect();
+    at.join(", ")
+}
+
+/// A short text of a result for a range message: where it first leaves
+/// `range`, or its first element when it does not.
+pub fn range_text(value: &Value, range: FloatRange) -> String {
+    first_out_of_range(value, range).unwrap_or_else(|| {
+        let leaves = value.leaves();
+        match leaves
+            .iter()
+            .find(|l| is_read(&l.tensor) && !l.tensor.is_empty())
+        {
+            Some(leaf) => {
+                let v = leaf.tensor.get_f64(0).unwrap_or(f64::NAN);
+                let at = vec!["0"; leaf.tensor.shape.len()].join(", ");
+                format!(
+                    "{} at output{}[{at}], within range",
+                    crate::print::scalar_text(v, leaf.tensor.dtype),
+                    leaf.path
+                )
+            }
+            None => "within range".to_string(),
+        }
+    })
+}
+
+/// `args` with every float tensor multiplied by 2^-`shift` (exact, short
+/// of float16's subnormals); other values as they are.
+pub fn scaled_arguments(args: &[Value], shift: u32) -> Vec<Value> {
+    let factor = (-(shift as f64)).exp2();
+    args.iter().map(|a| scaled(a, factor)).collect()
+}
+
+fn scaled(value: &Value, factor: f64) -> Value {
+    match value {
+        Value::Tensor(t) if is_read(t) => {
+            let mut out = (**t).clone();
+            for i in 0..out.len() {
+                if let Ok(v) = t.get_f64(i) {
+                    // A float set into its own dtype cannot fail.
+                    let _ = out.set_f64(i, v * factor);
+                }
+            }
+            Value::tensor(out)
+        }
+        Value::Tuple(fields) => Value::tuple(fields.iter().map(|f| scaled(f, factor)).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relay_ir::metadata::TensorData;
+
+    fn tensor(dtype: DataType, values: &[f64]) -> Value {
+        Value::tensor(TensorData::from_f64s(dtype, vec![values.len() as i64], values).unwrap())
+    }
+
+    fn range(dtype: DataType) -> FloatRange {
+        FloatRange::new(dtype).unwrap()
+    }
+
+    #[test]
+    fn every_float_type_has_its_largest_finite_value() {
+        assert_eq!(largest_finite(DataType::float(16)), Some(65504.0));
+        assert_eq!(
+            largest_finite(DataType::bfloat(16)),
+            Some(3.3895313892515355e38)
+        );
+        assert_eq!(
+            largest_finite(DataType::FLOAT32),
+            Some(3.4028234663852886e38)
+        );
+        assert_eq!(largest_finite(DataType::float(64)), Some(f64::MAX));
+        assert_eq!(largest_finite(DataType::INT32), None);
+        // A vector type's range is its lane's.
+        assert_eq!(
+            range(DataType::FLOAT32.with_lanes(4)).dtype,
+            DataType::FLOAT32
+        );
+        assert_eq!(range(DataType::float(16)).to_string(), "float16");
+    }
+
+    #[test]
+    fn the_range_of_modules_is_their_narrowest_float_type() {
+        let parse =
+            |body: &str| crate::test_util::module(&format!("#[version = \"0.0.5\"]\n{body}"));
+        let f32_module = parse("def @main(%x: Tensor[(2), float32]) { exp(%x) }");
+        let mixed =
+            parse("def @main(%x: Tensor[(2), float64], %h: Tensor[(2), float16]) { (%x, %h) }");
+        let brain = parse("def @main(%x: Tensor[(2), bfloat16]) { %x }");
+        let ints = parse("def @main(%x: Tensor[(2), int32]) { %x }");
+        assert_eq!(
+            FloatRange::of(&[&f32_module]),
+            Some(range(DataType::FLOAT32))
+        );
+        assert_eq!(
+            FloatRange::of(&[&f32_module, &mixed]),
+            Some(range(DataType::float(16)))
+        );
+        assert_eq!(
+            FloatRange::of(&[&f32_module, &brain]),
+            Some(range(DataType::bfloat(16)))
+        );
+        assert_eq!(FloatRange::of(&[&ints]), None);
+    }
+
+    #[test]
+    fn out_of_range_elements_are_found_with_their_position() {
+        let half = range(DataType::float(16));
+        let fine = tensor(DataType::FLOAT32, &[1.0, -65504.0]);
+        assert_eq!(first_out_of_range(&fine, half), None);
+        let big = tensor(DataType::FLOAT32, &[1.0, 70000.0]);
+        assert_eq!(
+            first_out_of_range(&big, half).unwrap(),
+            "70000 at output[1]"
+        );
+        let nan = Value::tuple(vec![fine, tensor(DataType::float(16), &[f64::NAN])]);
+        assert_eq!(
+            first_out_of_range(&nan, half).unwrap(),
+            "NaN at output.1[0]"
+        );
+        // Integers have no float range.
+        let ints =
+            Value::tensor(TensorData::from_i64s(DataType::INT32, vec![1], &[100000]).unwrap());
+        assert_eq!(first_out_of_range(&ints, half), None);
+        // In float32's range, 70000 is in range and an infinity is not.
+        let single = range(DataType::FLOAT32);
+        assert_eq!(first_out_of_range(&big, single), None);
+        let inf = tensor(DataType::FLOAT32, &[1.0, f64::NEG_INFINITY]);
+        assert_eq!(
+            first_out_of_range(&inf, single).unwrap(),
+            "-inf at output[1]"
+        );
+        let brain = tensor(DataType::bfloat(16), &[0.5, f64::INFINITY]);
+        assert_eq!(
+            first_out_of_range(&brain, single).unwrap(),
+            "inf at output[1]"
+        );
+    }
+
+    #[test]
+    fn operator_overflows_are_values_beyond_the_range_and_never_nan() {
+        let half = range(DataType::float(16));
+        let beyond = tensor(DataType::FLOAT32, &[1.0, -70000.0]);
+        assert_eq!(
+            operator_out_of_range("multiply", &beyond, half).unwrap(),
+            "`multiply` gives -70000 at result[1]"
+        );
+        // NaN is not overflow evidence, in any range.
+        let nan = tensor(DataType::FLOAT32, &[f64::NAN, 2.0]);
+        assert_eq!(operator_out_of_range("sqrt", &nan, half), None);
+        let split = Value::tuple(vec![
+            tensor(DataType::float(16), &[f64::NAN]),
+            tensor(DataType::float(16), &[0.5, f64::NEG_INFINITY]),
+        ]);
+        assert_eq!(
+            operator_out_of_range("split", &split, half).unwrap(),
+            "`split` gives -inf at result.1[1]"
+        );
+        // In float32's range only an infinity is: 70000 is a float32 value.
+        let single = range(DataType::FLOAT32);
+        assert_eq!(operator_out_of_range("multiply", &beyond, single), None);
+        let inf = tensor(DataType::FLOAT32, &[f64::NAN, 3.0, f64::INFINITY]);
+        assert_eq!(
+            operator_out_of_range("exp", &inf, single).unwrap(),
+            "`exp` gives inf at result[2]"
+        );
+        // Outputs overflow as operator results do: NaN alone does not.
+        assert!(overflows(&inf, single));
+        assert!(!overflows(&nan, single) && !overflows(&beyond, single));
+        assert!(overflows(&beyond, half));
+        // A float64 value beyond float32's range, in a module bounded by it.
+        let wide = tensor(DataType::float(64), &[1e39]);
+        assert_eq!(
+            operator_out_of_range("cast", &wide, single).unwrap(),
+            format!("`cast` gives 1{} at result[0]", "0".repeat(39))
+        );
+    }
+
+    #[test]
+    fn scaling_is_exact_and_leaves_integers_alone() {
+        let args = [
+            tensor(DataType::float(16), &[0.75, -0.5]),
+            Value::tensor(TensorData::from_i64s(DataType::INT32, vec![1], &[7]).unwrap()),
+            tensor(DataType::bfloat(16), &[0.5]),
+        ];
+        let scaled = scaled_arguments(&args, 4);
+        let half = scaled[0].as_tensor().unwrap();
+        assert_eq!(half.get_f64(0).unwrap(), 0.75 / 16.0);
+        assert_eq!(half.get_f64(1).unwrap(), -0.5 / 16.0);
+        assert_eq!(scaled[1].as_tensor().unwrap().get_i64(0).unwrap(), 7);
+        assert_eq!(
+            scaled[2].as_tensor().unwrap().get_f64(0).unwrap(),
+            0.5 / 16.0
+        );
+    }
+}
