@@ -20,18 +20,18 @@ fn module(count: usize, filler: usize) -> String {
         for _ in 0..filler {
             text.push_str("  // a line of comment to make the definition larger than it is\n");
         }
-        text.push_str(
-            "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=8, kernel_size=[3, 3]);\n",
-        );
-        text.push_str(
-            "  %1 = nn.conv2d(%0, %w, padding=[1, 1, 1, 1], channels=8, kernel_size=[3, 3]);\n",
-        );
-        text.push_str(
-            "  %2 = nn.conv2d(%1, %w, padding=[1i64, 1, 1, 1], channels=8, kernel_size=[3, 3]);\n",
-        );
-        text.push_str(
-            "  nn.conv2d(%2, %w, padding=[1, 1, 1, 1], channels=8, kernel_size=[3, 3])\n}\n\n",
-        );
+        // Graph binding numbers belong to the whole file: each definition
+        // has its own.
+        let n = i * 10;
+        let conv = "padding=[1, 1, 1, 1], channels=8, kernel_size=[3, 3]";
+        text.push_str(&format!("  %{n} = nn.conv2d(%x, %w, {conv});\n"));
+        text.push_str(&format!("  %{} = nn.conv2d(%{n}, %w, {conv});\n", n + 1));
+        text.push_str(&format!(
+            "  %{} = nn.conv2d(%{}, %w, padding=[1i64, 1, 1, 1], channels=8, kernel_size=[3, 3]);\n",
+            n + 2,
+            n + 1
+        ));
+        text.push_str(&format!("  nn.conv2d(%{}, %w, {conv})\n}}\n\n", n + 2));
     }
     text
 }
