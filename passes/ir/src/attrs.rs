@@ -135,6 +135,12 @@ impl Attrs {
     pub fn ptr_eq(&self, other: &Attrs) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+
+    /// How many holders the object has (the interner drops what only it
+    /// holds).
+    pub(crate) fn strong_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
 }
 
 /// A function's attributes, in insertion order.

@@ -31,6 +31,7 @@ pub mod attrs;
 pub mod build;
 pub mod equal;
 pub mod expr;
+pub mod interner;
 pub mod module;
 pub mod rewrite;
 pub mod tvm_hash;

@@ -646,6 +646,12 @@ impl Type {
     pub fn ptr_eq(&self, other: &Type) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+
+    /// How many holders the type has (the interner drops what only it
+    /// holds).
+    pub(crate) fn strong_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
 }
 
 impl fmt::Debug for Type {

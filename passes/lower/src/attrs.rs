@@ -269,16 +269,33 @@ impl Lowerer {
     /// argument was an attrs object; for an operator with an attrs type, an
     /// object of that type (all defaults when nothing is given); otherwise
     /// the type named by `attrs_type_key`, or none when no attribute is given.
+    /// Built from the text (not read from the metadata section, whose
+    /// objects keep their identity), it is shared with every equal one
+    /// when the lowering interns (the editor's: see `Lowerer`'s `interner`).
     pub(super) fn call_attrs(
         &mut self,
         callee: &Expr,
         callee_range: TextRange,
-        mut given: Vec<Given<'_>>,
+        given: Vec<Given<'_>>,
         meta: Option<Attrs>,
     ) -> Option<Attrs> {
         if meta.is_some() {
             return meta;
         }
+        let attrs = self.attrs_from_text(callee, callee_range, given)?;
+        Some(match &self.interner {
+            Some(interner) => interner.attrs(attrs),
+            None => attrs,
+        })
+    }
+
+    /// The attrs object of a call without a `meta[…]` attrs argument.
+    fn attrs_from_text(
+        &mut self,
+        callee: &Expr,
+        callee_range: TextRange,
+        mut given: Vec<Given<'_>>,
+    ) -> Option<Attrs> {
         let op = callee.as_op();
         if let Some(key) = op.and_then(|op| op.attrs_type.as_deref()) {
             if op::is_dict_attrs(key) {

@@ -22,12 +22,20 @@
 //! or when an edit changes a type definition, the names of the items, or
 //! moves a type definition, or the file has a metadata section or
 //! module-level diagnostics, the whole module is lowered again.
+//!
+//! **Sharing.** Every lowering of a document goes through one
+//! [`Interner`]: equal call attributes and equal tensor types (most are
+//! annotations) are one object, across definitions and across edits. TVM's
+//! parser makes one object per occurrence, and only a printed metadata
+//! section tells the difference (see `relay_ir::interner`), so the other
+//! entry points of this crate do not share.
 
 use super::names::{DefId, Definition, NamePart};
 use super::scope::FastHashMap;
 use super::{AdtEntry, CtorEntry, LowerOptions, Lowered, Lowerer, Piece};
 use rayon::prelude::*;
 use relay_ir::diagnostic::Diagnostic;
+use relay_ir::interner::Interner;
 use relay_ir::source::{FileId, Span};
 use relay_ir::{Function, IRModule, TypeData};
 use relay_syntax::ast::{self, AstNode};
@@ -96,6 +104,11 @@ impl DefinitionSpans {
 #[derive(Default)]
 pub struct IncrementalLowering {
     kept: Option<Kept>,
+    /// Shares equal call attributes between the calls of every lowering of
+    /// the document (see `relay_ir::interner`): a module that repeats a
+    /// model holds each configuration once, and so do the definitions an
+    /// edit lowers again.
+    interner: Arc<Interner>,
     /// How many definitions the last lowering lowered again (`None`: it
     /// lowered the whole module).
     last_relowered: Option<usize>,
@@ -186,14 +199,14 @@ pub fn lower_incrementally(
     }
     if let Some(mut last) = kept.kept.take() {
         if last.file == file && last.options == options && last.reusable {
-            if let Some((result, relowered)) = relower(&mut last, &root) {
+            if let Some((result, relowered)) = relower(&mut last, &root, &kept.interner) {
                 kept.kept = Some(last);
                 kept.last_relowered = Some(relowered);
                 return Some(result);
             }
         }
     }
-    let (last, result) = lower_whole(file, &root, options);
+    let (last, result) = lower_whole(file, &root, options, &kept.interner);
     kept.kept = Some(last);
     Some(result)
 }
@@ -203,9 +216,11 @@ fn lower_whole(
     file: FileId,
     root: &ast::SourceFile,
     options: LowerOptions,
+    interner: &Arc<Interner>,
 ) -> (Kept, (Lowered, DefinitionSpans)) {
     let mut lw = Lowerer::new(file, true);
     lw.set_options(options, root.syntax());
+    lw.interner = Some(Arc::clone(interner));
     let text_end = root.syntax().text_range().end();
     lw.text_end = text_end;
     let root = root.to_green();
@@ -227,6 +242,7 @@ fn lower_whole(
         module_definitions: &module_definitions,
         adts: &lw.adts,
         ctors: &lw.ctors,
+        interner,
     };
     let in_parallel = if module_diagnostics.is_empty() && worth_parallel(&items) {
         setup.lower_defs_in_parallel()
@@ -337,6 +353,7 @@ struct DefSetup<'s, 'n> {
     module_definitions: &'s [Definition],
     adts: &'s FastHashMap<String, AdtEntry>,
     ctors: &'s FastHashMap<String, CtorEntry>,
+    interner: &'s Arc<Interner>,
 }
 
 impl DefSetup<'_, '_> {
@@ -346,6 +363,7 @@ impl DefSetup<'_, '_> {
         let mut lw = Lowerer::new(self.file, true);
         lw.lenient = self.options.lenient;
         lw.text_end = self.text_end;
+        lw.interner = Some(Arc::clone(self.interner));
         let _ = lw.declare_items(self.items);
         lw.adts = self.adts.clone();
         lw.ctors = self.ctors.clone();
@@ -445,7 +463,11 @@ fn lower_def(
 /// Lowers again only the definitions whose tree changed, when they can be
 /// lowered alone (see the module docs); `None` when the whole module must
 /// be (`last` may then have been changed). Also says how many were lowered.
-fn relower(last: &mut Kept, root: &ast::SourceFile) -> Option<((Lowered, DefinitionSpans), usize)> {
+fn relower(
+    last: &mut Kept,
+    root: &ast::SourceFile,
+    interner: &Arc<Interner>,
+) -> Option<((Lowered, DefinitionSpans), usize)> {
     let text_end = root.syntax().text_range().end();
     let green_root = root.to_green();
     let items: Vec<ast::Item<Node<'_>>> = green_root.items().collect();
@@ -471,6 +493,7 @@ fn relower(last: &mut Kept, root: &ast::SourceFile) -> Option<((Lowered, Definit
     let mut lw = Lowerer::new(last.file, true);
     lw.lenient = last.options.lenient;
     lw.text_end = text_end;
+    lw.interner = Some(Arc::clone(interner));
     let _ = lw.declare_items(&items);
     if !lw.diagnostics.is_empty() || lw.names.counts().0 != last.item_names {
         return None;

@@ -62,12 +62,14 @@ pub use self::upgrade::upgrade;
 
 use relay_ir::diagnostic::{Code, Diagnostic, Diagnostics};
 use relay_ir::dtype::DataType;
+use relay_ir::interner::Interner;
 use relay_ir::op::{AttrsSchema, OpDef};
 use relay_ir::source::{FileId, SourceMap, Span};
 use relay_ir::{Constructor, Expr, GlobalTypeVar, IRModule, TypeVar, Var};
 use relay_syntax::ast::{self, AstNode, AstToken, TreeToken};
 use relay_syntax::{TextRange, TextSize};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use self::metadata_refs::MetaState;
 use self::names::NameRecorder;
@@ -508,6 +510,10 @@ pub(crate) struct Lowerer {
     /// The definition being lowered for incremental lowering (see
     /// `incremental.rs`), if any.
     piece: Option<Piece>,
+    /// Shares equal call attributes between calls: set only by the
+    /// editor's lowering (`IncrementalLowering`), since TVM's parser makes
+    /// one attrs object per call and a printed metadata section shows it.
+    interner: Option<Arc<Interner>>,
 }
 
 /// What lowering records about one `def` for incremental lowering.
@@ -555,6 +561,7 @@ impl Lowerer {
             opaque_constants: FastHashMap::default(),
             opaque_ops_warned: HashSet::new(),
             piece: None,
+            interner: None,
         }
     }
 

@@ -26,9 +26,12 @@ impl Lowerer {
                     // `Tensor[(3), ]`: how void prints (see the grammar).
                     None => DataType::void(),
                 };
-                Type::tensor(shape, dtype)
+                self.shared_tensor_type(Type::tensor(shape, dtype))
             }
-            ast::Type::ScalarType(scalar) => Type::scalar(self.dtype(scalar.dtype())),
+            ast::Type::ScalarType(scalar) => {
+                let dtype = self.dtype(scalar.dtype());
+                self.shared_tensor_type(Type::scalar(dtype))
+            }
             // `(T)` is a 1-tuple, as in TVM.
             ast::Type::TupleType(tuple) => {
                 Type::tuple(tuple.fields().map(|t| self.ty(t)).collect())
@@ -64,6 +67,15 @@ impl Lowerer {
                 Type::new(TypeKind::Ref(inner))
             }
             ast::Type::IncompleteType(_) => Type::incomplete(),
+        }
+    }
+
+    /// An equal tensor type made before, when the lowering interns (the
+    /// editor's: an annotation repeats a few shapes thousands of times).
+    fn shared_tensor_type(&self, ty: Type) -> Type {
+        match &self.interner {
+            Some(interner) => interner.tensor_type(ty),
+            None => ty,
         }
     }
 
