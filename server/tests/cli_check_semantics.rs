@@ -791,3 +791,34 @@ fn a_result_that_is_nan_everywhere_is_not_counted_as_agreeing() {
         run.stderr
     );
 }
+
+/// `x · 10^40` overflows float32 for nearly every random `x`, `inf - inf`
+/// is NaN and the sum is NaN: no element of the result is finite. On the
+/// input scaled by 2^-8 nothing overflows, and there the results are
+/// compared (they agree: FoldConstant only folds `1f + 1f`).
+const OVERFLOWS_TO_NAN: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) -> float32 {
+  %0 = multiply(multiply(%x, 1e20f), 1e20f);
+  %1 = subtract(%0, %0);
+  sum(add(%1, add(1f, 1f)))
+}
+"#;
+
+#[test]
+fn a_result_that_is_nan_everywhere_is_compared_on_the_scaled_input() {
+    let dir = project("nan_scaled");
+    std::fs::write(dir.join("nan.relay"), OVERFLOWS_TO_NAN).unwrap();
+    let run = check_semantics_of(&dir, "nan.relay", "FoldConstant");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("0 agree, 1 agree within range;"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("no element of the result before the pass is finite (NaN at output[]"),
+        "{}",
+        run.stderr
+    );
+}
