@@ -328,7 +328,7 @@ fn nothing_finite(outputs: &[Result<Value, RuntimeError>]) -> bool {
 fn has_finite_element(value: &Value) -> bool {
     value.leaves().iter().any(|leaf| {
         let t = &leaf.tensor;
-        !t.dtype.is_float() && t.len() > 0
+        !t.dtype.is_float() && !t.is_empty()
             || (0..t.len()).any(|i| t.get_f64(i).is_ok_and(f64::is_finite))
     })
 }
