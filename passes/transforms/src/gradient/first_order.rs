@@ -122,6 +122,8 @@ enum Backprop {
         op: &'static OpDef,
         args: Vec<AdValue>,
         orig: Expr,
+        /// The call in the module, where an error about its gradient points.
+        site: Expr,
         result: TensorRef,
     },
     Project {
@@ -418,6 +420,7 @@ impl ReverseAd {
                     op,
                     args,
                     orig: orig_new,
+                    site: orig.clone(),
                     result: result.clone(),
                 });
                 Ok(AdValue::Tensor(result))
@@ -455,6 +458,7 @@ impl ReverseAd {
                 op,
                 args,
                 orig,
+                site,
                 result,
             } => {
                 let ExprKind::Call(call) = orig.kind() else {
@@ -464,16 +468,19 @@ impl ReverseAd {
                 let grad = result.borrow().reverse.clone();
                 let grads = gradient(orig, call, &grad).map_err(|d| {
                     let message = format!("the gradient of {}: {}", op.name, d.message);
-                    Diagnostic::pass_failed(message)
+                    Diagnostic::pass_failed_at(site, message)
                 })?;
                 if grads.len() != args.len() {
-                    return Err(Diagnostic::pass_failed(format!(
+                    return Err(Diagnostic::pass_failed_at(
+                        site,
+                        format!(
                         "arity mismatch for operator {} and its registered gradient: expected {} \
                          but got {} gradients.",
-                        op.name,
-                        args.len(),
-                        grads.len()
-                    )));
+                            op.name,
+                            args.len(),
+                            grads.len()
+                        ),
+                    ));
                 }
                 for (arg, grad) in args.iter().zip(grads) {
                     let arg = arg.tensor()?;
