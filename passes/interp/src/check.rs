@@ -17,19 +17,28 @@
 //! why. A pass after which the module fails to run for another reason,
 //! although it ran before, is a difference. Arguments bind to the
 //! parameters of the module after the pass by name ([`crate::bind`]).
+//!
+//! The random inputs of every module are drawn in the domains of the
+//! pipeline's input ([`crate::input_domains`]: a variance positive, an
+//! exponent 2 or 4), carried to each module's parameters by name: a pass
+//! may hide the use that gave a parameter its domain (SimplifyInference
+//! spells out a batch norm, its variance then feeds `add` before `sqrt`),
+//! and the inputs must not change with it. Scaling an input down leaves
+//! those parameters as they are (an exponent of 2^-k is not even).
 
-use crate::bind::{bind_by_name_supplying, Binding};
+use crate::bind::{bind_by_name, bind_by_name_supplying, Binding, Slot};
 use crate::compare::{compare_with, tolerance_text, Difference};
 use crate::contract;
 use crate::gradient_check::{self, GradientCheck, Outcome as GradientOutcome};
+use crate::input_domains::{self, Domain};
 use crate::output_cache::{Lookup, OutputCache, Outputs};
 use crate::range_effects::{
     first_out_of_range, overflows, range_text, scaled_arguments, FloatRange, SCALE_SHIFTS,
 };
 use crate::value::Value;
-use crate::{npy, npz, random_arguments, Limits, RuntimeError};
+use crate::{npy, npz, random_arguments_in, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
-use relay_ir::IRModule;
+use relay_ir::{Function, IRModule};
 use relay_pass_manager::pass::{reproducer_arguments_for, running_pass_description};
 use relay_pass_manager::{HookResult, LogSink, PassContext, PassInfo, PassInstrument};
 use std::collections::BTreeSet;
@@ -114,6 +123,25 @@ enum RangeOutcome {
     Differs(u32, Difference),
     /// No scale brought both results within range.
     NeverInRange,
+}
+
+/// The finding of a range check (on an input whose computation left
+/// `range`, `unscaled` saying how; or on one whose result had no finite
+/// element) that found both results within the range on the input of
+/// `seed` scaled by 2^-`shift`, and `scaled` between them there.
+fn differs_scaled(
+    seed: u64,
+    range: FloatRange,
+    shift: u32,
+    unscaled: String,
+    scaled: Difference,
+) -> (u64, Finding, Option<RangeFinding>) {
+    let range = RangeFinding::StillDiffers {
+        range,
+        shift,
+        unscaled,
+    };
+    (seed, Finding::Differs(scaled), Some(range))
 }
 
 /// The report of the first pass that changed the result.
@@ -366,6 +394,9 @@ struct State {
     report: Option<SemanticReport>,
     /// Why the check stopped before the end (time limit, cancellation).
     stopped: Option<String>,
+    /// The entry function of the first module the check saw (the
+    /// pipeline's input) and its parameters' domains.
+    input: Option<(Function, Vec<Domain>)>,
 }
 
 /// The instrument. Add it to a `PassContext`'s instruments; after the run
@@ -414,9 +445,46 @@ impl SemanticCheck {
         let function = module
             .function(entry)
             .ok_or_else(|| format!("the module has no @{entry} to run"))?;
+        let domains = self.domains(function);
         self.seeds()
-            .map(|seed| random_arguments(function, seed, self.options.limits.clone()))
+            .map(|seed| random_arguments_in(function, seed, &domains, self.options.limits.clone()))
             .collect()
+    }
+
+    /// The domains of the parameters of `function` (an entry function):
+    /// those of the pipeline's input carried to them by name; a parameter
+    /// the input did not have, or when the names cannot tell, none.
+    fn domains(&self, function: &Function) -> Vec<Domain> {
+        let state = self.state();
+        let Some((input, domains)) = &state.input else {
+            return input_domains::input_domains(function);
+        };
+        let params = function.params().len();
+        match bind_by_name(input, function) {
+            Ok(Binding::Same) if domains.len() == params => domains.clone(),
+            Ok(Binding::Reordered { slots, .. }) => slots
+                .iter()
+                .map(|slot| match slot {
+                    Slot::Argument(j) => domains.get(*j).copied().unwrap_or_default(),
+                    Slot::Supplied(_) => Domain::Any,
+                })
+                .collect(),
+            _ => vec![Domain::Any; params],
+        }
+    }
+
+    /// `args` (of `module`'s entry) scaled by 2^-`shift`, but for the
+    /// parameters drawn in a domain, which scaling would take out of it.
+    fn scaled(&self, module: &IRModule, args: &[Value], shift: u32) -> Vec<Value> {
+        let keep: Vec<bool> = match module.function(&self.options.entry) {
+            Some(function) => self
+                .domains(function)
+                .iter()
+                .map(|d| *d != Domain::Any)
+                .collect(),
+            None => Vec::new(),
+        };
+        scaled_arguments(args, shift, &keep)
     }
 
     fn run_all(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
@@ -470,7 +538,17 @@ impl SemanticCheck {
         }
         let stored = self.options.output_cache.as_ref().map(|cache| {
             let seeds: Vec<u64> = self.seeds().collect();
-            let key = cache.key(module, &self.options.entry, &seeds, &self.options.limits);
+            let domains = match module.function(&self.options.entry) {
+                Some(function) => input_domains::describe(function, &self.domains(function)),
+                None => String::new(),
+            };
+            let key = cache.key(
+                module,
+                &self.options.entry,
+                &seeds,
+                &domains,
+                &self.options.limits,
+            );
             (cache, key)
         });
         let mut outputs = None;
@@ -675,12 +753,8 @@ impl SemanticCheck {
                                 continue;
                             }
                             RangeOutcome::Differs(shift, scaled) => {
-                                let range = RangeFinding::StillDiffers {
-                                    range,
-                                    shift,
-                                    unscaled,
-                                };
-                                finding = Some((seed, Finding::Differs(scaled), Some(range)));
+                                finding =
+                                    Some(differs_scaled(seed, range, shift, unscaled, scaled));
                                 break;
                             }
                             // Not in range at any scale: nothing compared
@@ -749,12 +823,7 @@ impl SemanticCheck {
                     ));
                 }
                 RangeOutcome::Differs(shift, scaled) => {
-                    let range = RangeFinding::StillDiffers {
-                        range,
-                        shift,
-                        unscaled,
-                    };
-                    finding = Some((seed, Finding::Differs(scaled), Some(range)));
+                    finding = Some(differs_scaled(seed, range, shift, unscaled, scaled));
                     break;
                 }
                 RangeOutcome::NeverInRange => {
@@ -814,7 +883,7 @@ impl SemanticCheck {
             // A difference found on a scaled input is bisected on it.
             let (bisect_args, reference) = match &report.range {
                 Some(RangeFinding::StillDiffers { shift, .. }) => {
-                    let scaled = scaled_arguments(&args[index], *shift);
+                    let scaled = self.scaled(before, &args[index], *shift);
                     let entry = &self.options.entry;
                     let reference =
                         crate::run(before, entry, scaled.clone(), self.options.limits.clone());
@@ -974,7 +1043,7 @@ impl SemanticCheck {
         range: FloatRange,
     ) -> Result<RangeOutcome, String> {
         for shift in SCALE_SHIFTS {
-            let scaled = scaled_arguments(args, shift);
+            let scaled = self.scaled(before, args, shift);
             let after_args = binding.apply(&scaled);
             let (b, inside_before) = self.run_watching(before, scaled, range)?;
             let (a, inside_after) = self.run_watching(after, after_args, range)?;
@@ -1173,7 +1242,14 @@ impl PassInstrument for SemanticCheck {
 
     fn run_before_pass(&self, module: &IRModule, info: &PassInfo) -> HookResult {
         let description = running_pass_description().unwrap_or_else(|| info.name.clone());
-        self.state().stack.push(Entry {
+        let mut state = self.state();
+        if state.input.is_none() {
+            if let Some(function) = module.function(&self.options.entry) {
+                let domains = input_domains::input_domains(function);
+                state.input = Some((function.clone(), domains));
+            }
+        }
+        state.stack.push(Entry {
             before: module.clone(),
             description,
         });

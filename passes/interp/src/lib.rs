@@ -33,6 +33,7 @@ pub mod contract;
 mod env;
 mod error;
 pub mod gradient_check;
+pub mod input_domains;
 mod interp;
 pub mod npy;
 pub mod npz;
@@ -63,22 +64,27 @@ pub fn param_type(function: &Function, index: usize) -> Option<Type> {
 }
 
 /// Seeded random arguments for every parameter of `function` (see
-/// [`random`] for the ranges).
+/// [`random`] for the ranges, [`input_domains`] for the parameters whose
+/// uses narrow them): [`bind_arguments`] with no input given.
 pub fn random_arguments(
     function: &Function,
     seed: u64,
     limits: Limits,
 ) -> Result<Vec<Value>, String> {
-    let mut rng = random::SplitMix64::new(seed);
-    (0..function.params().len())
-        .map(|i| {
-            let name = function.params()[i].name();
-            let ty =
-                param_type(function, i).ok_or_else(|| format!("parameter %{name} has no type"))?;
-            random::random_value(&mut rng, &ty, limits.max_elements)
-                .map_err(|e| format!("parameter %{name}: {e}"))
-        })
-        .collect()
+    bind_arguments(function, &[], Some(seed), limits)
+}
+
+/// [`random_arguments`] in the given domains, one per parameter: the
+/// semantic check draws every module of a pipeline in the domains of its
+/// input, which a pass may hide (SimplifyInference turns a batch norm's
+/// variance into an operand of `add` before `sqrt`).
+pub fn random_arguments_in(
+    function: &Function,
+    seed: u64,
+    domains: &[input_domains::Domain],
+    limits: Limits,
+) -> Result<Vec<Value>, String> {
+    draw_arguments(function, &[], Some(seed), domains, limits)
 }
 
 /// Runs the global function `entry` of `module` on `args`.
@@ -157,11 +163,29 @@ fn adt_of(ty: &Type) -> Option<&str> {
 
 /// The arguments of `function`: the given inputs by parameter name (a
 /// `%` is optional), the others random from `seed` (or an error naming
-/// them when there is no seed).
+/// them when there is no seed), each in the domain its uses require
+/// ([`input_domains`]). Every random input of a run (`relay run`, the
+/// semantic check, the editor's run) is drawn here.
 pub fn bind_arguments(
     function: &Function,
     given: &[(String, Value)],
     seed: Option<u64>,
+    limits: Limits,
+) -> Result<Vec<Value>, String> {
+    let domains = match seed {
+        Some(_) => input_domains::input_domains(function),
+        None => Vec::new(),
+    };
+    draw_arguments(function, given, seed, &domains, limits)
+}
+
+/// [`bind_arguments`] with the random inputs in `domains` (by parameter
+/// position; a missing one is [`input_domains::Domain::Any`]).
+fn draw_arguments(
+    function: &Function,
+    given: &[(String, Value)],
+    seed: Option<u64>,
+    domains: &[input_domains::Domain],
     limits: Limits,
 ) -> Result<Vec<Value>, String> {
     let params = function.params();
@@ -180,6 +204,7 @@ pub fn bind_arguments(
         }
     }
     let mut rng = random::SplitMix64::new(seed.unwrap_or(0));
+    let domain = |i: usize| domains.get(i).copied().unwrap_or_default();
     let mut missing = Vec::new();
     let mut args = Vec::with_capacity(params.len());
     for (i, param) in params.iter().enumerate() {
@@ -194,8 +219,10 @@ pub fn bind_arguments(
                 v
             }
             (Some(v), None, _) => v,
-            (None, Some(ty), Some(_)) => random::random_value(&mut rng, ty, limits.max_elements)
-                .map_err(|e| format!("parameter %{}: {e}", param.name()))?,
+            (None, Some(ty), Some(_)) => {
+                random::random_value(&mut rng, ty, domain(i), limits.max_elements)
+                    .map_err(|e| format!("parameter %{}: {e}", param.name()))?
+            }
             (None, None, Some(_)) => {
                 return Err(format!(
                     "parameter %{} has no type to make a random value of",

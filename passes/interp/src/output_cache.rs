@@ -66,12 +66,16 @@ impl OutputCache {
         &self.dir
     }
 
-    /// The key of running `entry` of `module` on the inputs of `seeds`.
+    /// The key of running `entry` of `module` on the inputs of `seeds`,
+    /// drawn in `domains` (the parameters given a domain,
+    /// [`crate::input_domains::describe`]; empty when none, and then not in
+    /// the key, so entries of modules without such parameters keep theirs).
     pub(crate) fn key(
         &self,
         module: &IRModule,
         entry: &str,
         seeds: &[u64],
+        domains: &str,
         limits: &Limits,
     ) -> Key {
         let options = PrintOptions {
@@ -85,10 +89,15 @@ impl OutputCache {
         let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
         Key {
             text: format!(
-                "version {}\nentry {entry}\nseeds {}\nmax_elements {}\nmax_depth {}\n\
+                "version {}\nentry {entry}\nseeds {}\n{}max_elements {}\nmax_depth {}\n\
                  module fnv1a {:016x} sip {:016x} length {}\n",
                 self.version.replace('\n', " "),
                 seeds.join(","),
+                if domains.is_empty() {
+                    String::new()
+                } else {
+                    format!("domains {}\n", domains.replace('\n', " "))
+                },
                 limits.max_elements,
                 limits.max_depth,
                 fnv1a(module_text.as_bytes()),
@@ -378,12 +387,16 @@ mod tests {
         let limits = Limits::default();
         let (before, after) = (module(BEFORE), module(AFTER));
         let key = |cache: &OutputCache, m: &IRModule, seeds: &[u64]| {
-            cache.key(m, "main", seeds, &limits).text
+            cache.key(m, "main", seeds, "", &limits).text
         };
         let base = key(&cache, &before, &[0, 1]);
         assert_eq!(base, key(&cache, &module(BEFORE), &[0, 1]));
         assert_ne!(base, key(&cache, &after, &[0, 1]));
         assert_ne!(base, key(&cache, &before, &[1, 2]));
+        let in_domains = cache
+            .key(&before, "main", &[0, 1], "%x positive", &limits)
+            .text;
+        assert_ne!(base, in_domains);
         assert_ne!(
             base,
             key(&OutputCache::new("unused", "build 2"), &before, &[0, 1])

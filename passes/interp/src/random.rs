@@ -7,15 +7,24 @@
 //! | dtype | values |
 //! |---|---|
 //! | `float16/32/64`, `bfloat16` | uniform in [-1, 1) |
+//! | … a positive parameter (a variance, a `sqrt`/`rsqrt`/`log` operand) | uniform in [0.5, 1.5] |
+//! | … an exponent of `power` | 2 or 4 |
 //! | `int8`…`int64` | integers in [-8, 8] |
 //! | `uint8`…`uint64` | integers in [0, 16) |
 //! | `bool` | 0 or 1 |
+//!
+//! The two constrained rows are the [`Domain`]s that
+//! [`crate::input_domains`] finds from how the function uses a parameter;
+//! a domain reshapes each element's uniform draw, so every element still
+//! consumes the same random numbers and a parameter without a domain gets
+//! the same values as it would without the analysis.
 //!
 //! A `?` dimension (known only at run time) gets [`ANY_DIM_SIZE`]: every
 //! `?` the same size, so parameters that must agree (`add(%x, %y)` of two
 //! `(?, 3)` tensors) do; a symbolic size from the metadata has no value to
 //! take and is an error (give that input as a file).
 
+use crate::input_domains::Domain;
 use crate::value::Value;
 use relay_ir::dtype::{DataType, TypeCode};
 use relay_ir::metadata::TensorData;
@@ -50,11 +59,14 @@ impl SplitMix64 {
     }
 }
 
-/// A random tensor of `dtype` and `shape` (see the module docs for ranges).
+/// A random tensor of `dtype` and `shape` whose float elements lie in
+/// `domain` (see the module docs for ranges; an integer or boolean tensor
+/// keeps its range whatever the domain).
 pub fn random_tensor(
     rng: &mut SplitMix64,
     dtype: DataType,
     shape: &[i64],
+    domain: Domain,
     max_elements: u64,
 ) -> Result<TensorData, String> {
     relay_ir::limits::check_elements(shape, max_elements)?;
@@ -63,30 +75,47 @@ pub fn random_tensor(
     if n == 0 {
         return Ok(t);
     }
-    // Each element's raw little-endian bits, as `TensorData::set_i64` /
-    // `set_f64` would store them (written here in one pass: a model's
-    // weights are tens of millions of elements).
-    let next: fn(&mut SplitMix64) -> u64 = match (dtype.code, dtype.bits) {
-        (TypeCode::UInt, 1) => |rng| rng.below(2),
-        (TypeCode::Int, _) => |rng| (rng.below(17) as i64 - 8) as u64,
-        (TypeCode::UInt, _) => |rng| rng.below(16),
-        (TypeCode::Float, 16) => |rng| u64::from(half::f16::from_f64(unit(rng)).to_bits()),
-        (TypeCode::Float, 32) => |rng| u64::from((unit(rng) as f32).to_bits()),
-        (TypeCode::Float, 64) => |rng| unit(rng).to_bits(),
-        (TypeCode::BFloat, 16) => |rng| u64::from(half::bf16::from_f64(unit(rng)).to_bits()),
-        (TypeCode::Float | TypeCode::BFloat, _) => {
-            return Err(format!("cannot store numbers in elements of type {dtype}"))
-        }
-        _ => return Err(format!("cannot make random values of type {dtype}")),
-    };
     let b = dtype.bytes();
     if b == 0 || b > 8 || t.data.len() < n * b {
         return Err(format!("cannot write elements of type {dtype}"));
     }
-    for dst in t.data.chunks_exact_mut(b).take(n) {
-        dst.copy_from_slice(&next(rng).to_le_bytes()[..b]);
+    // Each element's raw little-endian bits, as `TensorData::set_i64` /
+    // `set_f64` would store them (written here in one pass: a model's
+    // weights are tens of millions of elements).
+    let elements = t.data.chunks_exact_mut(b).take(n);
+    let float = |u: f64| domain.from_unit(u);
+    match (dtype.code, dtype.bits) {
+        (TypeCode::UInt, 1) => fill(elements, rng, |rng| rng.below(2)),
+        (TypeCode::Int, _) => fill(elements, rng, |rng| (rng.below(17) as i64 - 8) as u64),
+        (TypeCode::UInt, _) => fill(elements, rng, |rng| rng.below(16)),
+        (TypeCode::Float, 16) => fill(elements, rng, |rng| {
+            u64::from(half::f16::from_f64(float(unit(rng))).to_bits())
+        }),
+        (TypeCode::Float, 32) => fill(elements, rng, |rng| {
+            u64::from((float(unit(rng)) as f32).to_bits())
+        }),
+        (TypeCode::Float, 64) => fill(elements, rng, |rng| float(unit(rng)).to_bits()),
+        (TypeCode::BFloat, 16) => fill(elements, rng, |rng| {
+            u64::from(half::bf16::from_f64(float(unit(rng))).to_bits())
+        }),
+        (TypeCode::Float | TypeCode::BFloat, _) => {
+            return Err(format!("cannot store numbers in elements of type {dtype}"))
+        }
+        _ => return Err(format!("cannot make random values of type {dtype}")),
     }
     Ok(t)
+}
+
+/// Writes the low bytes of `next`'s value into each element, in order.
+fn fill<'a>(
+    elements: impl Iterator<Item = &'a mut [u8]>,
+    rng: &mut SplitMix64,
+    mut next: impl FnMut(&mut SplitMix64) -> u64,
+) {
+    for dst in elements {
+        let b = dst.len();
+        dst.copy_from_slice(&next(rng).to_le_bytes()[..b]);
+    }
 }
 
 /// A float uniform in [-1, 1).
@@ -97,9 +126,15 @@ fn unit(rng: &mut SplitMix64) -> f64 {
 /// The size a `?` dimension of a random input gets.
 pub const ANY_DIM_SIZE: i64 = 4;
 
-/// A random value of a parameter type: tensors (a `?` dimension of size
-/// [`ANY_DIM_SIZE`]) and tuples of them.
-pub fn random_value(rng: &mut SplitMix64, ty: &Type, max_elements: u64) -> Result<Value, String> {
+/// A random value of a parameter type in `domain`: tensors (a `?`
+/// dimension of size [`ANY_DIM_SIZE`]) and tuples of them (each field in
+/// `domain`).
+pub fn random_value(
+    rng: &mut SplitMix64,
+    ty: &Type,
+    domain: Domain,
+    max_elements: u64,
+) -> Result<Value, String> {
     match ty.kind() {
         TypeKind::Tensor(t) => {
             let shape = t
@@ -116,11 +151,11 @@ pub fn random_value(rng: &mut SplitMix64, ty: &Type, max_elements: u64) -> Resul
                         relay_ir::printer::readable::ty(ty)
                     )
                 })?;
-            random_tensor(rng, t.dtype, &shape, max_elements).map(Value::tensor)
+            random_tensor(rng, t.dtype, &shape, domain, max_elements).map(Value::tensor)
         }
         TypeKind::Tuple(fields) => fields
             .iter()
-            .map(|f| random_value(rng, f, max_elements))
+            .map(|f| random_value(rng, f, domain, max_elements))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::tuple),
         _ => Err(format!(
@@ -158,7 +193,14 @@ mod tests {
             "uint8", "uint16", "uint32", "uint64", "bool",
         ] {
             let dtype = DataType::parse(name).unwrap();
-            let got = random_tensor(&mut SplitMix64::new(11), dtype, &[3, 7], 1 << 20).unwrap();
+            let got = random_tensor(
+                &mut SplitMix64::new(11),
+                dtype,
+                &[3, 7],
+                Domain::Any,
+                1 << 20,
+            )
+            .unwrap();
             assert_eq!(got, by_setters(11, dtype, &[3, 7]), "{name}");
         }
     }
@@ -166,22 +208,74 @@ mod tests {
     #[test]
     fn ranges_follow_the_module_docs() {
         let mut rng = SplitMix64::new(3);
-        let ints = random_tensor(&mut rng, DataType::INT32, &[1000], 1 << 20).unwrap();
+        let ints = random_tensor(&mut rng, DataType::INT32, &[1000], Domain::Any, 1 << 20).unwrap();
         let ints = ints.to_i64_vec().unwrap();
         assert!(ints.iter().all(|v| (-8..=8).contains(v)));
         assert!(ints.contains(&-8) && ints.contains(&8));
-        let floats = random_tensor(&mut rng, DataType::FLOAT32, &[1000], 1 << 20).unwrap();
+        let floats =
+            random_tensor(&mut rng, DataType::FLOAT32, &[1000], Domain::Any, 1 << 20).unwrap();
         let floats = floats.to_f64_vec().unwrap();
         assert!(floats.iter().all(|v| (-1.0..1.0).contains(v)));
         assert!(floats.iter().any(|&v| v < -0.9) && floats.iter().any(|&v| v > 0.9));
     }
 
     #[test]
+    fn a_domain_reshapes_each_draw_and_consumes_the_same_stream() {
+        for name in ["float16", "bfloat16", "float32", "float64"] {
+            let dtype = DataType::parse(name).unwrap();
+            let uniform = by_setters(7, dtype, &[64]);
+            for domain in [Domain::Positive, Domain::EvenInteger] {
+                let mut rng = SplitMix64::new(7);
+                let got = random_tensor(&mut rng, dtype, &[64], domain, 1 << 20).unwrap();
+                // The next tensor starts where it would have without a domain.
+                let mut plain = SplitMix64::new(7);
+                random_tensor(&mut plain, dtype, &[64], Domain::Any, 1 << 20).unwrap();
+                assert_eq!(rng.next_u64(), plain.next_u64(), "{name} {domain}");
+                // Each element is the domain's image of the uniform value
+                // (recovered exactly from a float64 draw; within the
+                // narrower types' rounding otherwise).
+                for i in 0..64 {
+                    let u = uniform.get_f64(i).unwrap();
+                    let v = got.get_f64(i).unwrap();
+                    match domain {
+                        Domain::Positive => {
+                            assert!((0.5..=1.5).contains(&v), "{name}: {v}");
+                            assert!((v - (1.0 + u / 2.0)).abs() <= 1e-2, "{name}: {u} -> {v}");
+                        }
+                        _ => assert_eq!(v, if u < 0.0 { 2.0 } else { 4.0 }, "{name}: {u}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_domain_leaves_integer_tensors_alone() {
+        let plain = random_tensor(
+            &mut SplitMix64::new(2),
+            DataType::INT32,
+            &[50],
+            Domain::Any,
+            1 << 20,
+        );
+        let positive = random_tensor(
+            &mut SplitMix64::new(2),
+            DataType::INT32,
+            &[50],
+            Domain::Positive,
+            1 << 20,
+        );
+        assert_eq!(plain.unwrap(), positive.unwrap());
+    }
+
+    #[test]
     fn an_empty_tensor_or_an_unsupported_type_is_handled() {
         let mut rng = SplitMix64::new(0);
-        let empty = random_tensor(&mut rng, DataType::FLOAT32, &[0, 3], 1 << 20).unwrap();
+        let empty =
+            random_tensor(&mut rng, DataType::FLOAT32, &[0, 3], Domain::Any, 1 << 20).unwrap();
         assert_eq!(empty.len(), 0);
-        let err = random_tensor(&mut rng, DataType::float(8), &[2], 1 << 20).unwrap_err();
+        let err =
+            random_tensor(&mut rng, DataType::float(8), &[2], Domain::Any, 1 << 20).unwrap_err();
         assert!(err.contains("float8"), "{err}");
     }
 }

@@ -225,10 +225,18 @@ pub fn range_text(value: &Value, range: FloatRange) -> String {
 }
 
 /// `args` with every float tensor multiplied by 2^-`shift` (exact, short
-/// of float16's subnormals); other values as they are.
-pub fn scaled_arguments(args: &[Value], shift: u32) -> Vec<Value> {
+/// of float16's subnormals); other values, and the arguments whose `keep`
+/// is true (those drawn in a domain, [`crate::input_domains`]), as they
+/// are.
+pub fn scaled_arguments(args: &[Value], shift: u32, keep: &[bool]) -> Vec<Value> {
     let factor = (-(shift as f64)).exp2();
-    args.iter().map(|a| scaled(a, factor)).collect()
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| match keep.get(i) {
+            Some(true) => a.clone(),
+            _ => scaled(a, factor),
+        })
+        .collect()
 }
 
 fn scaled(value: &Value, factor: f64) -> Value {
@@ -386,7 +394,7 @@ mod tests {
             Value::tensor(TensorData::from_i64s(DataType::INT32, vec![1], &[7]).unwrap()),
             tensor(DataType::bfloat(16), &[0.5]),
         ];
-        let scaled = scaled_arguments(&args, 4);
+        let scaled = scaled_arguments(&args, 4, &[]);
         let half = scaled[0].as_tensor().unwrap();
         assert_eq!(half.get_f64(0).unwrap(), 0.75 / 16.0);
         assert_eq!(half.get_f64(1).unwrap(), -0.5 / 16.0);
@@ -395,5 +403,9 @@ mod tests {
             scaled[2].as_tensor().unwrap().get_f64(0).unwrap(),
             0.5 / 16.0
         );
+        // A kept argument (one drawn in a domain) is not scaled.
+        let kept = scaled_arguments(&args, 4, &[false, false, true]);
+        assert_eq!(kept[2].as_tensor().unwrap().get_f64(0).unwrap(), 0.5);
+        assert_eq!(kept[0].as_tensor(), scaled[0].as_tensor());
     }
 }

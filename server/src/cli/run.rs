@@ -26,7 +26,9 @@ pub struct RunArgs {
     inputs: Vec<String>,
     /// Random values from this seed for the parameters without --input
     /// (floats in [-1, 1), signed integers in [-8, 8], unsigned in [0, 16);
-    /// every `?` dimension of size 4).
+    /// every `?` dimension of size 4). A float parameter whose use needs a
+    /// domain gets one: a batch norm's variance or a sqrt/rsqrt/log
+    /// operand in [0.5, 1.5], an exponent of power 2 or 4.
     #[arg(long, value_name = "SEED")]
     random: Option<u64>,
     /// Write the result to a file instead of printing it: `.npy` for a

@@ -1,0 +1,346 @@
+//! The domain a random input must come from, read off how the entry
+//! function uses its parameters.
+//!
+//! A parameter's type alone says nothing of the values it may take: a
+//! batch norm's `moving_var` drawn uniform in [-1, 1) is a negative
+//! variance, and `sqrt` of it is NaN in every output element; a
+//! spelled-out layer norm `power(%x - mean(%x), %e)` with a non-integer
+//! random exponent `%e` is NaN wherever the base is negative. A semantic
+//! check then has nothing to compare. So a float parameter that an
+//! operator call takes *directly* as one of these arguments gets a
+//! [`Domain`]:
+//!
+//! | use | domain |
+//! |---|---|
+//! | `nn.batch_norm`'s `moving_var` (argument 4) | [`Domain::Positive`] |
+//! | the operand of `sqrt`, `rsqrt`, `log`, `log2`, `log10` | [`Domain::Positive`] |
+//! | `power`'s exponent (argument 1) | [`Domain::EvenInteger`] |
+//!
+//! The calls are found anywhere in the function (nested functions and
+//! closures included, which capture the parameter). A `let` that only
+//! renames a parameter (`let %v = %p;`) passes the uses of `%v` to `%p`,
+//! and so does a call of a local function with `%p` as an argument (a
+//! fused `Primitive` function called in place, or one bound by `let`):
+//! the uses of its parameter are uses of `%p`. Calls of global functions
+//! are not followed, nor a parameter that reaches the operator through
+//! another operator (`sqrt(add(%v, 1e-5f))`, SimplifyInference's spelling
+//! of a batch norm).
+//! A parameter used in two ways whose domains differ (an exponent that is
+//! also a `sqrt` operand) keeps the uniform draw: no single domain fits
+//! both, and choosing one would hide the conflict. Integer and boolean
+//! parameters keep theirs too (the domains are about float values).
+//!
+//! A domain reshapes the uniform value the parameter's element drew
+//! ([`Domain::from_unit`]); it never draws more or fewer values, so the
+//! random stream of every other parameter, and every value of a parameter
+//! without a domain, is what it would be without domains.
+
+use crate::param_type;
+use relay_ir::dtype::TypeCode;
+use relay_ir::fxhash::FxMap;
+use relay_ir::{ExprKind, Function, TypeKind, VarId};
+
+/// What the uses of a parameter require of its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Domain {
+    /// No requirement: the type's uniform draw (see [`crate::random`]).
+    #[default]
+    Any,
+    /// Positive, in [0.5, 1.5] (1.5 only by rounding): centred on 1, the value TVM's test models
+    /// give a variance (`relay/testing/init.py` initialises `*_var` to
+    /// ones), and far enough from 0 that `sqrt`, `rsqrt` and `log` stay
+    /// small.
+    Positive,
+    /// 2 or 4: a non-integer power of a negative base is NaN, and an odd
+    /// power of a centred value can make a "variance" negative (whose
+    /// `sqrt` is NaN again). The spelled-out layer norms of real models
+    /// square (gpt2: `power(%x - mean, 2f)`).
+    EvenInteger,
+}
+
+impl Domain {
+    /// The value in this domain for the uniform draw `u` in [-1, 1): `u`
+    /// itself for [`Domain::Any`], `1 + u/2` for [`Domain::Positive`]
+    /// (order-preserving, so the spread of the draw is kept), 2 for a
+    /// negative `u` and 4 otherwise for [`Domain::EvenInteger`].
+    pub fn from_unit(self, u: f64) -> f64 {
+        match self {
+            Domain::Any => u,
+            Domain::Positive => 1.0 + u / 2.0,
+            Domain::EvenInteger => {
+                if u < 0.0 {
+                    2.0
+                } else {
+                    4.0
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Domain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Domain::Any => "any",
+            Domain::Positive => "positive",
+            Domain::EvenInteger => "even integer",
+        })
+    }
+}
+
+/// The parameters of `function` with a domain other than
+/// [`Domain::Any`] in `domains` (by position): `%v positive, %e even
+/// integer`, empty when there are none.
+pub fn describe(function: &Function, domains: &[Domain]) -> String {
+    function
+        .params()
+        .iter()
+        .zip(domains)
+        .filter(|(_, d)| **d != Domain::Any)
+        .map(|(p, d)| format!("%{} {d}", p.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The domain of each parameter of `function`, in parameter order.
+pub fn input_domains(function: &Function) -> Vec<Domain> {
+    let params = function.params();
+    let index_of: FxMap<VarId, usize> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id(), i))
+        .collect();
+    // The walk sees a `let`'s body before the `let` itself (children
+    // first), so aliases, calls and uses are collected, then resolved.
+    let mut aliases = Aliases::default();
+    let mut let_functions: FxMap<VarId, Vec<VarId>> = FxMap::default();
+    let mut calls_of_let_functions: Vec<(VarId, Vec<Option<VarId>>)> = Vec::new();
+    let mut uses: Vec<(VarId, Domain)> = Vec::new();
+    relay_ir::rewrite::post_order_each(function.body(), |expr| match expr.kind() {
+        ExprKind::Let { var, value, .. } => {
+            if let Some(source) = value.as_var() {
+                aliases.add(var.id(), source.id());
+            } else if let Some(f) = value.as_function() {
+                let_functions.insert(var.id(), f.params().iter().map(|p| p.id()).collect());
+            }
+        }
+        ExprKind::Call(call) => {
+            let args: Vec<Option<VarId>> = call
+                .args
+                .iter()
+                .map(|a| a.as_var().map(|v| v.id()))
+                .collect();
+            if let Some(op) = call.callee.as_op() {
+                for (position, arg) in args.iter().enumerate() {
+                    if let (Some(var), Some(domain)) = (arg, required(&op.name, position)) {
+                        uses.push((*var, domain));
+                    }
+                }
+            } else if let Some(f) = call.callee.as_function() {
+                // A function literal called in place (a fused `Primitive`
+                // function): its parameters are the arguments.
+                for (param, arg) in f.params().iter().zip(&args) {
+                    if let Some(arg) = arg {
+                        aliases.add(param.id(), *arg);
+                    }
+                }
+            } else if let Some(callee) = call.callee.as_var() {
+                calls_of_let_functions.push((callee.id(), args));
+            }
+        }
+        _ => {}
+    });
+    for (callee, args) in calls_of_let_functions {
+        let Some(callee_params) = let_functions.get(&callee) else {
+            continue;
+        };
+        for (param, arg) in callee_params.iter().zip(&args) {
+            if let Some(arg) = arg {
+                aliases.add(*param, *arg);
+            }
+        }
+    }
+    let mut found: Vec<Option<Result<Domain, ()>>> = vec![None; params.len()];
+    for (var, domain) in uses {
+        for source in aliases.sources(var) {
+            let Some(&index) = index_of.get(&source) else {
+                continue;
+            };
+            let slot = &mut found[index];
+            *slot = match *slot {
+                None => Some(Ok(domain)),
+                Some(Ok(d)) if d == domain => Some(Ok(d)),
+                // Two different requirements: neither is kept.
+                Some(_) => Some(Err(())),
+            };
+        }
+    }
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(index, found)| match found {
+            Some(Ok(domain)) if holds_floats(function, index) => domain,
+            _ => Domain::Any,
+        })
+        .collect()
+}
+
+/// The variables that stand for others: a `let` renaming one, the
+/// parameters of a local function called with variables as arguments (one
+/// parameter may stand for several, a function called twice).
+#[derive(Default)]
+struct Aliases(FxMap<VarId, Vec<VarId>>);
+
+impl Aliases {
+    fn add(&mut self, alias: VarId, source: VarId) {
+        self.0.entry(alias).or_default().push(source);
+    }
+
+    /// The variables `var` stands for, following aliases to the end
+    /// (`var` itself when it is none's alias), each once.
+    fn sources(&self, var: VarId) -> Vec<VarId> {
+        let mut seen = FxMap::default();
+        let mut stack = vec![var];
+        let mut out = Vec::new();
+        while let Some(v) = stack.pop() {
+            if seen.insert(v, ()).is_some() {
+                continue;
+            }
+            match self.0.get(&v) {
+                Some(sources) => stack.extend(sources.iter().copied()),
+                None => out.push(v),
+            }
+        }
+        out
+    }
+}
+
+/// The domain an operator requires of its argument at `position`, if any.
+fn required(op: &str, position: usize) -> Option<Domain> {
+    match (op, position) {
+        ("nn.batch_norm", 4) | ("sqrt" | "rsqrt" | "log" | "log2" | "log10", 0) => {
+            Some(Domain::Positive)
+        }
+        ("power", 1) => Some(Domain::EvenInteger),
+        _ => None,
+    }
+}
+
+/// Whether parameter `index` is a tensor of a float type (IEEE or bfloat).
+fn holds_floats(function: &Function, index: usize) -> bool {
+    param_type(function, index).is_some_and(|ty| match ty.kind() {
+        TypeKind::Tensor(t) => matches!(t.dtype.code, TypeCode::Float | TypeCode::BFloat),
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::module;
+
+    fn domains(text: &str) -> Vec<Domain> {
+        input_domains(module(text).function("main").unwrap())
+    }
+
+    #[test]
+    fn a_batch_norm_variance_is_positive() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32],
+          %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
+  %0 = nn.batch_norm(%x, %g, %b, %m, %v);
+  %0.0
+}"#;
+        use Domain::*;
+        assert_eq!(domains(text), vec![Any, Any, Any, Any, Positive]);
+    }
+
+    #[test]
+    fn operands_of_sqrt_rsqrt_and_logarithms_are_positive() {
+        for op in ["sqrt", "rsqrt", "log", "log2", "log10"] {
+            let text = format!(
+                "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32], %y: Tensor[(3), float32]) {{\n  add({op}(%x), %y)\n}}"
+            );
+            assert_eq!(domains(&text), vec![Domain::Positive, Domain::Any], "{op}");
+        }
+    }
+
+    #[test]
+    fn an_exponent_is_an_even_integer_and_the_base_is_free() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(3), float32], %e: float32) {
+  %0 = mean(%x, axis=[-1], keepdims=True);
+  %1 = subtract(%x, %0);
+  power(%1, %e)
+}"#;
+        assert_eq!(domains(text), vec![Domain::Any, Domain::EvenInteger]);
+    }
+
+    #[test]
+    fn conflicting_uses_keep_the_uniform_draw_and_agreeing_ones_keep_the_domain() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(3), float32], %e: float32) {
+  %0 = power(%x, %e);
+  %1 = sqrt(%e);
+  %2 = sqrt(%x);
+  %3 = log(%x);
+  (%0, %1, %2, %3)
+}"#;
+        // %x: base of power (no requirement), sqrt and log (both positive).
+        assert_eq!(domains(text), vec![Domain::Positive, Domain::Any]);
+    }
+
+    #[test]
+    fn uses_through_let_renames_and_closures_count() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(3), float32], %v: Tensor[(3), float32], %e: float32) {
+  let %w = %v;
+  let %u = %w;
+  let %f = fn (%y: Tensor[(3), float32]) { power(%y, %e) };
+  add(%f(%x), sqrt(%u))
+}"#;
+        use Domain::*;
+        assert_eq!(domains(text), vec![Any, Positive, EvenInteger]);
+    }
+
+    #[test]
+    fn uses_inside_fused_functions_and_let_bound_functions_count() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(3), float32], %e: float32, %v: Tensor[(3), float32], %w: Tensor[(3), float32]) {
+  %0 = fn (%p0: Tensor[(3), float32], %p1: float32, Primitive=1) { power(%p0, %p1) };
+  %1 = %0(%x, %e);
+  let %g = fn (%q: Tensor[(3), float32]) { rsqrt(%q) };
+  (%1, %g(%v), %g(%w))
+}"#;
+        use Domain::*;
+        assert_eq!(domains(text), vec![Any, EvenInteger, Positive, Positive]);
+    }
+
+    #[test]
+    fn only_direct_arguments_and_float_parameters_get_a_domain() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(3), float32], %i: Tensor[(3), int32]) {
+  %0 = sqrt(add(%x, 1f));
+  (%0, sqrt(%i))
+}"#;
+        assert_eq!(domains(text), vec![Domain::Any, Domain::Any]);
+    }
+
+    #[test]
+    fn values_in_a_domain_have_its_property() {
+        let mut rng = crate::random::SplitMix64::new(5);
+        let draws: Vec<f64> = (0..10_000).map(|_| rng.next_f64() * 2.0 - 1.0).collect();
+        for u in draws.iter().copied().chain([-1.0, 0.0, 1.0 - f64::EPSILON]) {
+            assert_eq!(Domain::Any.from_unit(u), u);
+            let p = Domain::Positive.from_unit(u);
+            assert!((0.5..=1.5).contains(&p), "{u} -> {p}");
+            let e = Domain::EvenInteger.from_unit(u);
+            assert!(e == 2.0 || e == 4.0, "{u} -> {e}");
+        }
+        let exponents: Vec<f64> = draws
+            .iter()
+            .map(|&u| Domain::EvenInteger.from_unit(u))
+            .collect();
+        assert!(exponents.contains(&2.0) && exponents.contains(&4.0));
+    }
+}
