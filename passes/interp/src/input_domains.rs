@@ -22,9 +22,15 @@
 //! and so does a call of a local function with `%p` as an argument (a
 //! fused `Primitive` function called in place, or one bound by `let`):
 //! the uses of its parameter are uses of `%p`. Calls of global functions
-//! are not followed, nor a parameter that reaches the operator through
-//! another operator (`sqrt(add(%v, 1e-5f))`, SimplifyInference's spelling
-//! of a batch norm).
+//! are not followed.
+//!
+//! An argument also reaches the parameter through operators that keep
+//! the domain ([`carried`]): `cast`, `reshape`, `expand_dims`, `squeeze`,
+//! `copy` and `layout_transform` keep every domain; adding a non-negative
+//! constant or multiplying by a positive one keeps positivity. That is
+//! the form a variance takes once `SimplifyInference` has spelled out the
+//! batch norm (`sqrt(add(%var, 1e-05f))`, inside a fused function after
+//! `FuseOps`), so a module printed mid-pipeline draws what its source did.
 //! A parameter used in two ways whose domains differ (an exponent that is
 //! also a `sqrt` operand) keeps the uniform draw: no single domain fits
 //! both, and choosing one would hide the conflict. Integer and boolean
@@ -38,7 +44,7 @@
 use crate::param_type;
 use relay_ir::dtype::TypeCode;
 use relay_ir::fxhash::FxMap;
-use relay_ir::{ExprKind, Function, TypeKind, VarId};
+use relay_ir::{Expr, ExprKind, Function, TypeKind, VarId};
 
 /// What the uses of a parameter require of its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,29 +120,29 @@ pub fn input_domains(function: &Function) -> Vec<Domain> {
     // first), so aliases, calls and uses are collected, then resolved.
     let mut aliases = Aliases::default();
     let mut let_functions: FxMap<VarId, Vec<VarId>> = FxMap::default();
-    let mut calls_of_let_functions: Vec<(VarId, Vec<Option<VarId>>)> = Vec::new();
+    let mut calls_of_let_functions: Vec<(VarId, Vec<Option<Source>>)> = Vec::new();
     let mut uses: Vec<(VarId, Domain)> = Vec::new();
     relay_ir::rewrite::post_order_each(function.body(), |expr| match expr.kind() {
         ExprKind::Let { var, value, .. } => {
-            if let Some(source) = value.as_var() {
-                aliases.add(var.id(), source.id());
-            } else if let Some(f) = value.as_function() {
+            if let Some(f) = value.as_function() {
                 let_functions.insert(var.id(), f.params().iter().map(|p| p.id()).collect());
+            } else if let Some(source) = Source::of(value) {
+                aliases.add(var.id(), source);
             }
         }
         ExprKind::Call(call) => {
-            let args: Vec<Option<VarId>> = call
-                .args
-                .iter()
-                .map(|a| a.as_var().map(|v| v.id()))
-                .collect();
             if let Some(op) = call.callee.as_op() {
-                for (position, arg) in args.iter().enumerate() {
-                    if let (Some(var), Some(domain)) = (arg, required(&op.name, position)) {
-                        uses.push((*var, domain));
+                for (position, arg) in call.args.iter().enumerate() {
+                    if let Some(domain) = required(&op.name, position) {
+                        if let Some(var) = carried(arg, domain) {
+                            uses.push((var, domain));
+                        }
                     }
                 }
-            } else if let Some(f) = call.callee.as_function() {
+                return;
+            }
+            let args: Vec<Option<Source>> = call.args.iter().map(Source::of).collect();
+            if let Some(f) = call.callee.as_function() {
                 // A function literal called in place (a fused `Primitive`
                 // function): its parameters are the arguments.
                 for (param, arg) in f.params().iter().zip(&args) {
@@ -162,7 +168,7 @@ pub fn input_domains(function: &Function) -> Vec<Domain> {
     }
     let mut found: Vec<Option<Result<Domain, ()>>> = vec![None; params.len()];
     for (var, domain) in uses {
-        for source in aliases.sources(var) {
+        for source in aliases.sources(var, domain) {
             let Some(&index) = index_of.get(&source) else {
                 continue;
             };
@@ -185,20 +191,45 @@ pub fn input_domains(function: &Function) -> Vec<Domain> {
         .collect()
 }
 
-/// The variables that stand for others: a `let` renaming one, the
-/// parameters of a local function called with variables as arguments (one
-/// parameter may stand for several, a function called twice).
+/// What a variable stands for: the variable an expression carries, and
+/// whether it carries every domain or only positivity (see [`carried`]).
+#[derive(Debug, Clone, Copy)]
+struct Source {
+    var: VarId,
+    every_domain: bool,
+}
+
+impl Source {
+    fn of(expr: &Expr) -> Option<Source> {
+        if let Some(var) = carried(expr, Domain::EvenInteger) {
+            return Some(Source {
+                var,
+                every_domain: true,
+            });
+        }
+        carried(expr, Domain::Positive).map(|var| Source {
+            var,
+            every_domain: false,
+        })
+    }
+}
+
+/// The variables that stand for others: a `let` binding one (renamed or
+/// carried through operators that keep a domain), the parameters of a
+/// local function called with such arguments (one parameter may stand for
+/// several, a function called twice).
 #[derive(Default)]
-struct Aliases(FxMap<VarId, Vec<VarId>>);
+struct Aliases(FxMap<VarId, Vec<Source>>);
 
 impl Aliases {
-    fn add(&mut self, alias: VarId, source: VarId) {
+    fn add(&mut self, alias: VarId, source: Source) {
         self.0.entry(alias).or_default().push(source);
     }
 
-    /// The variables `var` stands for, following aliases to the end
-    /// (`var` itself when it is none's alias), each once.
-    fn sources(&self, var: VarId) -> Vec<VarId> {
+    /// The variables `var` stands for where `domain` is concerned,
+    /// following aliases to the end (`var` itself when it is none's
+    /// alias), each once.
+    fn sources(&self, var: VarId, domain: Domain) -> Vec<VarId> {
         let mut seen = FxMap::default();
         let mut stack = vec![var];
         let mut out = Vec::new();
@@ -207,11 +238,63 @@ impl Aliases {
                 continue;
             }
             match self.0.get(&v) {
-                Some(sources) => stack.extend(sources.iter().copied()),
+                Some(sources) => stack.extend(
+                    sources
+                        .iter()
+                        .filter(|s| s.every_domain || domain == Domain::Positive)
+                        .map(|s| s.var),
+                ),
                 None => out.push(v),
             }
         }
         out
+    }
+}
+
+/// The variable whose values reach `expr` with `domain` kept, if one
+/// does: the variable itself, or one under operators that keep the
+/// domain. Layout and dtype changes keep every domain; adding a
+/// non-negative constant or multiplying by a positive one keeps
+/// positivity (`sqrt(add(%var, 1e-05f))`, a spelled-out batch norm).
+fn carried(expr: &Expr, domain: Domain) -> Option<VarId> {
+    let mut expr = expr.clone();
+    loop {
+        if let Some(var) = expr.as_var() {
+            return Some(var.id());
+        }
+        let ExprKind::Call(call) = expr.kind() else {
+            return None;
+        };
+        let op = call.callee.as_op()?;
+        let next = match (op.name.as_str(), call.args.as_slice()) {
+            (
+                "cast" | "reshape" | "expand_dims" | "squeeze" | "copy" | "layout_transform",
+                [x, ..],
+            ) => x.clone(),
+            ("add", [a, b]) if domain == Domain::Positive => {
+                other_than_constant(a, b, |v| v >= 0.0)?
+            }
+            ("multiply", [a, b]) if domain == Domain::Positive => {
+                other_than_constant(a, b, |v| v > 0.0)?
+            }
+            _ => return None,
+        };
+        expr = next;
+    }
+}
+
+/// Of two operands, the one that is not a constant whose every element
+/// satisfies `holds`, when the other is such a constant.
+fn other_than_constant(a: &Expr, b: &Expr, holds: impl Fn(f64) -> bool) -> Option<Expr> {
+    let all_hold = |e: &Expr| {
+        e.as_constant().is_some_and(|data| {
+            data.len() > 0 && (0..data.len()).all(|i| data.get_f64(i).is_ok_and(&holds))
+        })
+    };
+    match (all_hold(a), all_hold(b)) {
+        (true, false) => Some(b.clone()),
+        (false, true) => Some(a.clone()),
+        _ => None,
     }
 }
 
@@ -317,13 +400,65 @@ def @main(%x: Tensor[(3), float32], %e: float32, %v: Tensor[(3), float32], %w: T
     }
 
     #[test]
-    fn only_direct_arguments_and_float_parameters_get_a_domain() {
+    fn a_sum_of_parameters_and_integer_parameters_get_no_domain() {
         let text = r#"#[version = "0.0.5"]
 def @main(%x: Tensor[(3), float32], %i: Tensor[(3), int32]) {
-  %0 = sqrt(add(%x, 1f));
+  %0 = sqrt(add(%x, %x));
   (%0, sqrt(%i))
 }"#;
         assert_eq!(domains(text), vec![Domain::Any, Domain::Any]);
+    }
+
+    #[test]
+    fn a_variance_spelled_out_by_simplify_inference_and_fused_is_positive() {
+        // synthetic.pipeline's form: the variance reaches `sqrt` through
+        // `add` of epsilon inside a fused function.
+        let text = r#"#[version = "0.0.5"]
+def @main(%v: Tensor[(3), float32], %g: Tensor[(3), float32]) {
+  %0 = fn (%p0: Tensor[(3), float32], %p1: Tensor[(3), float32], Primitive=1) {
+    %1 = add(%p0, 1e-05f);
+    %2 = sqrt(%1);
+    %3 = divide(1f, %2);
+    multiply(%3, %p1)
+  };
+  %0(%v, %g)
+}"#;
+        assert_eq!(domains(text), vec![Domain::Positive, Domain::Any]);
+    }
+
+    #[test]
+    fn operators_that_keep_a_domain_are_followed_and_others_are_not() {
+        use Domain::*;
+        let cases = [
+            ("sqrt(multiply(2f, %x))", Positive),
+            ("sqrt(expand_dims(cast(%x, dtype=\"float16\"), axis=0))", Positive),
+            ("power(%y, reshape(%x, newshape=[3]))", EvenInteger),
+            // Adding a constant changes an exponent; a negative constant
+            // or factor can break positivity; a non-constant operand too.
+            ("power(%y, add(%x, 2f))", Any),
+            ("sqrt(add(%x, -1f))", Any),
+            ("sqrt(multiply(%x, 0f))", Any),
+            ("sqrt(add(%x, %y))", Any),
+        ];
+        for (body, expected) in cases {
+            let text = format!(
+                "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32], %y: Tensor[(3), float32]) {{\n  {body}\n}}"
+            );
+            assert_eq!(domains(&text)[0], expected, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_let_bound_positive_shift_carries_positivity_only() {
+        let text = r#"#[version = "0.0.5"]
+def @main(%v: Tensor[(3), float32], %e: Tensor[(3), float32]) {
+  let %s = add(%v, 1e-05f);
+  let %t = add(%e, 1f);
+  (rsqrt(%s), power(%s, %t))
+}"#;
+        // %v: positive via rsqrt, and the exponent use of %t does not reach
+        // %e through the `add`.
+        assert_eq!(domains(text), vec![Domain::Positive, Domain::Any]);
     }
 
     #[test]
