@@ -9,8 +9,15 @@
 //!     cargo bench -p relay-server --bench analysis_memory
 //!
 //! RELAY_BENCH_MEMORY_EDITS sets the number of edits analysed in process
-//! on the 10 MB module (default 200); RELAY_BENCH_SKIP_RESNET=1 leaves out
-//! resnet152. After the edits it prints what each part of the state kept
+//! on the 10 MB module (default 200), RELAY_BENCH_MEMORY_SITES the number
+//! of places they go to (default 50, spread over the file),
+//! RELAY_BENCH_MEMORY_REPORT_EVERY how often the live heap and the
+//! resident memory are printed (default a fifth of the edits);
+//! RELAY_BENCH_SKIP_RESNET=1 leaves out resnet152. The edits are analysed
+//! as the server analyses them: the newest analysis kept, the allocator
+//! set up as `relay lsp` sets it and its free pages given back after each
+//! edit, so the resident memory printed is comparable with the server's
+//! (`lsp_latency`) less what only the server does (its threads, messages). After the edits it prints what each part of the state kept
 //! between edits holds (dropped one after the other), and after the open a
 //! census of the lowered and the typed module: nodes by kind, distinct
 //! types and their dimensions, attrs objects and their fields, and the
