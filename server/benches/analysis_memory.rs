@@ -9,8 +9,15 @@
 //!     cargo bench -p relay-server --bench analysis_memory
 //!
 //! RELAY_BENCH_MEMORY_EDITS sets the number of edits analysed in process
-//! on the 10 MB module (default 200); RELAY_BENCH_SKIP_RESNET=1 leaves out
-//! resnet152. After the edits it prints what each part of the state kept
+//! on the 10 MB module (default 200), RELAY_BENCH_MEMORY_SITES the number
+//! of places they go to (default 50, spread over the file),
+//! RELAY_BENCH_MEMORY_REPORT_EVERY how often the live heap and the
+//! resident memory are printed (default a fifth of the edits);
+//! RELAY_BENCH_SKIP_RESNET=1 leaves out resnet152. The edits are analysed
+//! as the server analyses them: the newest analysis kept, the allocator
+//! set up as `relay lsp` sets it and its free pages given back after each
+//! edit, so the resident memory printed is comparable with the server's
+//! (`lsp_latency`) less what only the server does (its threads, messages). After the edits it prints what each part of the state kept
 //! between edits holds (dropped one after the other), and after the open a
 //! census of the lowered and the typed module: nodes by kind, distinct
 //! types and their dimensions, attrs objects and their fields, and the
@@ -63,8 +70,39 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// mimalloc set up as `relay lsp` sets it (arena committed lazily, before
+/// anything is allocated), so the resident memory printed along the edits
+/// is the server's.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static COMMIT_LAZILY: extern "C" fn() = {
+    extern "C" fn commit_lazily() {
+        relay_allocator::commit_lazily();
+    }
+    commit_lazily
+};
+
 fn live_mb() -> f64 {
     LIVE.load(Ordering::Relaxed) as f64 / (1 << 20) as f64
+}
+
+/// The process's resident memory in MB (Linux; 0 elsewhere).
+fn resident_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// What the server's analysis thread does when it goes idle after an
+/// analysis: its free pages and those of rayon's threads go back.
+fn release_free_memory() {
+    relay_allocator::release_free_memory();
+    rayon::broadcast(|_| relay_allocator::release_free_memory());
 }
 
 /// Prints the live heap `what` added since `before` and returns the new level.
@@ -161,7 +199,13 @@ fn analysis_parts(label: &str, analysis: &Analysis) -> String {
 
 /// Analyses `edits` edits (a space inserted and deleted again at sites
 /// spread over the file), printing the live heap as it goes.
-fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edits: usize) {
+fn edits_in_process(
+    label: &str,
+    mut document: Document,
+    kept: Incremental,
+    mut last: Option<Analysis>,
+    edits: usize,
+) {
     use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
     // Not a snapshot held over the edits: it would count as growth.
     let lines: Vec<u32> = document
@@ -171,11 +215,20 @@ fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edit
         .filter(|(_, l)| l.starts_with("  %"))
         .map(|(i, _)| i as u32)
         .collect();
-    let step_by = (lines.len() / 50).max(1);
-    let sites: Vec<u32> = lines.into_iter().step_by(step_by).take(50).collect();
-    let mut last = None;
-    let base = live_mb();
-    let report_every = (edits / 5).max(1);
+    let site_count = env_usize("RELAY_BENCH_MEMORY_SITES", 50);
+    let step_by = (lines.len() / site_count).max(1);
+    let sites: Vec<u32> = lines
+        .into_iter()
+        .step_by(step_by)
+        .take(site_count)
+        .collect();
+    release_free_memory();
+    let (base, base_resident) = (live_mb(), resident_mb());
+    println!(
+        "{label}: after open: live heap {base:>8.1} MB, resident {base_resident:>8.1} MB ({} edit sites)",
+        sites.len()
+    );
+    let report_every = env_usize("RELAY_BENCH_MEMORY_REPORT_EVERY", (edits / 5).max(1));
     for i in 0..edits {
         let at = Position::new(sites[(i / 2) % sites.len()], 2);
         let change = TextDocumentContentChangeEvent {
@@ -202,14 +255,18 @@ fn edits_in_process(label: &str, mut document: Document, kept: Incremental, edit
         )
         .expect("not obsolete");
         let _ = analysis.index().len();
-        // The server keeps the newest analysis and drops the one before.
+        // The server keeps the newest analysis and drops the one before,
+        // then, idle, gives free pages back.
         last = Some(analysis);
+        release_free_memory();
         if (i + 1) % report_every == 0 {
             println!(
-                "{label}: live heap after {:>6} edits: {:>8.1} MB ({:+.1} MB since the first)",
+                "{label}: after {:>6} edits: live heap {:>8.1} MB ({:+.1}), resident {:>8.1} MB ({:+.1})",
                 i + 1,
                 live_mb(),
-                live_mb() - base
+                live_mb() - base,
+                resident_mb(),
+                resident_mb() - base_resident,
             );
         }
     }
@@ -241,13 +298,13 @@ fn main() {
         // `cargo test --all-targets` runs benches as tests: nothing to do.
         return;
     }
+    relay_allocator::return_memory_eagerly();
     let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
     if std::env::var_os("RELAY_BENCH_SKIP_RESNET").is_none() {
         match std::fs::read_to_string(&resnet) {
             Ok(text) => {
                 let (document, kept, analysis) = breakdown("resnet152", &text);
-                drop(analysis);
-                edits_in_process("resnet152", document, kept, 200);
+                edits_in_process("resnet152", document, kept, Some(analysis), 200);
             }
             Err(e) => println!(
                 "!!!!!! SKIPPED resnet152: {} is not readable ({e})",
@@ -257,11 +314,12 @@ fn main() {
     }
     let large = relay_test_support::generate::resnet_module_of_size(10 << 20);
     let (document, kept, analysis) = breakdown("generated-10MB", &large);
-    drop(analysis);
+    drop(large);
     edits_in_process(
         "generated-10MB",
         document,
         kept,
+        Some(analysis),
         env_usize("RELAY_BENCH_MEMORY_EDITS", 200),
     );
 }
