@@ -36,9 +36,9 @@
 //! elements) rather than as clones: every clone and every drop of a green
 //! element is an atomic reference count update, so a shared element is
 //! cloned once per place it ends up in, when its parent is built, and not at
-//! all when the parent itself turns out to be shared. Elements that are not
-//! shared (the names of variables, and the nodes that hold one) are moved
-//! into their parent, never cloned. A node is handed to rowan as a plain
+//! all when the parent itself turns out to be shared. Elements built for one
+//! place (long tokens, and the nodes that hold one or a variable's name)
+//! are moved into their parent, never cloned. A node is handed to rowan as a plain
 //! drain of its gathered children, which keeps rowan's copying loop tight.
 
 use crate::lexer::TokenSink;
@@ -410,9 +410,10 @@ impl Builder {
 /// the others by kind and text, through an open-addressing hash table whose
 /// slots hold the first eight bytes of the text, so that the common short
 /// token is hashed and compared with a few word operations. Long tokens
-/// (comments, strings, metadata) are rarely repeated and the names of
-/// variables nearly never (each is bound once and used once or twice): they
-/// are built for their place alone.
+/// (comments, strings, metadata) are rarely repeated: they are built for
+/// their place alone. The names of variables are found by text too (a
+/// binding and its uses share one token) but handed to each place as its
+/// own, so the nodes holding them are built for their place.
 ///
 /// Nodes: a node is looked up by its kind and the ids of its children, when
 /// every child is shared and it has a few children only. A node with a child
@@ -530,8 +531,9 @@ fn has_fixed_text(kind: SyntaxKind) -> bool {
 }
 
 /// Whether tokens of `kind` name a variable (`%x`, `%0`). Each is bound once
-/// and used once or twice: looking them up would cost more than building
-/// them, and the nodes that hold them are never repeated.
+/// and used once or twice: the nodes that hold them are never repeated, so
+/// they are not looked up, but the token itself is one for the binding and
+/// every use (see [`Interner::name_token`]).
 #[inline]
 fn is_name(kind: SyntaxKind) -> bool {
     matches!(kind, SyntaxKind::LOCAL | SyntaxKind::GRAPH)
@@ -620,9 +622,7 @@ impl Interner {
                 }
             }
         } else if is_name(kind) {
-            let token_text = text.get(start..start + len).unwrap_or_default();
-            long_tokens.push(GreenToken::new(kind.into(), token_text));
-            return OWN;
+            return self.name_token(text, kind, start, len, long_tokens);
         } else if len <= 8 {
             if let Some(&[a, b, c, d, e, f, g, h]) = text.as_bytes().get(start..start + 8) {
                 let word = u64::from_le_bytes([a, b, c, d, e, f, g, h]) & MASKS[len];
@@ -654,6 +654,34 @@ impl Interner {
             }
         }
         self.new_token(text, kind, start, start + len, long_tokens)
+    }
+
+    /// [`OWN`], with the token of the name of `kind` at
+    /// `text[start..start + len]` on `long_tokens`: the one token of that
+    /// name (a variable's binding and its uses hold one token, one
+    /// allocation), handed to each place as its own, so that the nodes
+    /// holding it, which are never repeated, are not looked up.
+    #[inline(never)]
+    fn name_token(
+        &mut self,
+        text: &str,
+        kind: SyntaxKind,
+        start: usize,
+        len: usize,
+        long_tokens: &mut Vec<GreenToken>,
+    ) -> u32 {
+        let id = self.new_token(text, kind, start, start + len, long_tokens);
+        if id != OWN {
+            // Shared: `new_token` put a long or unnumbered one on
+            // `long_tokens` itself.
+            let token = match self.elements.get(id as usize) {
+                Some(NodeOrToken::Token(token)) => token.clone(),
+                // The id of a token is never a node's.
+                _ => GreenToken::new(kind.into(), text.get(start..start + len).unwrap_or_default()),
+            };
+            long_tokens.push(token);
+        }
+        OWN
     }
 
     /// The id of the whitespace token of `len` spaces, the first of which is
