@@ -238,7 +238,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 callee,
                 args,
                 attrs: call.attrs.clone(),
-                type_args: type_args.unwrap_or_else(|| call.type_args.clone()),
+                type_args: match type_args {
+                    Some(resolved) => resolved.into(),
+                    None => call.type_args.clone(),
+                },
             }),
             e.span(),
             ty,
