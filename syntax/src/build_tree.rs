@@ -677,7 +677,10 @@ impl Interner {
             let token = match self.elements.get(id as usize) {
                 Some(NodeOrToken::Token(token)) => token.clone(),
                 // The id of a token is never a node's.
-                _ => GreenToken::new(kind.into(), text.get(start..start + len).unwrap_or_default()),
+                _ => GreenToken::new(
+                    kind.into(),
+                    text.get(start..start + len).unwrap_or_default(),
+                ),
             };
             long_tokens.push(token);
         }
@@ -958,6 +961,55 @@ mod tests {
         let parse = crate::parse_module(text);
         assert!(parse.errors().is_empty());
         assert_eq!(parse.syntax_node().to_string(), text);
+    }
+
+    /// A variable's binding and its uses hold one token; another name, or
+    /// the same text of another kind, is another token. The nodes holding
+    /// them are still one per place.
+    #[test]
+    fn a_name_is_one_token_for_every_place() {
+        let long = "a_name_longer_than_eight_bytes";
+        let text = format!(
+            "#[version = \"0.0.5\"]\ndef @f(%{long}: float32, %y: float32) {{\n  %0 = add(%{long}, %y);\n  multiply(%0, %{long})\n}}\n"
+        );
+        let parse = crate::parse_module(&text);
+        assert!(parse.errors().is_empty());
+        assert_eq!(parse.syntax_node().to_string(), text);
+        let tokens: Vec<crate::SyntaxToken> = parse
+            .syntax_node()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| matches!(t.kind(), SyntaxKind::LOCAL | SyntaxKind::GRAPH))
+            .collect();
+        let green = |text: &str| -> Vec<*const rowan::GreenTokenData> {
+            tokens
+                .iter()
+                .filter(|t| t.text() == text)
+                .map(|t| t.green() as *const _)
+                .collect()
+        };
+        let long_name = green(&format!("%{long}"));
+        assert_eq!(long_name.len(), 3);
+        assert!(long_name.iter().all(|&p| p == long_name[0]));
+        let zero = green("%0");
+        assert_eq!(zero.len(), 2);
+        assert_eq!(zero[0], zero[1]);
+        let y = green("%y");
+        assert_eq!(y.len(), 2);
+        assert_eq!(y[0], y[1]);
+        assert_ne!(y[0], long_name[0]);
+        assert_ne!(y[0], zero[0]);
+        // The uses' nodes are one per place.
+        let uses: Vec<_> = parse
+            .syntax_node()
+            .descendants()
+            .filter(|n| {
+                n.kind() == SyntaxKind::LOCAL_EXPR && n.text() == format!("%{long}").as_str()
+            })
+            .map(|n| n.green() as *const rowan::GreenNodeData)
+            .collect();
+        assert_eq!(uses.len(), 2);
+        assert_ne!(uses[0], uses[1]);
     }
 
     /// Many distinct names and numbers, short and long, and repeated ones:

@@ -1018,8 +1018,7 @@ fn infer_entry(
     failed: bool,
 ) -> Box<Entry> {
     let own_type = inferencer.resolved_type_of(function.expr());
-    let mut resolver =
-        Resolver::new(inferencer, context.globals).sharing_types(context.interner);
+    let mut resolver = Resolver::new(inferencer, context.globals).sharing_types(context.interner);
     let (root, mut order, outputs) = resolver.run_recording(function.expr());
     // Kept until the function changes: without the spare room of growing.
     order.shrink_to_fit();
@@ -1146,6 +1145,52 @@ mod tests {
         let checked = |m: &IRModule| m.has_property(relay_ir::ModuleProperty::TypeChecked);
         assert_eq!(checked(&typed), checked(&full));
         stats
+    }
+
+    #[test]
+    fn a_sharing_checker_gives_equal_results_with_one_object_per_type() {
+        let text = format!(
+            "def @f(%x: {T}, %y: Tensor[(3, 2), float32]) {{\n\
+             %0 = negative(%x);\n\
+             %1 = negative(%x);\n\
+             %2 = (%0, %1);\n\
+             %3 = (%1, %0);\n\
+             %4 = transpose(%y);\n\
+             (%2, %3, %4, %2.0)\n\
+             }}\n"
+        );
+        let interner = std::sync::Arc::new(Interner::new());
+        let mut checker = IncrementalChecker::sharing_types(interner.clone());
+        let m = module(&text);
+        check(&mut checker, &m);
+        let (typed, _, _) = checker.check(&m);
+        let body = typed.function("f").unwrap().body().clone();
+        let ExprKind::Tuple(fields) = body.kind() else {
+            panic!("a tuple body");
+        };
+        let ty = |e: &Expr| e.checked_type().unwrap().clone();
+        // The two negatives and the tuple item: one tensor type object.
+        let (t2, t3) = (ty(&fields[0]), ty(&fields[1]));
+        let TypeKind::Tuple(items) = t2.kind() else {
+            panic!("a tuple type");
+        };
+        assert!(items[0].ptr_eq(&items[1]));
+        assert!(items[0].ptr_eq(&ty(&fields[3])));
+        // Equal tuples are one object; `transpose`'s (3, 2) -> (2, 3) is the
+        // same content too.
+        assert!(t2.ptr_eq(&t3));
+        assert!(ty(&fields[2]).ptr_eq(&items[0]));
+        // A different type is another object.
+        let param = typed.function("f").unwrap().params()[1].expr().clone();
+        assert!(!ty(&param).ptr_eq(&items[0]));
+
+        // The CLI's checker makes one object per call, as TVM does.
+        let (plain, _, _) = IncrementalChecker::new().check(&m);
+        let body = plain.function("f").unwrap().body().clone();
+        let ExprKind::Tuple(fields) = body.kind() else {
+            panic!("a tuple body");
+        };
+        assert!(!ty(&fields[0]).ptr_eq(&ty(&fields[1])));
     }
 
     #[test]
