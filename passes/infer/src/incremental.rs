@@ -1155,7 +1155,7 @@ mod tests {
              %1 = negative(%x);\n\
              %2 = (%0, %1);\n\
              %3 = (%1, %0);\n\
-             %4 = transpose(%y);\n\
+             %4 = transpose(%y, axes=[1, 0]);\n\
              (%2, %3, %4, %2.0)\n\
              }}\n"
         );
