@@ -36,9 +36,9 @@
 //! elements) rather than as clones: every clone and every drop of a green
 //! element is an atomic reference count update, so a shared element is
 //! cloned once per place it ends up in, when its parent is built, and not at
-//! all when the parent itself turns out to be shared. Elements that are not
-//! shared (the names of variables, and the nodes that hold one) are moved
-//! into their parent, never cloned. A node is handed to rowan as a plain
+//! all when the parent itself turns out to be shared. Elements built for one
+//! place (long tokens, and the nodes that hold one or a variable's name)
+//! are moved into their parent, never cloned. A node is handed to rowan as a plain
 //! drain of its gathered children, which keeps rowan's copying loop tight.
 
 use crate::lexer::TokenSink;
@@ -410,9 +410,10 @@ impl Builder {
 /// the others by kind and text, through an open-addressing hash table whose
 /// slots hold the first eight bytes of the text, so that the common short
 /// token is hashed and compared with a few word operations. Long tokens
-/// (comments, strings, metadata) are rarely repeated and the names of
-/// variables nearly never (each is bound once and used once or twice): they
-/// are built for their place alone.
+/// (comments, strings, metadata) are rarely repeated: they are built for
+/// their place alone. The names of variables are found by text too (a
+/// binding and its uses share one token) but handed to each place as its
+/// own, so the nodes holding them are built for their place.
 ///
 /// Nodes: a node is looked up by its kind and the ids of its children, when
 /// every child is shared and it has a few children only. A node with a child
@@ -530,8 +531,9 @@ fn has_fixed_text(kind: SyntaxKind) -> bool {
 }
 
 /// Whether tokens of `kind` name a variable (`%x`, `%0`). Each is bound once
-/// and used once or twice: looking them up would cost more than building
-/// them, and the nodes that hold them are never repeated.
+/// and used once or twice: the nodes that hold them are never repeated, so
+/// they are not looked up, but the token itself is one for the binding and
+/// every use (see [`Interner::name_token`]).
 #[inline]
 fn is_name(kind: SyntaxKind) -> bool {
     matches!(kind, SyntaxKind::LOCAL | SyntaxKind::GRAPH)
@@ -620,9 +622,7 @@ impl Interner {
                 }
             }
         } else if is_name(kind) {
-            let token_text = text.get(start..start + len).unwrap_or_default();
-            long_tokens.push(GreenToken::new(kind.into(), token_text));
-            return OWN;
+            return self.name_token(text, kind, start, len, long_tokens);
         } else if len <= 8 {
             if let Some(&[a, b, c, d, e, f, g, h]) = text.as_bytes().get(start..start + 8) {
                 let word = u64::from_le_bytes([a, b, c, d, e, f, g, h]) & MASKS[len];
@@ -654,6 +654,37 @@ impl Interner {
             }
         }
         self.new_token(text, kind, start, start + len, long_tokens)
+    }
+
+    /// [`OWN`], with the token of the name of `kind` at
+    /// `text[start..start + len]` on `long_tokens`: the one token of that
+    /// name (a variable's binding and its uses hold one token, one
+    /// allocation), handed to each place as its own, so that the nodes
+    /// holding it, which are never repeated, are not looked up.
+    #[inline(never)]
+    fn name_token(
+        &mut self,
+        text: &str,
+        kind: SyntaxKind,
+        start: usize,
+        len: usize,
+        long_tokens: &mut Vec<GreenToken>,
+    ) -> u32 {
+        let id = self.new_token(text, kind, start, start + len, long_tokens);
+        if id != OWN {
+            // Shared: `new_token` put a long or unnumbered one on
+            // `long_tokens` itself.
+            let token = match self.elements.get(id as usize) {
+                Some(NodeOrToken::Token(token)) => token.clone(),
+                // The id of a token is never a node's.
+                _ => GreenToken::new(
+                    kind.into(),
+                    text.get(start..start + len).unwrap_or_default(),
+                ),
+            };
+            long_tokens.push(token);
+        }
+        OWN
     }
 
     /// The id of the whitespace token of `len` spaces, the first of which is
@@ -930,6 +961,55 @@ mod tests {
         let parse = crate::parse_module(text);
         assert!(parse.errors().is_empty());
         assert_eq!(parse.syntax_node().to_string(), text);
+    }
+
+    /// A variable's binding and its uses hold one token; another name, or
+    /// the same text of another kind, is another token. The nodes holding
+    /// them are still one per place.
+    #[test]
+    fn a_name_is_one_token_for_every_place() {
+        let long = "a_name_longer_than_eight_bytes";
+        let text = format!(
+            "#[version = \"0.0.5\"]\ndef @f(%{long}: float32, %y: float32) {{\n  %0 = add(%{long}, %y);\n  multiply(%0, %{long})\n}}\n"
+        );
+        let parse = crate::parse_module(&text);
+        assert!(parse.errors().is_empty());
+        assert_eq!(parse.syntax_node().to_string(), text);
+        let tokens: Vec<crate::SyntaxToken> = parse
+            .syntax_node()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| matches!(t.kind(), SyntaxKind::LOCAL | SyntaxKind::GRAPH))
+            .collect();
+        let green = |text: &str| -> Vec<*const rowan::GreenTokenData> {
+            tokens
+                .iter()
+                .filter(|t| t.text() == text)
+                .map(|t| t.green() as *const _)
+                .collect()
+        };
+        let long_name = green(&format!("%{long}"));
+        assert_eq!(long_name.len(), 3);
+        assert!(long_name.iter().all(|&p| p == long_name[0]));
+        let zero = green("%0");
+        assert_eq!(zero.len(), 2);
+        assert_eq!(zero[0], zero[1]);
+        let y = green("%y");
+        assert_eq!(y.len(), 2);
+        assert_eq!(y[0], y[1]);
+        assert_ne!(y[0], long_name[0]);
+        assert_ne!(y[0], zero[0]);
+        // The uses' nodes are one per place.
+        let uses: Vec<_> = parse
+            .syntax_node()
+            .descendants()
+            .filter(|n| {
+                n.kind() == SyntaxKind::LOCAL_EXPR && n.text() == format!("%{long}").as_str()
+            })
+            .map(|n| n.green() as *const rowan::GreenNodeData)
+            .collect();
+        assert_eq!(uses.len(), 2);
+        assert_ne!(uses[0], uses[1]);
     }
 
     /// Many distinct names and numbers, short and long, and repeated ones:

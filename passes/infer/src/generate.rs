@@ -940,7 +940,7 @@ impl<'a> Inferencer<'a> {
                 ),
             ));
         }
-        let mut type_args = call.type_args.clone();
+        let mut type_args = call.type_args.to_vec();
         while type_args.len() < ft.type_params.len() {
             type_args.push(Type::incomplete());
         }

@@ -86,6 +86,7 @@ use rayon::prelude::*;
 use relay_ir::diagnostic::{Diagnostic, Diagnostics};
 use relay_ir::equal::{attrs_equal, dict_attrs_equal, types_equal};
 use relay_ir::fxhash::FxMap as HashMap;
+use relay_ir::interner::Interner;
 use relay_ir::rewrite::{self, for_each_child, rebuild, NodeUpdate};
 use relay_ir::source::Span;
 use relay_ir::{
@@ -93,6 +94,7 @@ use relay_ir::{
 };
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// What one [`IncrementalChecker::check`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -121,6 +123,9 @@ pub struct IncrementalChecker {
     /// the result has no module properties): the next result is this one
     /// with the changed functions replaced, instead of every function.
     output: Option<IRModule>,
+    /// Shares equal result types between the nodes, when the checker was
+    /// made [`IncrementalChecker::sharing_types`].
+    interner: Option<Arc<Interner>>,
 }
 
 /// The functions of the module being checked, sorted by name.
@@ -309,6 +314,8 @@ impl Shape {
             }
         }
         starts.push(children.len() as u32);
+        // Kept with the cached result: without the spare room reserved.
+        children.shrink_to_fit();
         Shape {
             starts,
             children,
@@ -363,6 +370,22 @@ enum Plan<'a> {
 impl IncrementalChecker {
     pub fn new() -> IncrementalChecker {
         IncrementalChecker::default()
+    }
+
+    /// A checker that gives equal tensor and tuple types of the result one
+    /// object from `interner` (the editor's: the one its lowering shares
+    /// annotations and attributes through, see `relay_ir::interner`). A
+    /// model repeated in a module computes the same result types in every
+    /// copy, one object each without sharing. The result is equal to
+    /// [`infer_module`](super::infer_module)'s; only which types are the
+    /// same object differs, and with them the `IntImm`s of their
+    /// dimensions, which a printed `#[metadata]` section shows (so the
+    /// CLI's InferType never shares).
+    pub fn sharing_types(interner: Arc<Interner>) -> IncrementalChecker {
+        IncrementalChecker {
+            interner: Some(interner),
+            ..IncrementalChecker::default()
+        }
     }
 
     /// Forgets every cached result.
@@ -500,6 +523,7 @@ impl IncrementalChecker {
             functions: &functions,
             own_types: &own_types,
             globals: &globals,
+            interner: self.interner.as_deref(),
         };
         // Each function's result, finished on its own, in parallel when
         // more than one is more than a cached result taken as it is.
@@ -611,6 +635,7 @@ struct Context<'c, 'm> {
     functions: &'c Functions<'m>,
     own_types: &'c [Option<Type>],
     globals: &'c GlobalTypes,
+    interner: Option<&'c Interner>,
 }
 
 /// The globals `order` mentions, sorted.
@@ -993,8 +1018,10 @@ fn infer_entry(
     failed: bool,
 ) -> Box<Entry> {
     let own_type = inferencer.resolved_type_of(function.expr());
-    let mut resolver = Resolver::new(inferencer, context.globals);
-    let (root, order, outputs) = resolver.run_recording(function.expr());
+    let mut resolver = Resolver::new(inferencer, context.globals).sharing_types(context.interner);
+    let (root, mut order, outputs) = resolver.run_recording(function.expr());
+    // Kept until the function changes: without the spare room of growing.
+    order.shrink_to_fit();
     let unresolved = std::mem::take(&mut resolver.unresolved);
     let diagnostics = unresolved_diagnostics(inferencer, unresolved, failed);
     let output = root.as_function().unwrap_or_else(|| function.clone());
@@ -1118,6 +1145,52 @@ mod tests {
         let checked = |m: &IRModule| m.has_property(relay_ir::ModuleProperty::TypeChecked);
         assert_eq!(checked(&typed), checked(&full));
         stats
+    }
+
+    #[test]
+    fn a_sharing_checker_gives_equal_results_with_one_object_per_type() {
+        let text = format!(
+            "def @f(%x: {T}, %y: Tensor[(3, 2), float32]) {{\n\
+             %0 = negative(%x);\n\
+             %1 = negative(%x);\n\
+             %2 = (%0, %1);\n\
+             %3 = (%1, %0);\n\
+             %4 = transpose(%y, axes=[1, 0]);\n\
+             (%2, %3, %4, %2.0)\n\
+             }}\n"
+        );
+        let interner = std::sync::Arc::new(Interner::new());
+        let mut checker = IncrementalChecker::sharing_types(interner.clone());
+        let m = module(&text);
+        check(&mut checker, &m);
+        let (typed, _, _) = checker.check(&m);
+        let body = typed.function("f").unwrap().body().clone();
+        let ExprKind::Tuple(fields) = body.kind() else {
+            panic!("a tuple body");
+        };
+        let ty = |e: &Expr| e.checked_type().unwrap().clone();
+        // The two negatives and the tuple item: one tensor type object.
+        let (t2, t3) = (ty(&fields[0]), ty(&fields[1]));
+        let TypeKind::Tuple(items) = t2.kind() else {
+            panic!("a tuple type");
+        };
+        assert!(items[0].ptr_eq(&items[1]));
+        assert!(items[0].ptr_eq(&ty(&fields[3])));
+        // Equal tuples are one object; `transpose`'s (3, 2) -> (2, 3) is the
+        // same content too.
+        assert!(t2.ptr_eq(&t3));
+        assert!(ty(&fields[2]).ptr_eq(&items[0]));
+        // A different type is another object.
+        let param = typed.function("f").unwrap().params()[1].expr().clone();
+        assert!(!ty(&param).ptr_eq(&items[0]));
+
+        // The CLI's checker makes one object per call, as TVM does.
+        let (plain, _, _) = IncrementalChecker::new().check(&m);
+        let body = plain.function("f").unwrap().body().clone();
+        let ExprKind::Tuple(fields) = body.kind() else {
+            panic!("a tuple body");
+        };
+        assert!(!ty(&fields[0]).ptr_eq(&ty(&fields[1])));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use super::generate::Inferencer;
 use super::solver::IdMap;
 use relay_ir::diagnostic::{Code, Diagnostic};
+use relay_ir::interner::Interner;
 use relay_ir::rewrite::{children, post_order, post_order_each, rebuild, NodeUpdate};
 use relay_ir::source::Span;
 use relay_ir::{Call, Dim, Expr, ExprKind, FunctionData, Type, TypeKind, VarData};
@@ -52,6 +53,9 @@ pub(crate) struct Resolver<'i, 'a> {
     memo: IdMap<usize, Expr>,
     vars: IdMap<u64, Expr>,
     pub unresolved: Unresolved,
+    /// Shares equal result types between the nodes (the editor's checker;
+    /// see [`Resolver::sharing_types`]).
+    interner: Option<&'i Interner>,
 }
 
 impl<'i, 'a> Resolver<'i, 'a> {
@@ -62,6 +66,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
             memo: IdMap::default(),
             vars: IdMap::default(),
             unresolved: Unresolved::default(),
+            interner: None,
+        }
+    }
+
+    /// Gives equal tensor and tuple types of the nodes one object from
+    /// `interner` (see `relay_ir::interner`). The types of constants are
+    /// never shared: which dimension objects they hold is printed in a
+    /// metadata section.
+    pub fn sharing_types(mut self, interner: Option<&'i Interner>) -> Self {
+        self.interner = interner;
+        self
+    }
+
+    /// `ty`, or an equal type shared through the interner.
+    fn shared(&self, ty: Type) -> Type {
+        match self.interner {
+            Some(interner) => interner.ty(ty),
+            None => ty,
         }
     }
 
@@ -172,7 +194,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// A call: always a new node on first inference (it gets a type), so
     /// built directly rather than through the generic [`rebuild`].
     fn rebuild_call(&mut self, e: &Expr, call: &Call) -> Expr {
-        let checked_type = self.resolved(e);
+        let checked_type = self.resolved(e).map(|t| self.shared(t));
         let callee = self.lookup(&call.callee);
         let args: Vec<Expr> = call.args.iter().map(|a| self.lookup(a)).collect();
         // Each call is rebuilt once: its recorded type arguments are
@@ -181,7 +203,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         for (i, t) in type_args.iter_mut().flatten().enumerate() {
             *t = match self.resolved_as_argument(t, call.args.get(i), args.get(i)) {
                 Some(resolved) => resolved,
-                None => self.inf.solver.resolve(t),
+                None => {
+                    let resolved = self.inf.solver.resolve(t);
+                    self.shared(resolved)
+                }
             };
         }
         let same_type = |a: Option<&Type>, b: Option<&Type>| match (a, b) {
@@ -213,7 +238,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 callee,
                 args,
                 attrs: call.attrs.clone(),
-                type_args: type_args.unwrap_or_else(|| call.type_args.clone()),
+                type_args: match type_args {
+                    Some(resolved) => resolved.into(),
+                    None => call.type_args.clone(),
+                },
             }),
             e.span(),
             ty,
@@ -243,7 +271,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     };
                     return Expr::with_type(ExprKind::Var(var), e.span(), Some(ty));
                 }
-                let ty = annotation_if_same(v.type_annotation.as_ref(), ty);
+                let ty = match v.type_annotation.as_ref() {
+                    // Typed by its annotation: the lowering's object.
+                    Some(a) if a.ptr_eq(&ty) => ty,
+                    a => match annotation_if_same(a, ty) {
+                        same if a.is_some_and(|a| a.ptr_eq(&same)) => same,
+                        other => self.shared(other),
+                    },
+                };
                 self.note_unwritable(e, &ty);
                 let update = NodeUpdate {
                     var_annotation: Some(ty.clone()),
@@ -285,7 +320,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let checked_type = match e.kind() {
                     ExprKind::Function(f) => checked_type
                         .map(|t| params_as_typed(t, new.get(..f.params.len()).unwrap_or(&[]))),
-                    _ => checked_type,
+                    _ => checked_type.map(|t| self.shared(t)),
                 };
                 let ret_type = match (e.kind(), checked_type.as_ref().map(Type::kind)) {
                     (ExprKind::Function(f), Some(TypeKind::Func(ft))) if f.ret_type.is_none() => {

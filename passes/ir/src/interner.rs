@@ -11,7 +11,9 @@
 //! content does not show is never shared: attributes holding an expression
 //! or a metadata object are returned unchanged. [`Interner::tensor_type`]
 //! does the same for tensor types whose dimensions are integers or `?` (a
-//! model's parameters repeat a few annotations thousands of times).
+//! model's parameters repeat a few annotations thousands of times), and
+//! [`Interner::ty`] also for tuples of such types (the result types of
+//! calls: every `nn.conv2d` of one configuration computes the same type).
 //!
 //! Sharing changes one thing TVM shows: which objects are *the same*. An
 //! `IntImm` of a shared attrs object or type is one object for every call or
@@ -31,7 +33,7 @@
 use crate::attrs::{AttrValue, Attrs};
 use crate::dtype::DataType;
 use crate::fxhash::{FxHasher, FxMap};
-use crate::{Dim, Type, TypeKind};
+use crate::{Dim, TensorType, Type, TypeKind};
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
 
@@ -72,6 +74,31 @@ impl Interner {
         self.types.intern(key, ty, |t| t.strong_count() == 1)
     }
 
+    /// A type equal to `ty` made earlier, or `ty` (kept for later calls):
+    /// [`Interner::tensor_type`] for a tensor type; a tuple whose fields
+    /// can all be shared is shared too, and holds the shared fields. Any
+    /// other type comes back unchanged.
+    pub fn ty(&self, ty: Type) -> Type {
+        let TypeKind::Tuple(fields) = ty.kind() else {
+            return self.tensor_type(ty);
+        };
+        let mut key = Key(Vec::with_capacity(8 + 64 * fields.len()));
+        if key.ty(&ty).is_none() {
+            return ty;
+        }
+        if let Some(found) = self.types.get(&key.0) {
+            return found;
+        }
+        // Not under the table's lock: a field may live in the same shard.
+        let shared: Vec<Type> = fields.iter().map(|f| self.ty(f.clone())).collect();
+        let tuple = if shared.iter().zip(fields).all(|(a, b)| a.ptr_eq(b)) {
+            ty
+        } else {
+            Type::tuple(shared)
+        };
+        self.types.intern(key.0, tuple, |t| t.strong_count() == 1)
+    }
+
     /// How many types the table holds (pruned entries excluded).
     pub fn types_len(&self) -> usize {
         self.types.len()
@@ -108,15 +135,24 @@ struct Shard<V> {
 }
 
 impl<V: Clone> Table<V> {
-    /// The value stored under `key`, or `value` stored there. `unused`
-    /// says that only the table holds a value.
-    fn intern(&self, key: Vec<u8>, value: V, unused: impl Fn(&V) -> bool) -> V {
+    fn shard(&self, key: &[u8]) -> std::sync::MutexGuard<'_, Shard<V>> {
         let mut hasher = FxHasher::default();
         key.hash(&mut hasher);
         let shard = (hasher.finish() >> 59) as usize % SHARDS;
-        let mut shard = self.shards[shard]
+        self.shards[shard]
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The value stored under `key`, if any.
+    fn get(&self, key: &[u8]) -> Option<V> {
+        self.shard(key).map.get(key).cloned()
+    }
+
+    /// The value stored under `key`, or `value` stored there. `unused`
+    /// says that only the table holds a value.
+    fn intern(&self, key: Vec<u8>, value: V, unused: impl Fn(&V) -> bool) -> V {
+        let mut shard = self.shard(&key);
         if let Some(found) = shard.map.get(key.as_slice()) {
             return found.clone();
         }
@@ -157,19 +193,7 @@ fn tensor_type_key(ty: &Type) -> Option<Vec<u8>> {
         return None;
     };
     let mut key = Key(Vec::with_capacity(16 + 12 * tensor.shape.len()));
-    key.dtype(tensor.dtype);
-    key.len(tensor.shape.len());
-    for dim in &tensor.shape {
-        match dim {
-            Dim::Int { value, dtype, .. } => {
-                key.tag(0);
-                key.u64(*value as u64);
-                key.dtype(*dtype);
-            }
-            Dim::Any => key.tag(1),
-            Dim::Meta(_) | Dim::Expr(_) => return None,
-        }
-    }
+    key.ty(ty)?;
     Some(key.0)
 }
 
@@ -191,6 +215,41 @@ impl Key {
     fn str(&mut self, s: &str) {
         self.len(s.len());
         self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// Appends a tensor type; `None` for a symbolic dimension.
+    fn tensor(&mut self, tensor: &TensorType) -> Option<()> {
+        self.dtype(tensor.dtype);
+        self.len(tensor.shape.len());
+        for dim in &tensor.shape {
+            match dim {
+                Dim::Int { value, dtype, .. } => {
+                    self.tag(0);
+                    self.u64(*value as u64);
+                    self.dtype(*dtype);
+                }
+                Dim::Any => self.tag(1),
+                Dim::Meta(_) | Dim::Expr(_) => return None,
+            }
+        }
+        Some(())
+    }
+
+    /// Appends a tensor type or a tuple of such types (tagged, so a tuple
+    /// is never a tensor's key); `None` for anything else.
+    fn ty(&mut self, ty: &Type) -> Option<()> {
+        match ty.kind() {
+            TypeKind::Tensor(tensor) => {
+                self.tag(0);
+                self.tensor(tensor)
+            }
+            TypeKind::Tuple(fields) => {
+                self.tag(1);
+                self.len(fields.len());
+                fields.iter().try_for_each(|f| self.ty(f))
+            }
+            _ => None,
+        }
     }
 
     fn dtype(&mut self, d: DataType) {
@@ -393,5 +452,47 @@ mod tests {
         assert!(!interner
             .tensor_type(tuple())
             .ptr_eq(&interner.tensor_type(tuple())));
+    }
+
+    #[test]
+    fn equal_tuples_of_tensor_types_are_one_object_holding_shared_fields() {
+        let interner = Interner::new();
+        let tensor = |c: i64| Type::tensor(vec![Dim::int32(1), Dim::int32(c)], DataType::FLOAT32);
+        let tuple = |cs: &[i64]| Type::tuple(cs.iter().map(|&c| tensor(c)).collect());
+        let a = interner.ty(tuple(&[64, 64, 64]));
+        let b = interner.ty(tuple(&[64, 64, 64]));
+        assert!(a.ptr_eq(&b));
+        // Its fields are the shared tensor types.
+        let field = interner.ty(tensor(64));
+        let TypeKind::Tuple(fields) = a.kind() else {
+            panic!("a tuple");
+        };
+        assert!(fields.iter().all(|f| f.ptr_eq(&field)));
+        assert!(!a.ptr_eq(&interner.ty(tuple(&[64, 64, 32]))));
+        assert!(!a.ptr_eq(&interner.ty(tuple(&[64, 64]))));
+        // Nested tuples, and a tuple is never the tensor of the same bytes.
+        let nested = || Type::tuple(vec![tuple(&[8]), tensor(8)]);
+        assert!(interner.ty(nested()).ptr_eq(&interner.ty(nested())));
+        assert!(!interner.ty(tuple(&[8])).ptr_eq(&interner.ty(tensor(8))));
+        assert!(interner.ty(Type::unit()).ptr_eq(&interner.ty(Type::unit())));
+    }
+
+    #[test]
+    fn tuples_holding_other_types_are_not_shared() {
+        let interner = Interner::new();
+        let func = || {
+            let t = Type::tensor(vec![Dim::int32(2)], DataType::FLOAT32);
+            Type::tuple(vec![t.clone(), Type::func(vec![t.clone()], t, vec![])])
+        };
+        assert!(!interner.ty(func()).ptr_eq(&interner.ty(func())));
+        let symbolic = || {
+            Type::tuple(vec![Type::tensor(
+                vec![Dim::Any, Dim::int32(2)],
+                DataType::FLOAT32,
+            )])
+        };
+        // `?` is content; a function type is not.
+        assert!(interner.ty(symbolic()).ptr_eq(&interner.ty(symbolic())));
+        assert_eq!(interner.types_len(), 2, "the `?` tuple and its field");
     }
 }

@@ -151,7 +151,7 @@ pub struct NodeUpdate {
     /// The node's new checked type; `None` keeps the node's own.
     pub checked_type: Option<Type>,
     /// A call's new type arguments; `None` keeps the call's own.
-    pub type_args: Option<Vec<Type>>,
+    pub type_args: Option<Box<[Type]>>,
     /// The return type of a function written without one; ignored when the
     /// function has one.
     pub ret_type: Option<Type>,

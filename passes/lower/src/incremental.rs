@@ -124,6 +124,13 @@ impl IncrementalLowering {
         self.kept = None;
     }
 
+    /// The interner the lowerings share equal objects through, for the
+    /// document's type inference to share its types through too
+    /// (`relay_infer::IncrementalChecker::sharing_types`).
+    pub fn interner(&self) -> &Arc<Interner> {
+        &self.interner
+    }
+
     /// How many definitions the last lowering lowered again, or `None` if
     /// it lowered the whole module.
     pub fn last_relowered(&self) -> Option<usize> {

@@ -1056,7 +1056,7 @@ mod tests {
                 callee: Expr::op(op, None),
                 args,
                 attrs: None,
-                type_args: vec![],
+                type_args: Box::default(),
             }),
             int_ty(),
         )
@@ -1156,7 +1156,7 @@ mod tests {
                 callee: f_var.expr().clone(),
                 args: vec![int(2)],
                 attrs: None,
-                type_args: vec![],
+                type_args: Box::default(),
             }),
             int_ty(),
         );
@@ -1179,7 +1179,7 @@ mod tests {
                 callee: Expr::op(stateful, None),
                 args: vec![int(1)],
                 attrs: None,
-                type_args: vec![],
+                type_args: Box::default(),
             }),
             int_ty(),
         );
@@ -1210,7 +1210,7 @@ mod tests {
                 callee: g.expr().clone(),
                 args: vec![int(1)],
                 attrs: None,
-                type_args: vec![],
+                type_args: Box::default(),
             }),
             int_ty(),
         );

@@ -550,7 +550,7 @@ fn maybe_on_device(body: Expr, callee: Expr, attrs: Option<Attrs>) -> Expr {
                     callee,
                     args: vec![body],
                     attrs,
-                    type_args: Vec::new(),
+                    type_args: Box::default(),
                 }),
                 span,
                 ty,

@@ -148,7 +148,6 @@ fn internal_error(layer: Layer, stage: &str, message: &str) -> Diagnostic {
 
 /// What a document keeps between its analyses so the next one redoes only
 /// what an edit changed.
-#[derive(Default)]
 pub struct Incremental {
     /// Type inference results, per function.
     pub checker: Mutex<IncrementalChecker>,
@@ -161,6 +160,24 @@ pub struct Incremental {
     /// The `relay.toml` reading (`project::project_generation`) the type
     /// results were inferred under.
     project: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Incremental {
+    /// The type checker shares equal result types through the interner
+    /// the lowering shares annotations and attributes through (see
+    /// `relay_passes::ir::interner`): one object for every call of a
+    /// configuration, in every copy of a model.
+    fn default() -> Incremental {
+        let lowering = IncrementalLowering::default();
+        let checker = IncrementalChecker::sharing_types(lowering.interner().clone());
+        Incremental {
+            checker: Mutex::new(checker),
+            lowering: Mutex::new(lowering),
+            parses: Mutex::default(),
+            lines: Mutex::default(),
+            project: Default::default(),
+        }
+    }
 }
 
 impl Incremental {

@@ -398,7 +398,7 @@ impl Annotator<'_> {
                 callee: call.callee.clone(),
                 args,
                 attrs: call.attrs.clone(),
-                type_args: Vec::new(),
+                type_args: Box::default(),
             });
             return Expr::with_type(kind, None, rebuilt.checked_type().cloned());
         }
@@ -407,7 +407,7 @@ impl Annotator<'_> {
             callee: call.callee.clone(),
             args,
             attrs: call.attrs.clone(),
-            type_args: Vec::new(),
+            type_args: Box::default(),
         });
         let new_call = Expr::with_type(kind, old.span(), old.checked_type().cloned());
         self.choose(&new_call, &target);

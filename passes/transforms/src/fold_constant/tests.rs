@@ -210,7 +210,7 @@ fn shape_of_uses_checked_types() {
             callee: Expr::op(relu, None),
             args: vec![x.expr().clone()],
             attrs: None,
-            type_args: Vec::new(),
+            type_args: Box::default(),
         }),
         None,
         Some(ty),

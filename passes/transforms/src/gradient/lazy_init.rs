@@ -231,7 +231,7 @@ fn call(
             callee,
             args,
             attrs,
-            type_args,
+            type_args: type_args.into(),
         }),
         None,
     )

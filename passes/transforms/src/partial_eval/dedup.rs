@@ -266,7 +266,7 @@ impl Renamer<'_> {
                     callee,
                     args,
                     attrs: call.attrs.clone(),
-                    type_args,
+                    type_args: type_args.into(),
                 });
                 (Self::rebuilt(expr, kind, changed), changed)
             }

@@ -782,7 +782,7 @@ impl PartialEvaluator {
             f.dynamic.clone(),
             dynamics(&args),
             call.attrs.clone(),
-            call.type_args.clone(),
+            call.type_args.to_vec(),
         );
         let var = ll.push(dynamic);
         Ok(self.no_static(var))
@@ -899,7 +899,7 @@ fn make_call(callee: Expr, args: Vec<Expr>, attrs: Option<Attrs>, type_args: Vec
             callee,
             args,
             attrs,
-            type_args,
+            type_args: type_args.into(),
         }),
         None,
     )

@@ -116,7 +116,7 @@ impl Rewrite for SimplifyConsecutiveCast {
             callee: Expr::op(op, None),
             args: vec![data.clone()],
             attrs: Some(attrs),
-            type_args: Vec::new(),
+            type_args: Box::default(),
         };
         let ty = Type::tensor(data_type.shape, target);
         Some(Expr::with_type(ExprKind::Call(call), None, Some(ty)))
