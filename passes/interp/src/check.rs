@@ -20,7 +20,7 @@
 //!
 //! The random inputs of every module are drawn in the domains of the
 //! pipeline's input ([`crate::input_domains`]: a variance positive, an
-//! exponent 2 or 4), carried to each module's parameters by name: a pass
+//! exponent 2), carried to each module's parameters by name: a pass
 //! may hide the use that gave a parameter its domain (SimplifyInference
 //! spells out a batch norm, its variance then feeds `add` before `sqrt`),
 //! and the inputs must not change with it. Scaling an input down leaves
