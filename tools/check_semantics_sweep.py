@@ -40,6 +40,10 @@ Every pair is one of:
   differ, on the same input scaled down they agree (`note` says what was
   seen and names the type). Records of older binaries say *float16 range*
   (and their summary "agree within float16 range"); both are read as this.
+- *sensitive*: the results agree only within sensitivity: they differ
+  beyond the tolerance, but the pass moved every float output by at most
+  twice what one rounding unit of the float inputs moves the module's
+  result (`note` gives both); a pair with passes of both kinds is *range*.
 - *unchanged*: the pipeline left the module as it was (nothing to run);
 - *skipped*: not checked, with the reason: the module cannot run (an
   operator without a kernel, a parameter without a random value…), no
@@ -62,7 +66,9 @@ STANDARD = ("SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, "
 # "agree within range" since the check handles every float type; older
 # binaries said "agree within float16 range".
 WITHIN = r"agree within (?:float16 )?range"
+SENSITIVE = r"agree within sensitivity"
 SUMMARY = re.compile(r"semantic check: (\d+) pass(?:es)? compared, (\d+) agree(?:, (\d+) " + WITHIN
+                     + r")?(?:, (\d+) " + SENSITIVE
                      + r")?; (\d+) left the module unchanged; (\d+) not checked")
 # The status of an older record with the same meaning as "range".
 OLD_RANGE_STATUS = "float16 range"
@@ -110,13 +116,14 @@ def check(relay, version, module, label, pipeline, repro_root, timeout, cache):
         # The pass refused the module (or its options): nothing to compare.
         record.update(status="skipped", why="the pass failed: " + first_error(stderr))
     else:
-        compared, agree, within, unchanged, not_checked = (int(g or 0) for g in m.groups())
+        compared, agree, within, sensitive, unchanged, not_checked = (
+            int(g or 0) for g in m.groups())
         if compared and agree == compared and not not_checked:
             record["status"] = "agrees"
-        elif within and agree + within == compared and not not_checked:
-            record["status"] = "range"
+        elif (within or sensitive) and agree + within + sensitive == compared and not not_checked:
+            record["status"], pattern = ("range", WITHIN) if within else ("sensitive", SENSITIVE)
             record["note"] = next(l.strip() for l in stderr.splitlines()
-                                  if re.match(WITHIN, l.strip()))
+                                  if re.match(pattern, l.strip()))
         elif not_checked:
             reason = re.search(r"not checked \((.*?)\): (.*)", stderr)
             why = reason.group(2) if reason else "?"
@@ -198,9 +205,10 @@ def main():
     records = list({(r["module"], r["pass"]): r for r in records}.values())
     counts = Counter(r["status"] for r in records)
     reasons = Counter(r["why"] for r in records if r["status"] == "skipped")
-    checked = counts["agrees"] + counts["differs"] + counts["range"]
+    checked = counts["agrees"] + counts["differs"] + counts["range"] + counts["sensitive"]
     print(f"pairs: {len(records)}; checked {checked}: agree {counts['agrees']}, "
           f"agree within range {counts['range']}, "
+          f"agree within sensitivity {counts['sensitive']}, "
           f"differ {counts['differs']}; unchanged {counts['unchanged']}; "
           f"skipped {counts['skipped']}")
     for why, n in reasons.most_common(25):
@@ -208,6 +216,10 @@ def main():
     for r in records:
         if r["status"] == "range":
             print(f"  within range: {os.path.basename(r['module'])} {r['pass']}: {r['note']}")
+    for r in records:
+        if r["status"] == "sensitive":
+            print(f"  within sensitivity: {os.path.basename(r['module'])} {r['pass']}: "
+                  f"{r['note']}")
     for r in records:
         if r["status"] == "differs":
             print(f"  differs: {os.path.basename(r['module'])} {r['pass']}: {r['report']}")

@@ -5,7 +5,8 @@
 //! correct pipeline passes with its statistics; `relay run` reads and
 //! writes `.npy`/`.npz`, prints as TVM prints an NDArray and reports
 //! run-time errors with their span; `--semantics-cache` reuses outputs
-//! without changing the report.
+//! without changing the report; a rounding change an ill-conditioned
+//! module amplifies agrees within its sensitivity.
 
 use relay_test_support::run::{run, Run};
 use std::path::{Path, PathBuf};
@@ -391,6 +392,48 @@ fn a_wrong_pass_on_a_float32_overflow_is_still_a_difference() {
     // The reproducer holds the module before the pass and the inputs.
     assert!(dir.join("repro/before.relay").exists(), "{}", run.stderr);
     assert!(dir.join("repro/inputs/x.npy").exists(), "{}", run.stderr);
+}
+
+/// Ill-conditioned: `SimplifyExpr` rewrites `divide(%x, sqrt(%y))` to
+/// `multiply(%x, rsqrt(%y))`, exact in real numbers, about one unit in the
+/// last place in float32; `sin` of it times 1e4 amplifies that beyond the
+/// tolerance, and as much as a rounding unit of the inputs does.
+const ILL_CONDITIONED: &str = r#"#[version = "0.0.5"]
+def @main(%x: Tensor[(64), float32], %y: Tensor[(64), float32]) -> Tensor[(64), float32] {
+  %0 = divide(%x, sqrt(%y));
+  sin(multiply(%0, 1e4f))
+}
+"#;
+
+/// A wrong rewrite of the ill-conditioned module: `cos` for `sin`.
+const SCALE_WRONG_PASS: &str = r#"
+[passes.ScaleWrong]
+command = ["sed", "-e", "s/sin(/cos(/"]
+required = ["InferType"]
+"#;
+
+#[test]
+fn a_rounding_change_amplified_by_an_ill_conditioned_module_agrees_within_sensitivity() {
+    let dir = project("ill_conditioned");
+    std::fs::write(dir.join("relay.toml"), SCALE_WRONG_PASS).unwrap();
+    std::fs::write(dir.join("ill.relay"), ILL_CONDITIONED).unwrap();
+    let run = check_semantics_of(&dir, "ill.relay", "SimplifyExpr");
+    assert_eq!(run.code(), 0, "{}", run.stderr);
+    insta::assert_snapshot!("ill_conditioned_agrees_within_sensitivity", run.stderr);
+    // A real change on the same module is far beyond its sensitivity: a
+    // difference, which states the sensitivity measured.
+    let run = check_semantics_of(&dir, "ill.relay", "ScaleWrong");
+    assert_eq!(run.code(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("changed the result")
+            && run.stderr.contains(
+                "beyond the module's sensitivity: output moves by up to 1.767e-3 when the float \
+                 inputs move by one rounding unit; the pass moved it by up to"
+            )
+            && !run.stderr.contains("agree within sensitivity"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -11,6 +11,13 @@
 //! within range" ([`CheckStats::within_range`]), not a difference; a
 //! difference there is reported as one, with both.
 //!
+//! A difference in range is then measured against the module's own
+//! sensitivity ([`crate::sensitivity`]): when the pass moved every float
+//! output by at most twice what one rounding unit of the float inputs
+//! moves it, the outcome is "agree within sensitivity"
+//! ([`CheckStats::within_sensitivity`]); otherwise the difference is
+//! reported with the sensitivity measured.
+//!
 //! A pass whose "before" module cannot run (an operator without a kernel,
 //! a parameter without a static shape), or whose "after" module needs an
 //! operator without a kernel, is not checked; the statistics say which and
@@ -35,6 +42,7 @@ use crate::output_cache::{Lookup, OutputCache, Outputs};
 use crate::range_effects::{
     first_out_of_range, overflows, range_text, scaled_arguments, FloatRange, SCALE_SHIFTS,
 };
+use crate::sensitivity::{perturbed_arguments, Sensitivity};
 use crate::value::Value;
 use crate::{npy, npz, random_arguments_in, Limits, RuntimeError};
 use relay_ir::printer::{print_module, PrintOptions};
@@ -159,6 +167,10 @@ pub struct SemanticReport {
     /// The computation left its float type's range on the input: how the
     /// check tried to tell a range effect from a change.
     pub range: Option<RangeFinding>,
+    /// How far the module before the pass moves its result when its float
+    /// inputs move by one rounding unit, against how far the pass moved
+    /// it, when that was measured (a difference in range).
+    pub sensitivity: Option<Sensitivity>,
 }
 
 /// What re-running a difference on smaller inputs found.
@@ -216,6 +228,18 @@ impl std::fmt::Display for SemanticReport {
             )?,
             None => {}
         }
+        if let Some(moves) = self
+            .sensitivity
+            .as_ref()
+            .filter(|s| !s.exact_difference)
+            .and_then(Sensitivity::worst)
+        {
+            write!(
+                f,
+                "; beyond the module's sensitivity: {moves} (more than twice that, or it does \
+                 not move)"
+            )?;
+        }
         match &self.bisect {
             Some(Ok(function)) => write!(
                 f,
@@ -240,6 +264,11 @@ pub struct CheckStats {
     /// the same input scaled down they agree. The pass and what was seen
     /// (which names the float type).
     pub within_range: Vec<(String, String)>,
+    /// Of those, the ones that agreed only within sensitivity: on an input
+    /// where they differ beyond the tolerance, the pass moved every float
+    /// output by at most twice what one rounding unit of the inputs moves
+    /// it ([`crate::sensitivity`]). The pass and what was seen.
+    pub within_sensitivity: Vec<(String, String)>,
     /// Passes that left the module structurally unchanged (nothing to run).
     pub unchanged: usize,
     /// Passes that could not be checked, and why (the module before them
@@ -307,8 +336,16 @@ impl CheckStats {
         } else {
             format!(", {} agree within range", self.within_range.len())
         };
+        let sensitive = if self.within_sensitivity.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} agree within sensitivity",
+                self.within_sensitivity.len()
+            )
+        };
         let mut out = format!(
-            "semantic check: {} pass{} compared, {} agree{within}; {} left the module unchanged; {} not checked\n",
+            "semantic check: {} pass{} compared, {} agree{within}{sensitive}; {} left the module unchanged; {} not checked\n",
             self.checked,
             if self.checked == 1 { "" } else { "es" },
             self.agreed,
@@ -317,6 +354,9 @@ impl CheckStats {
         );
         for (pass, note) in &self.within_range {
             let _ = writeln!(out, "  agree within range ({pass}): {note}");
+        }
+        for (pass, note) in &self.within_sensitivity {
+            let _ = writeln!(out, "  agree within sensitivity ({pass}): {note}");
         }
         for note in &self.gradients {
             note.render(&mut out);
@@ -476,15 +516,44 @@ impl SemanticCheck {
     /// `args` (of `module`'s entry) scaled by 2^-`shift`, but for the
     /// parameters drawn in a domain, which scaling would take out of it.
     fn scaled(&self, module: &IRModule, args: &[Value], shift: u32) -> Vec<Value> {
-        let keep: Vec<bool> = match module.function(&self.options.entry) {
+        scaled_arguments(args, shift, &self.kept(module))
+    }
+
+    /// Which of `module`'s parameters keep their values when the check
+    /// moves its inputs (scaled down, perturbed): those drawn in a domain.
+    fn kept(&self, module: &IRModule) -> Vec<bool> {
+        match module.function(&self.options.entry) {
             Some(function) => self
                 .domains(function)
                 .iter()
                 .map(|d| *d != Domain::Any)
                 .collect(),
             None => Vec::new(),
-        };
-        scaled_arguments(args, shift, &keep)
+        }
+    }
+
+    /// Runs `before` on `args` with every float input moved by one
+    /// rounding unit and measures how far that moves its result `b`,
+    /// against how far the pass `description` moved it (`a`).
+    fn sensitivity(
+        &self,
+        before: &IRModule,
+        description: &str,
+        args: &[Value],
+        b: &Value,
+        a: &Value,
+    ) -> Result<Option<Sensitivity>, String> {
+        let perturbed = perturbed_arguments(args, &self.kept(before));
+        let moved = crate::run(
+            before,
+            &self.options.entry,
+            perturbed,
+            self.options.limits.clone(),
+        );
+        self.fail_if_stopped(std::slice::from_ref(&moved))?;
+        let (a, _) = contract::comparable(description, b, a);
+        // A module that fails on the moved input says nothing of S.
+        Ok(moved.ok().map(|p| Sensitivity::measure(b, &a, &p)))
     }
 
     fn run_all(&self, module: &IRModule, args: &[Vec<Value>]) -> Outputs {
@@ -695,6 +764,10 @@ impl SemanticCheck {
         // The inputs on which the results agree only within range, with
         // what was seen.
         let mut within_range = None;
+        // The inputs on which the results agree only within sensitivity,
+        // and the sensitivity measured at the difference.
+        let mut within_sensitivity = None;
+        let mut sensitivity = None;
         // The range of the computation, found at the first difference.
         let mut float_range = None;
         let mut dtypes = BTreeSet::new();
@@ -801,6 +874,15 @@ impl SemanticCheck {
                     self.operator_out_of_range(before, after, &binding, &args[index], range)?;
             }
             if !outputs_out && inside.is_none() {
+                let measured = self.sensitivity(before, description, &args[index], b, a)?;
+                if let Some(measured) = measured.as_ref().filter(|m| m.explains()) {
+                    within_sensitivity.get_or_insert(format!(
+                        "on the input of seed {seed} {}; {measured}",
+                        found_text(&found)
+                    ));
+                    continue;
+                }
+                sensitivity = measured;
                 finding = Some((seed, found, None));
                 break;
             }
@@ -854,13 +936,17 @@ impl SemanticCheck {
                 state.stats.gradients.push(gradient_note);
             }
             state.stats.checked += 1;
-            match (&finding, within_range) {
-                (Some(_), _) => {}
-                (None, Some(note)) => state
+            match (&finding, within_range, within_sensitivity) {
+                (Some(_), _, _) => {}
+                (None, Some(note), _) => state
                     .stats
                     .within_range
                     .push((description.to_string(), note)),
-                (None, None) => state.stats.agreed += 1,
+                (None, None, Some(note)) => state
+                    .stats
+                    .within_sensitivity
+                    .push((description.to_string(), note)),
+                (None, None, None) => state.stats.agreed += 1,
             }
         }
         let Some((seed, finding, range)) = finding else {
@@ -874,6 +960,7 @@ impl SemanticCheck {
             reproducer: None,
             bisect: None,
             range,
+            sensitivity,
         };
         if let Finding::GradientDiffers(_) = &report.finding {
             report.bisect = self.options.bisect.then(|| {
@@ -1124,6 +1211,15 @@ impl SemanticCheck {
             "no single rewrite changes the result alone ({} functions changed)",
             changed.len()
         ))
+    }
+}
+
+/// A finding as the notes of the summary say it.
+fn found_text(found: &Finding) -> String {
+    match found {
+        Finding::Differs(d) => format!("the results differ: {d}"),
+        Finding::FailsAfter(e) => format!("the module fails after the pass: {e}"),
+        Finding::GradientDiffers(what) => what.clone(),
     }
 }
 

@@ -285,7 +285,7 @@ fn carried(expr: &Expr, domain: Domain) -> Option<VarId> {
 fn other_than_constant(a: &Expr, b: &Expr, holds: impl Fn(f64) -> bool) -> Option<Expr> {
     let all_hold = |e: &Expr| {
         e.as_constant().is_some_and(|data| {
-            data.len() > 0 && (0..data.len()).all(|i| data.get_f64(i).is_ok_and(&holds))
+            !data.is_empty() && (0..data.len()).all(|i| data.get_f64(i).is_ok_and(&holds))
         })
     };
     match (all_hold(a), all_hold(b)) {
@@ -428,7 +428,10 @@ def @main(%v: Tensor[(3), float32], %g: Tensor[(3), float32]) {
         use Domain::*;
         let cases = [
             ("sqrt(multiply(2f, %x))", Positive),
-            ("sqrt(expand_dims(cast(%x, dtype=\"float16\"), axis=0))", Positive),
+            (
+                "sqrt(expand_dims(cast(%x, dtype=\"float16\"), axis=0))",
+                Positive,
+            ),
             ("power(%y, reshape(%x, newshape=[3]))", EvenInteger),
             // Adding a constant changes an exponent; a negative constant
             // or factor can break positivity; a non-constant operand too.

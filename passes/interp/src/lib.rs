@@ -42,6 +42,7 @@ mod pattern;
 pub mod print;
 pub mod random;
 pub mod range_effects;
+pub mod sensitivity;
 pub mod summary;
 #[cfg(test)]
 mod test_util;

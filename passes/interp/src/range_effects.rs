@@ -25,7 +25,7 @@
 //! module holds the facts it decides on.
 
 use crate::compare::unravel;
-use crate::value::Value;
+use crate::value::{multiplied_arguments, Value};
 use relay_ir::dtype::{DataType, TypeCode};
 use relay_ir::metadata::TensorData;
 use relay_ir::{ExprKind, IRModule, Type, TypeKind};
@@ -230,30 +230,7 @@ pub fn range_text(value: &Value, range: FloatRange) -> String {
 /// are.
 pub fn scaled_arguments(args: &[Value], shift: u32, keep: &[bool]) -> Vec<Value> {
     let factor = (-(shift as f64)).exp2();
-    args.iter()
-        .enumerate()
-        .map(|(i, a)| match keep.get(i) {
-            Some(true) => a.clone(),
-            _ => scaled(a, factor),
-        })
-        .collect()
-}
-
-fn scaled(value: &Value, factor: f64) -> Value {
-    match value {
-        Value::Tensor(t) if is_read(t) => {
-            let mut out = (**t).clone();
-            for i in 0..out.len() {
-                if let Ok(v) = t.get_f64(i) {
-                    // A float set into its own dtype cannot fail.
-                    let _ = out.set_f64(i, v * factor);
-                }
-            }
-            Value::tensor(out)
-        }
-        Value::Tuple(fields) => Value::tuple(fields.iter().map(|f| scaled(f, factor)).collect()),
-        other => other.clone(),
-    }
+    multiplied_arguments(args, keep, |dtype| largest_finite(dtype).map(|_| factor))
 }
 
 #[cfg(test)]

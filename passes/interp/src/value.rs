@@ -4,6 +4,7 @@
 
 use crate::env::Frame;
 use relay_eval::Value as EvalValue;
+use relay_ir::dtype::DataType;
 use relay_ir::metadata::TensorData;
 use relay_ir::{Constructor, Function, Var};
 use std::fmt;
@@ -169,5 +170,48 @@ pub struct Leaf {
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.skeleton())
+    }
+}
+
+/// `args` with every element of a tensor whose dtype `factor_of` gives a
+/// factor multiplied by it (in f64, rounded back to the dtype), through
+/// tuples; other values, and the arguments whose `keep` is true (those
+/// drawn in a domain, [`crate::input_domains`]), as they are. The one
+/// place the semantic check moves its inputs: scaled down for range
+/// ([`crate::range_effects`]), by a rounding unit for sensitivity
+/// ([`crate::sensitivity`]).
+pub(crate) fn multiplied_arguments(
+    args: &[Value],
+    keep: &[bool],
+    factor_of: impl Fn(DataType) -> Option<f64>,
+) -> Vec<Value> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| match keep.get(i) {
+            Some(true) => a.clone(),
+            _ => multiplied(a, &factor_of),
+        })
+        .collect()
+}
+
+fn multiplied(value: &Value, factor_of: &impl Fn(DataType) -> Option<f64>) -> Value {
+    match value {
+        Value::Tensor(t) => {
+            let Some(factor) = factor_of(t.dtype) else {
+                return value.clone();
+            };
+            let mut out = (**t).clone();
+            for i in 0..out.len() {
+                if let Ok(v) = t.get_f64(i) {
+                    // A float set into its own dtype cannot fail.
+                    let _ = out.set_f64(i, v * factor);
+                }
+            }
+            Value::tensor(out)
+        }
+        Value::Tuple(fields) => {
+            Value::tuple(fields.iter().map(|f| multiplied(f, factor_of)).collect())
+        }
+        other => other.clone(),
     }
 }

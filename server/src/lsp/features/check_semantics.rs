@@ -71,6 +71,11 @@ pub struct CheckResult {
     /// scaled down): neither agreement nor a difference; `summary` says
     /// what was seen, and in which float type.
     pub within_range: usize,
+    /// Passes that agreed only within sensitivity (they moved the result
+    /// beyond the tolerance, but by at most twice what one rounding unit
+    /// of the float inputs moves it): neither agreement nor a difference;
+    /// `summary` says the sensitivity and the pass's change.
+    pub within_sensitivity: usize,
     /// Passes that left the module unchanged (nothing to compare), and
     /// those that could not be checked (see `summary` for why).
     pub unchanged: usize,
@@ -114,6 +119,22 @@ impl CheckResult {
                     passes(self.checked),
                     self.agreed,
                     self.within_range,
+                    self.unchanged
+                )
+            }
+            (None, None) if self.within_sensitivity > 0 => {
+                let first = self
+                    .summary
+                    .lines()
+                    .find_map(|l| l.trim_start().strip_prefix("agree within sensitivity "))
+                    .unwrap_or("");
+                format!(
+                    "{}: the results agree only within sensitivity ({} compared, {} agree, {} \
+                     only within sensitivity; {} left the module unchanged): {first}",
+                    self.pipeline,
+                    passes(self.checked),
+                    self.agreed,
+                    self.within_sensitivity,
                     self.unchanged
                 )
             }
@@ -218,6 +239,7 @@ fn run_check(
         checked: stats.checked,
         agreed: stats.agreed,
         within_range: stats.within_range.len(),
+        within_sensitivity: stats.within_sensitivity.len(),
         unchanged: stats.unchanged,
         not_checked: stats.not_checked.len(),
         summary: stats.render(),
@@ -268,7 +290,7 @@ fn run_check(
         result.diagnostics = run.diagnostics;
         return result;
     }
-    result.agree = result.within_range == 0;
+    result.agree = result.within_range == 0 && result.within_sensitivity == 0;
     result
 }
 
@@ -335,6 +357,37 @@ mod tests {
                 && result.headline.contains(
                     "(ToMixedPrecision): on the input of seed 0 the float16 computation goes out of range"
                 ),
+            "{}",
+            result.headline
+        );
+        assert!(result.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn a_rounding_change_in_an_ill_conditioned_module_agrees_only_within_sensitivity() {
+        // SimplifyExpr's `x * rsqrt(y)` for `x / sqrt(y)` changes the
+        // rounding; `sin` of it times 1e4 amplifies that beyond the
+        // tolerance, no further than a rounding unit of the inputs does.
+        let analysis = fixture::analysis(
+            "#[version = \"0.0.5\"]\n\
+             def @main(%x: Tensor[(64), float32], %y: Tensor[(64), float32]) {\n  \
+             %0 = divide(%x, sqrt(%y));\n  sin(multiply(%0, 1e4f))\n}\n",
+        );
+        let result = check_semantics(&analysis, None, &request("SimplifyExpr", None));
+        assert!(!result.agree, "{result:?}");
+        assert_eq!(result.difference, None);
+        assert_eq!(
+            (result.within_range, result.within_sensitivity),
+            (0, 1),
+            "{result:?}"
+        );
+        assert!(
+            result
+                .headline
+                .starts_with("SimplifyExpr: the results agree only within sensitivity (")
+                && result
+                    .headline
+                    .contains("when the float inputs move by one rounding unit; the pass moved it"),
             "{}",
             result.headline
         );
