@@ -25,7 +25,7 @@
 //! are not followed.
 //!
 //! An argument also reaches the parameter through operators that keep
-//! the domain ([`carried`]): `cast`, `reshape`, `expand_dims`, `squeeze`,
+//! the domain (`carried`): `cast`, `reshape`, `expand_dims`, `squeeze`,
 //! `copy` and `layout_transform` keep every domain; adding a non-negative
 //! constant or multiplying by a positive one keeps positivity. That is
 //! the form a variance takes once `SimplifyInference` has spelled out the
