@@ -102,41 +102,14 @@ impl CheckResult {
     /// One line for a notification: the difference, the error, or the
     /// agreement with its counts.
     pub fn headline(&self) -> String {
-        let passes = |n: usize| format!("{n} pass{}", if n == 1 { "" } else { "es" });
         match (&self.difference, &self.error) {
             (Some(d), _) => d.message.clone(),
             (None, Some(e)) => format!("{}: {}", self.pipeline, e.lines().next().unwrap_or("")),
             (None, None) if self.within_range > 0 => {
-                let first = self
-                    .summary
-                    .lines()
-                    .find_map(|l| l.trim_start().strip_prefix("agree within range "))
-                    .unwrap_or("");
-                format!(
-                    "{}: the results agree only within range ({} compared, {} agree, {} \
-                     only within range; {} left the module unchanged): {first}",
-                    self.pipeline,
-                    passes(self.checked),
-                    self.agreed,
-                    self.within_range,
-                    self.unchanged
-                )
+                self.qualified_agreement("range", self.within_range)
             }
             (None, None) if self.within_sensitivity > 0 => {
-                let first = self
-                    .summary
-                    .lines()
-                    .find_map(|l| l.trim_start().strip_prefix("agree within sensitivity "))
-                    .unwrap_or("");
-                format!(
-                    "{}: the results agree only within sensitivity ({} compared, {} agree, {} \
-                     only within sensitivity; {} left the module unchanged): {first}",
-                    self.pipeline,
-                    passes(self.checked),
-                    self.agreed,
-                    self.within_sensitivity,
-                    self.unchanged
-                )
+                self.qualified_agreement("sensitivity", self.within_sensitivity)
             }
             (None, None) => {
                 let mut text = format!(
@@ -154,6 +127,31 @@ impl CheckResult {
             }
         }
     }
+
+    /// The headline of a check whose passes agreed, `count` of them only
+    /// within `qualifier` ("range" or "sensitivity"): the counts, then the
+    /// first such pass's line of the summary, which says why.
+    fn qualified_agreement(&self, qualifier: &str, count: usize) -> String {
+        let marker = format!("agree within {qualifier} ");
+        let first = self
+            .summary
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(marker.as_str()))
+            .unwrap_or("");
+        format!(
+            "{}: the results agree only within {qualifier} ({} compared, {} agree, {count} only \
+             within {qualifier}; {} left the module unchanged): {first}",
+            self.pipeline,
+            passes(self.checked),
+            self.agreed,
+            self.unchanged
+        )
+    }
+}
+
+/// "1 pass", "3 passes".
+fn passes(n: usize) -> String {
+    format!("{n} pass{}", if n == 1 { "" } else { "es" })
 }
 
 /// The element, before and after of a finding.
