@@ -166,7 +166,10 @@ fn adt_of(ty: &Type) -> Option<&str> {
 /// `%` is optional), the others random from `seed` (or an error naming
 /// them when there is no seed), each in the domain its uses require
 /// ([`input_domains`]). Every random input of a run (`relay run`, the
-/// semantic check, the editor's run) is drawn here.
+/// semantic check, the editor's run) is drawn here. A given input takes
+/// its place in the random stream as if it had been drawn, so every other
+/// parameter gets the value `--random SEED` alone gives it (replacing one
+/// weight by a file changes nothing else).
 pub fn bind_arguments(
     function: &Function,
     given: &[(String, Value)],
@@ -217,6 +220,7 @@ fn draw_arguments(
         let value = match (value, &ty, seed) {
             (Some(v), Some(ty), _) => {
                 check_argument(ty, &v).map_err(|e| format!("input %{}: {e}", param.name()))?;
+                rng.skip(random::draws_of(ty).unwrap_or(0));
                 v
             }
             (Some(v), None, _) => v,

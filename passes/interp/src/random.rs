@@ -48,6 +48,15 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Moves the stream past `n` draws at once, as `n` calls of
+    /// [`SplitMix64::next_u64`] would (the state only adds a constant per
+    /// draw).
+    pub fn skip(&mut self, n: u64) {
+        self.0 = self
+            .0
+            .wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(n));
+    }
+
     /// Uniform in [0, 1) with 53 random bits.
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -165,6 +174,26 @@ pub fn random_value(
     }
 }
 
+/// How many draws [`random_value`] takes from the stream for a value of
+/// `ty` (one per element; a `?` dimension counts [`ANY_DIM_SIZE`]), or
+/// `None` when it would make no value (a symbolic dimension, a type that
+/// is neither a tensor nor a tuple).
+pub fn draws_of(ty: &Type) -> Option<u64> {
+    match ty.kind() {
+        TypeKind::Tensor(t) => t.shape.iter().try_fold(1u64, |n, d| {
+            let size = match d {
+                relay_ir::Dim::Any => ANY_DIM_SIZE,
+                d => d.as_int()?,
+            };
+            n.checked_mul(u64::try_from(size).ok()?)
+        }),
+        TypeKind::Tuple(fields) => fields
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(draws_of(f)?)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +232,17 @@ mod tests {
             .unwrap();
             assert_eq!(got, by_setters(11, dtype, &[3, 7]), "{name}");
         }
+    }
+
+    #[test]
+    fn skipping_draws_lands_where_drawing_them_does() {
+        let mut drawn = SplitMix64::new(7);
+        for _ in 0..1000 {
+            drawn.next_u64();
+        }
+        let mut skipped = SplitMix64::new(7);
+        skipped.skip(1000);
+        assert_eq!(drawn.next_u64(), skipped.next_u64());
     }
 
     #[test]

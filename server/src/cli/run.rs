@@ -28,7 +28,9 @@ pub struct RunArgs {
     /// (floats in [-1, 1), signed integers in [-8, 8], unsigned in [0, 16);
     /// every `?` dimension of size 4). A float parameter whose use needs a
     /// domain gets one: a batch norm's variance or a sqrt/rsqrt/log
-    /// operand in [0.5, 1.5], an exponent of power 2.
+    /// operand in [0.5, 1.5], an exponent of power 2. A parameter given by
+    /// --input keeps its place in the stream: the others get the values
+    /// this seed alone gives them.
     #[arg(long, value_name = "SEED")]
     random: Option<u64>,
     /// Write the result to a file instead of printing it: `.npy` for a
