@@ -807,17 +807,10 @@ impl SemanticCheck {
                     if let Some(range) = range {
                         let unscaled = format!(
                             "no element of the result before the pass is finite ({})",
-                            range_text(b, range)
+                            range_text(b)
                         );
                         let args = &args[index];
-                        match self.within_range(
-                            before,
-                            after,
-                            description,
-                            &binding,
-                            args,
-                            range,
-                        )? {
+                        match self.within_range(before, after, description, &binding, args)? {
                             RangeOutcome::Agrees(shift) => {
                                 within_range.get_or_insert(format!(
                                     "on the input of seed {seed} {unscaled}; scaled by \
@@ -859,8 +852,7 @@ impl SemanticCheck {
                 finding = Some((seed, found, None));
                 break;
             };
-            let outputs_out =
-                first_out_of_range(b, range).is_some() || first_out_of_range(a, range).is_some();
+            let outputs_out = first_out_of_range(b).is_some() || first_out_of_range(a).is_some();
             // Outputs in range say nothing of what is inside: a softmax
             // maps logits that overflowed back into [0, 1]. Nor do NaN
             // outputs say where the computation left the range (resnet152's
@@ -869,9 +861,8 @@ impl SemanticCheck {
             // results are read then too. The watch runs only here, on a
             // difference: it reads every operator result.
             let mut inside = None;
-            if !(overflows(b, range) || overflows(a, range)) {
-                inside =
-                    self.operator_out_of_range(before, after, &binding, &args[index], range)?;
+            if !(overflows(b) || overflows(a)) {
+                inside = self.operator_out_of_range(before, after, &binding, &args[index])?;
             }
             if !outputs_out && inside.is_none() {
                 let measured = self.sensitivity(before, description, &args[index], b, a)?;
@@ -886,17 +877,13 @@ impl SemanticCheck {
                 finding = Some((seed, found, None));
                 break;
             }
-            let outputs = format!(
-                "before: {}, after: {}",
-                range_text(b, range),
-                range_text(a, range)
-            );
+            let outputs = format!("before: {}, after: {}", range_text(b), range_text(a));
             let unscaled = match (&inside, outputs_out) {
                 (Some(at), false) => format!("{at}; the outputs are in range, {outputs}"),
                 (Some(at), true) => format!("{at}; {outputs}"),
                 (None, _) => outputs,
             };
-            match self.within_range(before, after, description, &binding, &args[index], range)? {
+            match self.within_range(before, after, description, &binding, &args[index])? {
                 RangeOutcome::Agrees(shift) => {
                     within_range.get_or_insert(format!(
                         "on the input of seed {seed} the {range} computation goes out of range \
@@ -1080,46 +1067,43 @@ impl SemanticCheck {
         })
     }
 
-    /// Runs `module` on `args` with the interpreter's range watch: the
-    /// result, and where an operator result first left `range`.
+    /// Runs `module` on `args` with the interpreter's overflow watch: the
+    /// result, and where an operator result first overflowed.
     fn run_watching(
         &self,
         module: &IRModule,
         args: Vec<Value>,
-        range: FloatRange,
     ) -> Result<(Result<Value, RuntimeError>, Option<String>), String> {
-        let (result, left_range) = crate::run_watching_range(
+        let (result, left_range) = crate::run_watching_overflow(
             module,
             &self.options.entry,
             args,
             self.options.limits.clone(),
-            range,
         );
         self.fail_if_stopped(std::slice::from_ref(&result))?;
         Ok((result, left_range))
     }
 
     /// Where an operator result of `before` or `after` on `args` first
-    /// left `range`, when their outputs did not.
+    /// overflowed, when their outputs did not.
     fn operator_out_of_range(
         &self,
         before: &IRModule,
         after: &IRModule,
         binding: &Binding,
         args: &[Value],
-        range: FloatRange,
     ) -> Result<Option<String>, String> {
-        if let (_, Some(at)) = self.run_watching(before, args.to_vec(), range)? {
+        if let (_, Some(at)) = self.run_watching(before, args.to_vec())? {
             return Ok(Some(format!("before the pass, {at}")));
         }
-        let (_, at) = self.run_watching(after, binding.apply(args), range)?;
+        let (_, at) = self.run_watching(after, binding.apply(args))?;
         Ok(at.map(|at| format!("after the pass, {at}")))
     }
 
     /// Runs `before` and `after` on `args` scaled down by each of
     /// [`SCALE_SHIFTS`] in turn and compares at the first scale where both
-    /// runs stay within `range` (their results and every operator result
-    /// inside).
+    /// runs stay in range (every element of their results finite, no
+    /// operator result inside overflowed).
     fn within_range(
         &self,
         before: &IRModule,
@@ -1127,18 +1111,17 @@ impl SemanticCheck {
         description: &str,
         binding: &Binding,
         args: &[Value],
-        range: FloatRange,
     ) -> Result<RangeOutcome, String> {
         for shift in SCALE_SHIFTS {
             let scaled = self.scaled(before, args, shift);
             let after_args = binding.apply(&scaled);
-            let (b, inside_before) = self.run_watching(before, scaled, range)?;
-            let (a, inside_after) = self.run_watching(after, after_args, range)?;
+            let (b, inside_before) = self.run_watching(before, scaled)?;
+            let (a, inside_after) = self.run_watching(after, after_args)?;
             let (Ok(b), Ok(a)) = (b, a) else {
                 continue;
             };
-            if first_out_of_range(&b, range).is_some()
-                || first_out_of_range(&a, range).is_some()
+            if first_out_of_range(&b).is_some()
+                || first_out_of_range(&a).is_some()
                 || inside_before.is_some()
                 || inside_after.is_some()
             {

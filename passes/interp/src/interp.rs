@@ -9,7 +9,7 @@
 use crate::env::Frame;
 use crate::error::{RunResult, RuntimeError};
 use crate::pattern::match_pattern;
-use crate::range_effects::{operator_out_of_range, FloatRange};
+use crate::range_effects::operator_out_of_range;
 use crate::value::{AdtValue, Closure, Value};
 use relay_eval::{CallInfo, EvalError};
 use relay_ir::source::Span;
@@ -81,11 +81,11 @@ pub struct Interpreter<'m> {
     evaluations: u64,
     /// Operator calls evaluated, for statistics.
     pub op_calls: u64,
-    /// The range to watch every operator result for values beyond (off
-    /// by default: it reads every element).
-    pub watch_range: Option<FloatRange>,
-    /// With the watch on, the first operator result that left the range,
-    /// as text.
+    /// Whether to watch every operator result for an overflow (off by
+    /// default: it reads every element).
+    pub watch_overflow: bool,
+    /// With the watch on, the first operator result that overflowed, as
+    /// text.
     pub first_out_of_range: Option<String>,
 }
 
@@ -100,7 +100,7 @@ impl<'m> Interpreter<'m> {
             depth: 0,
             evaluations: 0,
             op_calls: 0,
-            watch_range: None,
+            watch_overflow: false,
             first_out_of_range: None,
         }
     }
@@ -461,8 +461,8 @@ impl<'m> Interpreter<'m> {
             }
         })?;
         let value = Value::from_eval(result);
-        if let (Some(range), None) = (self.watch_range, &self.first_out_of_range) {
-            self.first_out_of_range = operator_out_of_range(op, &value, range);
+        if self.watch_overflow && self.first_out_of_range.is_none() {
+            self.first_out_of_range = operator_out_of_range(op, &value);
         }
         if let Some(ty) = expr.checked_type() {
             check_against_type(&value, ty).map_err(|why| {

@@ -93,20 +93,18 @@ pub fn run(module: &IRModule, entry: &str, args: Vec<Value>, limits: Limits) -> 
     Interpreter::new(module, limits).call_global(entry, args)
 }
 
-/// [`run`], and where an operator result first left `range` (an infinity,
-/// or a finite value beyond its largest; see [`range_effects`]), if one
-/// did: the semantic check's evidence that the computation overflowed
-/// inside the module even when its output is back in range (e.g. a
-/// softmax after logits that overflowed).
-pub fn run_watching_range(
+/// [`run`], and where an operator result first overflowed (an infinity;
+/// see [`range_effects`]), if one did: the semantic check's evidence that
+/// the computation left its range inside the module even when its output
+/// is back in range (e.g. a softmax after logits that overflowed).
+pub fn run_watching_overflow(
     module: &IRModule,
     entry: &str,
     args: Vec<Value>,
     limits: Limits,
-    range: range_effects::FloatRange,
 ) -> (RunResult<Value>, Option<String>) {
     let mut interpreter = Interpreter::new(module, limits);
-    interpreter.watch_range = Some(range);
+    interpreter.watch_overflow = true;
     let result = interpreter.call_global(entry, args);
     (result, interpreter.first_out_of_range)
 }
