@@ -27,6 +27,10 @@
 //! enough to run by hand (a few minutes): only the 10 MB module, no phases
 //! and no request timings, 10,000 edits (or RELAY_BENCH_LARGE_EDITS) with
 //! the server's resident memory after open and every fifth of the run.
+//!
+//! RELAY_BENCH_OPEN_ONLY=N opens the 10 MB module N times, each in a new
+//! server, and prints each open -> diagnostics and their median (no phases,
+//! edits or queries): the figure of issue 19, cheap to repeat.
 
 #[path = "../tests/lsp_client/mod.rs"]
 mod lsp_client;
@@ -353,6 +357,39 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
     client.shutdown();
 }
 
+/// Opens `text` `count` times, each in a new server: open -> diagnostics
+/// and the resident memory once the first hover answered.
+fn bench_opens(label: &str, text: &str, count: usize) {
+    let debounce = env_usize("RELAY_BENCH_DEBOUNCE_MS", 0);
+    let binary = std::env::var("RELAY_BENCH_BINARY")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_relay").to_string());
+    let uri = format!("file:///tmp/relay-bench/{label}.relay");
+    let at = text.find("(%").map_or(0, |i| i + 1);
+    let mut samples = Vec::new();
+    for _ in 0..count {
+        let mut client =
+            LspClient::start_with(Path::new(&binary), false, json!({ "debounceMs": debounce }));
+        let start = Instant::now();
+        client.open(&uri, text);
+        let _ = client.diagnostics(&uri, 1);
+        let took = start.elapsed();
+        client.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": position(text, at + 1, false) }),
+        );
+        let memory = resident_mb(client.pid()).unwrap_or(f64::NAN);
+        println!(
+            "{label}: open -> diagnostics {:.1} ms, resident memory after open {memory:.1} MB",
+            took.as_secs_f64() * 1e3
+        );
+        samples.push(took);
+        client.shutdown();
+    }
+    if !samples.is_empty() {
+        report(&format!("{label}: open -> diagnostics"), &mut samples);
+    }
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs benches as tests: nothing to do.
@@ -360,6 +397,13 @@ fn main() {
     }
     let resnet = relay_test_support::tvm::expected_root().join("models/resnet152.relay");
     let large = relay_test_support::generate::resnet_module_of_size(10 << 20);
+    if let Some(opens) = std::env::var("RELAY_BENCH_OPEN_ONLY")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        bench_opens("generated-10MB", &large, opens);
+        return;
+    }
     if std::env::var_os("RELAY_BENCH_MEMORY_ONLY").is_some() {
         bench_file(
             "generated-10MB",

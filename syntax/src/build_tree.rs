@@ -676,7 +676,12 @@ impl Interner {
             // `long_tokens` itself.
             let token = match self.elements.get(id as usize) {
                 Some(NodeOrToken::Token(token)) => token.clone(),
-                // The id of a token is never a node's.
+                // Not reached: `new_token` hands out only ids it stored a
+                // token under (ids are plain indices into `elements`, which
+                // holds nodes too, so the type cannot say so). Kept rather
+                // than a panic: it is the same token, only not shared, so
+                // even a broken invariant leaves the tree's text and kinds
+                // right.
                 _ => GreenToken::new(
                     kind.into(),
                     text.get(start..start + len).unwrap_or_default(),

@@ -499,8 +499,11 @@ pub(crate) struct Lowerer {
     schemas: FastHashMap<usize, Option<&'static AttrsSchema>>,
     /// Whether to read leniently (see [`LowerOptions::lenient`]).
     lenient: bool,
-    /// The text, in a lenient reading (the `/* ty=… */` comments of
-    /// `meta[…]` references without a section are read from it).
+    /// The tree's root, in a lenient reading: the `/* ty=… */` comments
+    /// of `meta[…]` references without a section are read from its text.
+    source_root: Option<relay_syntax::GreenNode>,
+    /// That text, made on first use (rare: writing out a 10 MB module's
+    /// text took a third of its lowering).
     source_text: Option<String>,
     /// Constants with no value in the text, by reference: one node per
     /// reference, as one metadata entry is one object.
@@ -557,6 +560,7 @@ impl Lowerer {
             dtypes: FastHashMap::default(),
             schemas: FastHashMap::default(),
             lenient: false,
+            source_root: None,
             source_text: None,
             opaque_constants: FastHashMap::default(),
             opaque_ops_warned: HashSet::new(),
@@ -577,8 +581,16 @@ impl Lowerer {
     fn set_options(&mut self, options: LowerOptions, root: &relay_syntax::SyntaxNode) {
         self.lenient = options.lenient;
         if options.lenient {
-            self.source_text = Some(root.to_string());
+            self.source_root = Some(root.green().to_owned());
         }
+    }
+
+    /// The text of the tree, in a lenient reading (see `source_root`).
+    fn source_text(&mut self) -> Option<&str> {
+        if self.source_text.is_none() {
+            self.source_text = self.source_root.as_ref().map(|root| root.to_string());
+        }
+        self.source_text.as_deref()
     }
 
     /// Reports a warning at `range`.

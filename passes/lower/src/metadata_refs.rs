@@ -198,14 +198,14 @@ impl Lowerer {
     /// by the `/* ty=… */` comment after the reference when there is one
     /// (see `relay_ir::opaque`). Warned once per reference.
     fn opaque_meta_expr(&mut self, range: TextRange) -> Expr {
-        let Some(text) = self.source_text.as_deref() else {
+        let Some(text) = self.source_text() else {
             return self.missing(range);
         };
         let reference = text[range].to_string();
+        let annotation = type_comment_after(text, usize::from(range.end())).map(str::to_string);
         if let Some(var) = self.opaque_constants.get(&reference) {
             return var.expr().clone();
         }
-        let annotation = type_comment_after(text, usize::from(range.end())).map(str::to_string);
         let ty = annotation.as_deref().and_then(|t| self.type_from_text(t));
         let message = match (&annotation, &ty) {
             (Some(t), Some(_)) => format!(

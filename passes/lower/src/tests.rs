@@ -284,3 +284,59 @@ fn long_chains_do_not_recurse() {
     }
     assert_eq!(depth, 10000);
 }
+
+/// A lenient lowering reads the `/* ty=… */` comment after a `meta[…]`
+/// reference without a section from the text, which it writes out of the
+/// tree only when it meets such a reference; the whole lowering and the
+/// editor's (which lowers the definitions of a large module on other
+/// threads first) find the same types.
+#[test]
+fn lenient_meta_without_a_section_reads_its_type_comment() {
+    let text = "#[version = \"0.0.5\"]\n\
+                def @main(%x: Tensor[(2), float32]) {\n  \
+                add(%x, meta[relay.Constant][0] /* ty=Tensor[(2), float32] */)\n}\n\
+                def @other() {\n  meta[relay.Constant][1] /* ty=Tensor[(3), int8] */\n}\n";
+    // The annotation's dimensions and dtype.
+    let types = |module: &IRModule, name: &str| -> Option<(Vec<String>, String)> {
+        let body = module.function(name).expect("the function").body().clone();
+        let constant = match body.as_call() {
+            Some(call) => call.args[1].clone(),
+            None => body,
+        };
+        let var = constant.as_var().expect("an opaque constant");
+        match var.type_annotation()?.kind() {
+            TypeKind::Tensor(t) => Some((
+                t.shape.iter().map(|d| format!("{d:?}")).collect(),
+                format!("{:?}", t.dtype),
+            )),
+            _ => None,
+        }
+    };
+    let (whole, diagnostics) = parse_and_lower_with("m.relay", text, LowerOptions::LENIENT);
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| d.code == Code::MetaWithoutSection),
+        "{diagnostics:?}"
+    );
+    assert_eq!(diagnostics.len(), 2, "{diagnostics:?}");
+    let parse = relay_syntax::parse_with(
+        text,
+        relay_syntax::Entry::Module,
+        LowerOptions::LENIENT.parse_options(),
+    );
+    let mut kept = IncrementalLowering::new();
+    let (editor, _) =
+        lower_incrementally(FileId(0), &parse, LowerOptions::LENIENT, &mut kept).expect("a module");
+    for name in ["main", "other"] {
+        let found = types(&whole, name);
+        assert!(
+            found.is_some(),
+            "@{name} has no annotation from its comment"
+        );
+        assert_eq!(found, types(&editor.module, name));
+    }
+    let (main, other) = (types(&whole, "main"), types(&whole, "other"));
+    assert_eq!(main.as_ref().map(|t| t.0.len()), Some(1));
+    assert_ne!(main.map(|t| t.1), other.map(|t| t.1));
+}
