@@ -27,64 +27,23 @@
 //! given back); resident memory adds the allocator's free pages and the
 //! binary, see `lsp_latency` for the server's resident memory over stdio.
 
+use relay_allocator::counting::{live_bytes, Counting};
 use relay_passes::lower::LowerOptions;
 use relay_server::lsp::analysis::{analyze_incrementally_with, Analysis, Incremental};
 use relay_server::lsp::text::{Document, Encoding};
-use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
 /// The server's allocator, counting the bytes it has handed out.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is forwarded to mimalloc unchanged; only a counter is
-// updated besides.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// mimalloc set up as `relay lsp` sets it (arena committed lazily, before
-/// anything is allocated), so the resident memory printed along the edits
-/// is the server's.
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static COMMIT_LAZILY: extern "C" fn() = {
-    extern "C" fn commit_lazily() {
-        relay_allocator::commit_lazily();
-    }
-    commit_lazily
-};
+// mimalloc set up as `relay lsp` sets it (arena committed lazily, before
+// anything is allocated), so the resident memory printed along the edits
+// is the server's.
+relay_allocator::commit_lazily_before_main!();
 
 fn live_mb() -> f64 {
-    LIVE.load(Ordering::Relaxed) as f64 / (1 << 20) as f64
+    live_bytes() as f64 / (1 << 20) as f64
 }
 
 /// The process's resident memory in MB (Linux; 0 elsewhere).

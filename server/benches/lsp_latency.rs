@@ -31,6 +31,9 @@
 //! RELAY_BENCH_OPEN_ONLY=N opens the 10 MB module N times, each in a new
 //! server, and prints each open -> diagnostics and their median (no phases,
 //! edits or queries): the figure of issue 19, cheap to repeat.
+//!
+//! RELAY_BENCH_SMAPS=DIR writes the server's memory map (`/proc/PID/smaps`)
+//! at each resident-memory report into DIR.
 
 #[path = "../tests/lsp_client/mod.rs"]
 mod lsp_client;
@@ -239,6 +242,14 @@ fn resident_mb(pid: u32) -> Option<f64> {
 }
 
 fn print_memory(label: &str, when: &str, pid: u32) {
+    // RELAY_BENCH_SMAPS=DIR: a copy of the server's memory map at each
+    // report, to see which mappings the resident memory is in.
+    if let Some(dir) = std::env::var_os("RELAY_BENCH_SMAPS") {
+        let name = format!("{label}-{}.smaps", when.replace(' ', "-"));
+        if let Ok(maps) = std::fs::read(format!("/proc/{pid}/smaps")) {
+            let _ = std::fs::write(Path::new(&dir).join(name), maps);
+        }
+    }
     match resident_mb(pid) {
         Some(mb) => println!("{label}: resident memory {when}: {mb:.1} MB"),
         None => println!("{label}: resident memory {when}: unknown (no /proc)"),

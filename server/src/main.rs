@@ -6,18 +6,10 @@
 #[global_allocator]
 static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
 
-/// Sets the allocator's arena to be committed lazily before anything is
-/// allocated (before `main`: the runtime may allocate first), so memory it
-/// purges leaves the resident set (see `relay_allocator::commit_lazily`).
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static COMMIT_LAZILY: extern "C" fn() = {
-    extern "C" fn commit_lazily() {
-        relay_allocator::commit_lazily();
-    }
-    commit_lazily
-};
+// The allocator's arena is committed lazily, set before anything is
+// allocated, so memory it purges leaves the resident set (see
+// `relay_allocator::commit_lazily`).
+relay_allocator::commit_lazily_before_main!();
 
 fn main() {
     restore_default_sigpipe();

@@ -17,51 +17,18 @@
 //! by a global allocator wrapping the server's; this file holds one test so
 //! that nothing else allocates meanwhile.
 
+use relay_allocator::counting::{live_bytes, Counting};
 use relay_passes::lower::LowerOptions;
 use relay_server::lsp::analysis::{analyze_incrementally_with, Analysis, Incremental};
 use relay_server::lsp::text::{Document, Encoding};
-use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
 
 /// The server's allocator, counting the bytes it has handed out.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is forwarded to mimalloc unchanged; only a counter is
-// updated besides.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { relay_allocator::Mimalloc.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
 fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    live_bytes()
 }
 
 /// Analyses the document's current text as the server does, reading the

@@ -12,7 +12,13 @@
 //! ```ignore
 //! #[global_allocator]
 //! static ALLOCATOR: relay_allocator::Mimalloc = relay_allocator::Mimalloc;
+//! relay_allocator::commit_lazily_before_main!();
 //! ```
+//!
+//! [`counting::Counting`] is the same allocator counting what it hands out,
+//! for the tests and benchmarks that measure the live heap.
+
+pub mod counting;
 
 use libmimalloc_sys as ffi;
 use std::alloc::{GlobalAlloc, Layout};
@@ -88,13 +94,34 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// pages only resets them (`MADV_FREE`), and they stay in the resident set
 /// until the system runs short of memory; with a lazily committed one a
 /// purge decommits them. The arena's commit mode is fixed when it is
-/// reserved, at the first allocation of any size: call this before (the
-/// `relay` binary does from an `.init_array` constructor, see its
-/// `main.rs`).
+/// reserved, at the first allocation of any size: call this before, from
+/// a constructor that runs when the binary is loaded
+/// ([`commit_lazily_before_main!`]).
 pub fn commit_lazily() {
     // SAFETY: `mi_option_set` stores an option value, read by mimalloc when
     // it reserves an arena; callable at any time.
     unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+}
+
+/// [`commit_lazily`] as a load-time constructor (what
+/// [`commit_lazily_before_main!`] registers).
+pub extern "C" fn commit_lazily_at_load() {
+    commit_lazily();
+}
+
+/// Calls [`commit_lazily`] when the binary is loaded, before `main` (the
+/// runtime may allocate before `main` runs), so that memory mimalloc purges
+/// leaves the resident set. Expanded in the binary's own crate: a
+/// constructor left in this library could be dropped by the linker with
+/// the object file that holds it.
+#[macro_export]
+macro_rules! commit_lazily_before_main {
+    () => {
+        #[cfg(target_os = "linux")]
+        #[used]
+        #[link_section = ".init_array"]
+        static COMMIT_LAZILY_AT_LOAD: extern "C" fn() = $crate::commit_lazily_at_load;
+    };
 }
 
 /// Makes mimalloc give free pages back to the system as soon as they fall

@@ -153,8 +153,13 @@ impl Backend {
                 // (navigation, completion); on the thread that will drop
                 // them. Not for a version already edited: the next analysis
                 // would wait for it. (The span index needs no warming: it
-                // walks one function, the one a request lands in.)
-                let warm = analysis.clone();
+                // walks one function, the one a request lands in.) This
+                // task's reference goes with the job, so that it is dropped
+                // there too: kept here, it would often be the last one
+                // (the edit that retires the analysis comes as soon as the
+                // diagnostics are out), and the analysis would be freed on
+                // a runtime thread, away from the pages it came from.
+                let warm = analysis;
                 let _ = worker::run(move || {
                     if latest.load(Ordering::Relaxed) == warm.version {
                         let _ = guarded(|| warm.names.warm());

@@ -5,6 +5,7 @@
 //! incremental edits replace. A [`LineIndex`] belongs to one immutable snapshot of
 //! the text and converts between byte offsets and LSP positions.
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
 
@@ -51,16 +52,12 @@ impl Document {
                 let end = self.lines.offset_in(range.end, encoding).max(start);
                 let old = self.lines.text();
                 let (start_at, end_at) = (start as usize, end as usize);
-                let mut text =
-                    String::with_capacity(old.len() - (end_at - start_at) + change.text.len());
-                text.push_str(&old[..start_at]);
-                text.push_str(&change.text);
-                text.push_str(&old[end_at..]);
+                let text = joined(&[&old[..start_at], &change.text, &old[end_at..]]);
                 let edit = relay_syntax::TextEdit {
                     delete: relay_syntax::TextRange::new(start.into(), end.into()),
                     insert_len: (change.text.len() as u32).into(),
                 };
-                self.lines = LineIndex::edited(&self.lines, Arc::from(text), edit);
+                self.lines = LineIndex::edited(&self.lines, text, edit);
             }
         }
     }
@@ -69,6 +66,35 @@ impl Document {
     pub fn text(&self) -> Arc<str> {
         self.lines.text.clone()
     }
+}
+
+/// The texts `parts` one after the other, as a snapshot, written straight
+/// into its one allocation. (Joining them in a `String` first and making
+/// that an `Arc<str>` copies a large file twice: two blocks of its size
+/// per keystroke where one will do.)
+fn joined(parts: &[&str]) -> Arc<str> {
+    let len = parts.iter().map(|part| part.len()).sum();
+    // Collected from an iterator of known length: allocated once, at its
+    // final size, and not initialised (writing `uninit` is no work).
+    let mut bytes: Arc<[MaybeUninit<u8>]> =
+        std::iter::repeat_n(MaybeUninit::uninit(), len).collect();
+    let slots = Arc::get_mut(&mut bytes).expect("a new Arc is not shared");
+    let mut at = 0;
+    for part in parts {
+        let slot = &mut slots[at..at + part.len()];
+        // SAFETY: `slot` is `part.len()` bytes of a block `part` is not in
+        // (a new allocation); `MaybeUninit<u8>` has the layout of `u8`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(part.as_ptr(), slot.as_mut_ptr().cast::<u8>(), part.len())
+        };
+        at += part.len();
+    }
+    debug_assert_eq!(at, len);
+    // SAFETY: every byte was written above (the parts' lengths sum to
+    // `len`), and strings written one after the other are valid UTF-8;
+    // `[MaybeUninit<u8>]` and `str` have the same layout, so the pointer
+    // keeps the `Arc`'s allocation and length.
+    unsafe { Arc::from_raw(Arc::into_raw(bytes) as *const str) }
 }
 
 /// Line starts of a text, for converting offsets and positions.
@@ -109,20 +135,28 @@ impl LineIndex {
         // those in the deleted text go, those after it move.
         let kept = before.line_starts.partition_point(|&s| s <= start);
         let moved = before.line_starts.partition_point(|&s| s <= old_end);
-        let mut line_starts = Vec::with_capacity(before.line_starts.len() + inserted.len() / 8);
-        line_starts.extend_from_slice(&before.line_starts[..kept]);
-        line_starts.extend(memchr_newlines(inserted).map(|i| start + i as u32 + 1));
-        line_starts.extend(
-            before.line_starts[moved..]
-                .iter()
-                .map(|&s| s - old_end + new_end),
-        );
+        // Written straight into the shared slice, allocated once at its
+        // final size (a `Vec` made into an `Arc` is copied: a second block
+        // of a MB for a large file, per keystroke).
+        let added = memchr_newlines(inserted).count();
+        let len = kept + added + (before.line_starts.len() - moved);
+        let mut line_starts: Arc<[u32]> = std::iter::repeat_n(0, len).collect();
+        let slots = Arc::get_mut(&mut line_starts).expect("a new Arc is not shared");
+        let (head, rest) = slots.split_at_mut(kept);
+        let (middle, tail) = rest.split_at_mut(added);
+        head.copy_from_slice(&before.line_starts[..kept]);
+        for (slot, i) in middle.iter_mut().zip(memchr_newlines(inserted)) {
+            *slot = start + i as u32 + 1;
+        }
+        for (slot, &s) in tail.iter_mut().zip(&before.line_starts[moved..]) {
+            *slot = s - old_end + new_end;
+        }
         // Deleting the only non-ASCII text keeps the slower, still correct
         // counting.
         let ascii = before.ascii && inserted.is_ascii();
         LineIndex {
             text,
-            line_starts: line_starts.into(),
+            line_starts,
             ascii,
             encoding: before.encoding,
         }
