@@ -40,6 +40,7 @@ pub mod green_view;
 mod leniency;
 mod lexer;
 pub mod literal;
+mod parallel_parse;
 mod parser;
 mod reparse;
 mod syntax_error;
@@ -135,6 +136,25 @@ pub fn parse(text: &str, entry: Entry) -> Parse {
 /// parse of a text that is one `fn` expression gives an `EXPR_FILE` root
 /// (see [`LeniencyKind::ExpressionFile`]).
 pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
+    parse_with_parallel_threshold(text, entry, options, parallel_parse::MIN_PARALLEL_LEN)
+}
+
+/// [`parse_with`], parsing a module's definitions in parallel (see
+/// `parallel_parse.rs`) from `min_parallel_len` bytes on instead of the
+/// default 256 KiB: the result is the same either way. For tests
+/// (`usize::MAX` forces the sequential parse).
+#[doc(hidden)]
+pub fn parse_with_parallel_threshold(
+    text: &str,
+    entry: Entry,
+    options: ParseOptions,
+    min_parallel_len: usize,
+) -> Parse {
+    if entry == Entry::Module && text.len() >= min_parallel_len {
+        if let Some((green, errors)) = parallel_parse::parse_module(text, options) {
+            return finish_parse(green, errors, Vec::new(), options);
+        }
+    }
     let (lexed, lex_errors, frontend_names) =
         lexer::lex_with(text, build_tree::Lexed::new(text.len()), options.lenient);
     let mut p = parser::Parser::new(text, lexed);
@@ -170,11 +190,21 @@ pub fn parse_with(text: &str, entry: Entry, options: ParseOptions) -> Parse {
             range,
         ));
     }
-    let mut errors: Vec<SyntaxError> = lex_errors
+    let errors: Vec<SyntaxError> = lex_errors
         .into_iter()
         .map(|e| SyntaxError::new(e.kind, e.message, e.range))
         .chain(parse_errors)
         .collect();
+    finish_parse(green, errors, leniencies, options)
+}
+
+/// Validates the tree and sorts the findings: one error per spot.
+fn finish_parse(
+    green: GreenNode,
+    mut errors: Vec<SyntaxError>,
+    mut leniencies: Vec<Leniency>,
+    options: ParseOptions,
+) -> Parse {
     validation::validate(
         &SyntaxNode::new_root(green.clone()),
         &mut errors,
