@@ -81,6 +81,10 @@ pub struct Interpreter<'m> {
     evaluations: u64,
     /// Operator calls evaluated, for statistics.
     pub op_calls: u64,
+    /// Whether a closure was put into a reference's cell: it may outlive
+    /// the activation that made it, so frames are no longer released
+    /// when their activation ends.
+    closure_in_ref: bool,
     /// Whether to watch every operator result for an overflow (off by
     /// default: it reads every element).
     pub watch_overflow: bool,
@@ -100,6 +104,7 @@ impl<'m> Interpreter<'m> {
             depth: 0,
             evaluations: 0,
             op_calls: 0,
+            closure_in_ref: false,
             watch_overflow: false,
             first_out_of_range: None,
         }
@@ -123,7 +128,9 @@ impl<'m> Interpreter<'m> {
     /// Evaluates a closed expression (no free local variables).
     pub fn eval_closed(&mut self, expr: &Expr) -> RunResult<Value> {
         let frame = Frame::new(None);
-        self.eval(expr, &frame)
+        let result = self.eval(expr, &frame);
+        self.end_activation(&frame, &result);
+        result
     }
 
     fn eval(&mut self, expr: &Expr, frame: &Arc<Frame>) -> RunResult<Value> {
@@ -258,6 +265,7 @@ impl<'m> Interpreter<'m> {
             }
             ExprKind::RefCreate(value) => {
                 let v = self.eval(value, frame)?;
+                self.closure_in_ref |= v.holds_closure();
                 Ok(Value::Ref(Arc::new(Mutex::new(v))))
             }
             ExprKind::RefRead(reference) => match self.eval(reference, frame)? {
@@ -270,6 +278,7 @@ impl<'m> Interpreter<'m> {
             ExprKind::RefWrite { reference, value } => {
                 let target = self.eval(reference, frame)?;
                 let v = self.eval(value, frame)?;
+                self.closure_in_ref |= v.holds_closure();
                 match target {
                     Value::Ref(cell) => {
                         *cell.lock().unwrap_or_else(|e| e.into_inner()) = v;
@@ -377,12 +386,28 @@ impl<'m> Interpreter<'m> {
         if let Some(var) = &closure.recursive {
             frame.bind(var.id(), Value::Closure(closure.clone()));
         }
-        self.eval(function.body(), &frame).map_err(|mut e| {
+        let result = self.eval(function.body(), &frame).map_err(|mut e| {
             if let Some(name) = &closure.global {
                 e.trace.push(format!("@{name}"));
             }
             e.or_span(span)
-        })
+        });
+        self.end_activation(&frame, &result);
+        result
+    }
+
+    /// Releases an activation's frame when no closure made in it can
+    /// outlive it: none is in its result, and none was ever put into a
+    /// reference (the only other way out; a closure passed to a call
+    /// ends in that call's frame, its result, or a reference).
+    fn end_activation(&self, frame: &Arc<Frame>, result: &RunResult<Value>) {
+        let escapes = match result {
+            Ok(value) => value.holds_closure(),
+            Err(_) => false,
+        };
+        if !escapes && !self.closure_in_ref {
+            frame.release();
+        }
     }
 
     /// `call_lowered(@f, (a, b, …))`, what LowerTE leaves: a call of the

@@ -50,6 +50,22 @@ impl Value {
         Value::Tuple(fields.into())
     }
 
+    /// Whether a closure is in this value (in a field, an ADT, a
+    /// reference's cell): what can keep the frame it was created in alive
+    /// after its activation ended.
+    pub fn holds_closure(&self) -> bool {
+        match self {
+            Value::Closure(_) => true,
+            Value::Tensor(_) | Value::Constructor(_) => false,
+            Value::Tuple(fields) => fields.iter().any(Value::holds_closure),
+            Value::Adt(adt) => adt.fields.iter().any(Value::holds_closure),
+            Value::Ref(cell) => cell
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .holds_closure(),
+        }
+    }
+
     pub fn as_tensor(&self) -> Option<&Arc<TensorData>> {
         match self {
             Value::Tensor(t) => Some(t),
