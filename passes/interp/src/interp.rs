@@ -85,6 +85,9 @@ pub struct Interpreter<'m> {
     /// the activation that made it, so frames are no longer released
     /// when their activation ends.
     closure_in_ref: bool,
+    /// Closures made over a frame so far: an activation during which none
+    /// was made is in no cycle, and its frame goes when it ends.
+    closures_made: u64,
     /// Whether to watch every operator result for an overflow (off by
     /// default: it reads every element).
     pub watch_overflow: bool,
@@ -94,6 +97,12 @@ pub struct Interpreter<'m> {
 }
 
 const RED_ZONE: usize = 128 * 1024;
+
+/// How many values of a result (or of a value written into a reference)
+/// are looked at for a closure before assuming one is there: keeps the
+/// check at each return constant-time, at worst keeping a frame that could
+/// have gone.
+const ESCAPE_CHECK_BUDGET: usize = 4096;
 const SEGMENT: usize = 4 * 1024 * 1024;
 
 impl<'m> Interpreter<'m> {
@@ -105,6 +114,7 @@ impl<'m> Interpreter<'m> {
             evaluations: 0,
             op_calls: 0,
             closure_in_ref: false,
+            closures_made: 0,
             watch_overflow: false,
             first_out_of_range: None,
         }
@@ -127,9 +137,10 @@ impl<'m> Interpreter<'m> {
 
     /// Evaluates a closed expression (no free local variables).
     pub fn eval_closed(&mut self, expr: &Expr) -> RunResult<Value> {
+        let closures_before = self.closures_made;
         let frame = Frame::new(None);
         let result = self.eval(expr, &frame);
-        self.end_activation(&frame, &result);
+        self.end_activation(&frame, &result, closures_before);
         result
     }
 
@@ -244,6 +255,7 @@ impl<'m> Interpreter<'m> {
             }
             ExprKind::Function(_) => {
                 let function = expr.as_function().expect("a function node");
+                self.closures_made += 1;
                 Ok(Value::Closure(Arc::new(Closure {
                     function,
                     env: Some(frame.clone()),
@@ -265,7 +277,7 @@ impl<'m> Interpreter<'m> {
             }
             ExprKind::RefCreate(value) => {
                 let v = self.eval(value, frame)?;
-                self.closure_in_ref |= v.holds_closure();
+                self.closure_in_ref |= v.may_hold_closure(ESCAPE_CHECK_BUDGET);
                 Ok(Value::Ref(Arc::new(Mutex::new(v))))
             }
             ExprKind::RefRead(reference) => match self.eval(reference, frame)? {
@@ -278,7 +290,7 @@ impl<'m> Interpreter<'m> {
             ExprKind::RefWrite { reference, value } => {
                 let target = self.eval(reference, frame)?;
                 let v = self.eval(value, frame)?;
-                self.closure_in_ref |= v.holds_closure();
+                self.closure_in_ref |= v.may_hold_closure(ESCAPE_CHECK_BUDGET);
                 match target {
                     Value::Ref(cell) => {
                         *cell.lock().unwrap_or_else(|e| e.into_inner()) = v;
@@ -318,12 +330,15 @@ impl<'m> Interpreter<'m> {
             let bound = match value.as_function() {
                 // A function bound by a let sees itself under the let's
                 // variable (TVM's RecClosure), whether it recurses or not.
-                Some(function) => Value::Closure(Arc::new(Closure {
-                    function,
-                    env: Some(frame.clone()),
-                    recursive: Some(var.clone()),
-                    global: None,
-                })),
+                Some(function) => {
+                    self.closures_made += 1;
+                    Value::Closure(Arc::new(Closure {
+                        function,
+                        env: Some(frame.clone()),
+                        recursive: Some(var.clone()),
+                        global: None,
+                    }))
+                }
                 None => self.eval(value, frame)?,
             };
             frame.bind(var.id(), bound);
@@ -379,6 +394,7 @@ impl<'m> Interpreter<'m> {
                 span,
             ));
         }
+        let closures_before = self.closures_made;
         let frame = Frame::new(closure.env.clone());
         for (param, arg) in params.iter().zip(args) {
             frame.bind(param.id(), arg);
@@ -392,20 +408,24 @@ impl<'m> Interpreter<'m> {
             }
             e.or_span(span)
         });
-        self.end_activation(&frame, &result);
+        self.end_activation(&frame, &result, closures_before);
         result
     }
 
-    /// Releases an activation's frame when no closure made in it can
-    /// outlive it: none is in its result, and none was ever put into a
+    /// Releases an activation's frame when closures were made during it
+    /// (otherwise it is in no cycle and goes by itself) and none of them
+    /// can outlive it: none is in its result, and none was ever put into a
     /// reference (the only other way out; a closure passed to a call
     /// ends in that call's frame, its result, or a reference).
-    fn end_activation(&self, frame: &Arc<Frame>, result: &RunResult<Value>) {
+    fn end_activation(&self, frame: &Arc<Frame>, result: &RunResult<Value>, closures_before: u64) {
+        if self.closures_made == closures_before || self.closure_in_ref {
+            return;
+        }
         let escapes = match result {
-            Ok(value) => value.holds_closure(),
+            Ok(value) => value.may_hold_closure(ESCAPE_CHECK_BUDGET),
             Err(_) => false,
         };
-        if !escapes && !self.closure_in_ref {
+        if !escapes {
             frame.release();
         }
     }

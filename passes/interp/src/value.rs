@@ -50,19 +50,30 @@ impl Value {
         Value::Tuple(fields.into())
     }
 
-    /// Whether a closure is in this value (in a field, an ADT, a
+    /// Whether a closure may be in this value (in a field, an ADT, a
     /// reference's cell): what can keep the frame it was created in alive
-    /// after its activation ended.
-    pub fn holds_closure(&self) -> bool {
+    /// after its activation ended. Looks at no more than `budget` values
+    /// and answers yes beyond them, so a run that asks at every return of
+    /// a long list stays linear.
+    pub fn may_hold_closure(&self, budget: usize) -> bool {
+        let mut left = budget;
+        self.holds_closure_within(&mut left)
+    }
+
+    fn holds_closure_within(&self, left: &mut usize) -> bool {
+        if *left == 0 {
+            return true;
+        }
+        *left -= 1;
         match self {
             Value::Closure(_) => true,
             Value::Tensor(_) | Value::Constructor(_) => false,
-            Value::Tuple(fields) => fields.iter().any(Value::holds_closure),
-            Value::Adt(adt) => adt.fields.iter().any(Value::holds_closure),
+            Value::Tuple(fields) => fields.iter().any(|f| f.holds_closure_within(left)),
+            Value::Adt(adt) => adt.fields.iter().any(|f| f.holds_closure_within(left)),
             Value::Ref(cell) => cell
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .holds_closure(),
+                .holds_closure_within(left),
         }
     }
 
