@@ -17,49 +17,15 @@ use relay_server::lsp::analysis::{analyze, analyze_incrementally_with, Analysis,
 use relay_server::lsp::features::hover::hover;
 use relay_server::lsp::text::Encoding;
 use relay_syntax::TextSize;
+use relay_test_support::edits::{ceil_char_boundary, keystroke, random_offset};
+use relay_test_support::fixtures::HANDWRITTEN_MODULE as HANDWRITTEN;
 use relay_test_support::rng::Rng;
 use std::sync::{Arc, PoisonError};
 
-const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-
-def @id[T](%x: T) -> T {
-  %x
-}
-
-def @length[A](%l: List[A]) -> int32 {
-  match (%l) {
-    Cons(_, %rest) => add(1, @length(%rest)),
-    Nil => 0,
-  }
-}
-
-def @conv(%data: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%data, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
-  %1 = nn.relu(%0);
-  let %f = fn (%y) { multiply(%y, 2f) };
-  if (True) { %f(%1) } else { %1 }
-}
-
-def @wrong(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 3), float32]) {
-  %2 = add(%a, %b);
-  %3 = @id(%2);
-  %3
-}
-
-def @main(%a: float32, %b: float32) {
-  let %t = (%a, %b);
-  %4 = cast(%t.0, dtype="float16");
-  %5 = @conv(%a, %a);
-  @id(%4)
-}
-"#;
-
 /// What an edit inserts besides keystrokes: names, bindings, brackets,
-/// whole definitions.
+/// whole definitions. Not `syntax/tests/reparse.rs`'s snippets, which break
+/// tokens and definitions: most of these keep the syntax whole, so that
+/// the lowering and inference of one definition are compared.
 const SNIPPETS: &[&str] = &[
     "%0",
     "%4",
@@ -85,38 +51,23 @@ const SNIPPETS: &[&str] = &[
 /// A random edit near a real keystroke: mostly one character typed or
 /// deleted, sometimes a snippet, a paste or a longer deletion.
 fn pick(rng: &mut Rng, text: &str) -> (std::ops::Range<usize>, String) {
-    let boundary = |rng: &mut Rng| {
-        let mut at = rng.below(text.len() + 1);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    };
-    let at = boundary(rng);
-    let end_after = |len: usize| {
-        let mut end = (at + len).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        end
-    };
-    match rng.below(10) {
-        0..=3 => {
-            const KEYS: &[u8] = b"abcxyz019 ,.%()_";
-            let key = KEYS[rng.below(KEYS.len())] as char;
-            (at..at, key.to_string())
-        }
-        4..=5 => (at..end_after(1), String::new()),
+    let choice = rng.below(10);
+    if choice < 6 {
+        // A character typed (two times in three) or deleted.
+        return keystroke(rng, text);
+    }
+    let at = random_offset(rng, text);
+    match choice {
         6..=7 => (at..at, SNIPPETS[rng.below(SNIPPETS.len())].to_string()),
         8 => {
-            let from = boundary(rng);
-            let mut to = (from + rng.below(120)).min(text.len());
-            while !text.is_char_boundary(to) {
-                to += 1;
-            }
+            let from = random_offset(rng, text);
+            let to = ceil_char_boundary(text, from + rng.below(120));
             (at..at, text[from..to].to_string())
         }
-        _ => (at..end_after(rng.below(40) + 1), String::new()),
+        _ => (
+            at..ceil_char_boundary(text, at + rng.below(40) + 1),
+            String::new(),
+        ),
     }
 }
 

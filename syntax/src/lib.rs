@@ -40,6 +40,7 @@ pub mod green_view;
 mod leniency;
 mod lexer;
 pub mod literal;
+mod lone_def;
 mod parallel_parse;
 mod parser;
 mod reparse;

@@ -6,29 +6,29 @@
 //! piece are lexed and parsed on their own (a `rayon` task each), and the
 //! root is assembled from their children. The result is the tree and the
 //! errors the sequential parse gives, because a piece is used only when its
-//! boundaries cannot depend on the text around it — the conditions the
-//! incremental re-parse (`reparse.rs`) relies on for one definition:
+//! boundaries cannot depend on the text around it:
 //!
-//! * every piece lexes without errors (an unterminated string, comment or
-//!   `#[…` would, in the whole text, run on into the next piece; a cut
+//! * a definition's piece is one `def` and trivia: up to its last `}`, it
+//!   is parsed as the incremental re-parse parses an edited definition
+//!   (`lone_def.rs`: lexes cleanly, ends with the `}` of its body, is
+//!   exactly one `def`, no error at its end, no leniency), and after that
+//!   `}` it lexes without errors as whitespace and comments only (a comment
+//!   left open would, in the whole text, run on into the next piece; a cut
 //!   inside a comment or a string leaves one of those behind);
-//! * a definition's piece is exactly one `def` followed by trivia, its last
-//!   token is the `}` that closes the `def`'s body, and no parse error lies
-//!   at or after that `}`'s end (a body left unclosed would, in the whole
-//!   text, swallow the definitions after it, and its complaint would be at
-//!   the next token);
 //! * the header parses without errors, as the version and perhaps `type`
 //!   definitions — no `extern type` (after one, TVM reads no definition);
 //! * the metadata piece is one `#[metadata]` token, as in the whole text;
 //! * nothing is accepted leniently (a full parse reports the leniencies
 //!   sorted, one warning per name), and no nesting limit is hit (reported
-//!   once per parse).
+//!   once per parse: two pieces could each report one).
 //!
 //! Otherwise the caller parses the whole text sequentially. A piece's
 //! tokens are shared within the piece only (see `build_tree.rs`): equal
 //! green tokens of different pieces are equal values, not one allocation.
 
 use crate::build_tree::Lexed;
+use crate::lexer::Token;
+use crate::lone_def::parse_lone_def;
 use crate::parser::{self, grammar};
 use crate::syntax_error::SyntaxErrorKind;
 use crate::{lexer, ParseOptions, SyntaxError, SyntaxKind};
@@ -168,47 +168,40 @@ fn parse_header(header: &str, options: ParseOptions) -> Option<Piece> {
 /// One `def` and the trivia after it, if its boundaries are those it has in
 /// the whole text (see the module docs).
 fn parse_def_piece(piece: &str, options: ParseOptions) -> Option<Piece> {
-    let (lexed, lex_errors, frontend_names) =
-        lexer::lex_with(piece, Lexed::new(piece.len()), options.lenient);
-    if !lex_errors.is_empty() || !frontend_names.is_empty() {
+    // The `}` that closes the body is the last token; a `}` in a comment
+    // after it makes the definition fail the checks, and the text is then
+    // parsed sequentially.
+    let def_end = piece.rfind('}')? + 1;
+    let (def, errors) = parse_lone_def(&piece[..def_end], options)?;
+    if errors.iter().any(|e| e.kind() == SyntaxErrorKind::Limit) {
         return None;
     }
-    let (last_kind, last_range) = lexed.last_token()?;
-    if last_kind != SyntaxKind::R_CURLY {
+    let mut children = vec![NodeOrToken::Node(def)];
+    push_trivia(&piece[def_end..], options, &mut children)?;
+    Some(Piece { children, errors })
+}
+
+/// Pushes the tokens of `text` onto `children`, if it lexes without errors
+/// as whitespace and comments only.
+fn push_trivia(text: &str, options: ParseOptions, children: &mut Vec<GreenElement>) -> Option<()> {
+    let (tokens, lex_errors, _) = lexer::lex_with(text, Vec::<Token>::new(), options.lenient);
+    if !lex_errors.is_empty() {
         return None;
     }
-    let def_end = last_range.end();
-    let mut p = parser::Parser::new(piece, lexed);
-    p.lenient = options.lenient;
-    if !grammar::lone_def(&mut p) {
-        return None;
-    }
-    let (green, mut errors, leniencies) = p.finish();
-    if !leniencies.is_empty()
-        || errors
-            .iter()
-            .any(|e| e.range().start() >= def_end || e.kind() == SyntaxErrorKind::Limit)
-    {
-        return None;
-    }
-    let mut children = green.children().map(|c| c.to_owned());
-    let def = children.next()?;
-    if kind_of(&def) != SyntaxKind::DEF || text_len(&def) != def_end {
-        return None;
-    }
-    let mut all = vec![def];
-    for trivia in children {
-        if !kind_of(&trivia).is_trivia() {
+    let mut start = 0;
+    for token in tokens {
+        if !token.kind.is_trivia() {
             return None;
         }
-        all.push(trivia);
+        let end = start + usize::from(token.len);
+        let token_text = text.get(start..end)?;
+        children.push(NodeOrToken::Token(GreenToken::new(
+            token.kind.into(),
+            token_text,
+        )));
+        start = end;
     }
-    errors.sort_by_key(|e| e.range().start());
-    errors.dedup_by_key(|e| e.range().start());
-    Some(Piece {
-        children: all,
-        errors,
-    })
+    Some(())
 }
 
 /// The metadata section: one token to the end of the text, as the lexer
@@ -236,13 +229,6 @@ fn kind_of(element: &GreenElement) -> SyntaxKind {
     <crate::RelayLanguage as rowan::Language>::kind_from_raw(raw)
 }
 
-fn text_len(element: &GreenElement) -> TextSize {
-    match element {
-        NodeOrToken::Node(node) => node.text_len(),
-        NodeOrToken::Token(token) => token.text_len(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     //! Which texts take the parallel path (`tests/parallel_parse.rs` checks
@@ -268,6 +254,10 @@ mod tests {
         assert!(parallel(&format!("{TWO_DEFS}#[metadata]\n{{}}\n")));
         // An error inside a definition does not move its boundaries.
         assert!(parallel(&TWO_DEFS.replace("%x\n", "%x +\n")));
+        // Comments after a definition's `}` are its piece's trivia.
+        assert!(parallel(
+            &TWO_DEFS.replace("{ 1 }\n", "{ 1 } // f\n/* { */\n")
+        ));
     }
 
     #[test]
@@ -276,6 +266,8 @@ mod tests {
         assert!(!parallel(&TWO_DEFS.replace("{ 1 }", "{ 1")));
         // A comment opened in `@f` runs on over `@g`.
         assert!(!parallel(&TWO_DEFS.replace("{ 1 }", "{ 1 } /*")));
+        // Not trivia after the `}` of `@f`.
+        assert!(!parallel(&TWO_DEFS.replace("{ 1 }", "{ 1 } %x")));
         assert!(!parallel(&TWO_DEFS.replace("// header", "extern type T")));
         assert!(!parallel(&TWO_DEFS.replace("// header", "#[metadata]")));
         assert!(!parallel(&TWO_DEFS.replace("#[version = \"0.0.5\"]", "")));

@@ -9,21 +9,18 @@
 //!
 //! * the edit lies strictly inside the `def` (not touching its first or last
 //!   byte, so the tokens around it cannot merge with its own);
-//! * the new text of the definition lexes without errors (an unterminated
-//!   string, comment or `#[…` would, in the whole text, run on past the
-//!   definition) and its last token is the `}` that closes its body;
-//! * parsed alone, it is exactly one `def`, and the parser never reached the
-//!   end of the fragment inside it (no error there: a body left unclosed
-//!   would, in the whole text, swallow the definitions after it);
+//! * its new text, parsed alone, passes the checks of `lone_def.rs` (lexes
+//!   cleanly, ends with the `}` of its body, is exactly one `def`, no error
+//!   at its end, no leniency);
 //! * nothing before it changes how it is parsed: no `extern type` precedes
 //!   it (TVM stops reading definitions after one) and the old parse hit no
 //!   nesting limit (that error is reported once per parse).
 //!
 //! Otherwise the whole text is parsed again.
 
-use crate::parser::{self, grammar};
+use crate::lone_def::parse_lone_def;
 use crate::syntax_error::SyntaxErrorKind;
-use crate::{build_tree, lexer, Parse, ParseOptions, SyntaxError, SyntaxKind, SyntaxNode};
+use crate::{Parse, ParseOptions, SyntaxError, SyntaxKind, SyntaxNode};
 use rowan::{TextRange, TextSize};
 
 /// One replacement in a text: the bytes `delete` of the old text are
@@ -265,57 +262,4 @@ fn enclosing_def(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
         }
     }
     found
-}
-
-/// Parses `fragment` as one `def`, if it is exactly one whose boundaries
-/// cannot depend on what is around it: the green node of the `def` and the
-/// errors (relative to the fragment).
-fn parse_lone_def(
-    fragment: &str,
-    options: ParseOptions,
-) -> Option<(rowan::GreenNode, Vec<SyntaxError>)> {
-    let (lexed, lex_errors, frontend_names) = lexer::lex_with(
-        fragment,
-        build_tree::Lexed::new(fragment.len()),
-        options.lenient,
-    );
-    if !lex_errors.is_empty() || !frontend_names.is_empty() {
-        return None;
-    }
-    let end = TextSize::of(fragment);
-    // Ends with a `}` token: no trivia after it, nothing that could run on.
-    if lexed.last_token()
-        != Some((
-            SyntaxKind::R_CURLY,
-            TextRange::at(end - TextSize::from(1), 1.into()),
-        ))
-    {
-        return None;
-    }
-    let mut p = parser::Parser::new(fragment, lexed);
-    p.lenient = options.lenient;
-    if !grammar::lone_def(&mut p) {
-        return None;
-    }
-    let (green, mut errors, leniencies) = p.finish();
-    if !leniencies.is_empty() {
-        // A leniency inside the definition: a full parse reports it with the
-        // others (sorted, one warning per name).
-        return None;
-    }
-    if errors.iter().any(|e| e.range().start() >= end) {
-        return None;
-    }
-    let wrapper = SyntaxNode::new_root(green);
-    let mut children = wrapper.children_with_tokens();
-    let def = children.next()?.into_node()?;
-    if def.kind() != SyntaxKind::DEF || children.next().is_some() {
-        return None;
-    }
-    if def.text_range() != TextRange::up_to(end) {
-        return None;
-    }
-    errors.sort_by_key(|e| e.range().start());
-    errors.dedup_by_key(|e| e.range().start());
-    Some((def.green().to_owned(), errors))
 }

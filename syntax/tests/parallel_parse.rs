@@ -7,6 +7,8 @@
 //! in parallel; `usize::MAX` forces the sequential parse.
 
 use relay_syntax::{parse_with_parallel_threshold, Entry, Parse, ParseOptions};
+use relay_test_support::edits::{floor_char_boundary, random_offset};
+use relay_test_support::fixtures::HANDWRITTEN_MODULE as HANDWRITTEN;
 use relay_test_support::generate::resnet_module_of_size;
 use relay_test_support::rng::Rng;
 use relay_test_support::{files, tvm};
@@ -32,39 +34,6 @@ fn assert_same(text: &str, what: &str) {
         assert_eq!(parallel, sequential, "{what} ({options:?})");
     }
 }
-
-const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-
-/* a comment { with braces }
-def @not_a_definition() { 0 }
-*/
-def @id[T](%x: T) -> T {
-  %x
-}
-// def @commented() {
-def @length[A](%l: List[A]) -> int32 {
-  match (%l) {
-    Cons(_, %rest) => add(1, @length(%rest)),
-    Nil => 0,
-  }
-}
-
-def @conv(%data: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%data, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
-  %1 = nn.relu(%0); // trailing comment }
-  let %f = fn (%y) { multiply(%y, 2f) };
-  if (True) { %f(%1) } else { %1 }
-}
-
-def @main(%a: float32, %b: float32) {
-  %0 = add(%a, %b);
-  @id(%0)
-}
-"#;
 
 const METADATA: &str = r#"
 #[metadata]
@@ -138,7 +107,9 @@ fn handwritten_modules_with_metadata_parse_the_same_in_parallel() {
     );
 }
 
-/// Pieces of text that move definition boundaries or break tokens.
+/// Pieces of text that move definition boundaries or break tokens. Not
+/// `tests/reparse.rs`'s snippets: these aim at where the text is cut (line
+/// starts, `def`, `#[metadata]`, `extern type`).
 const INSERTIONS: &[&str] = &[
     "{",
     "}",
@@ -174,9 +145,9 @@ fn garbled_modules_parse_the_same_in_parallel() {
             let mut rng = Rng(seed * 7919 + b as u64);
             let mut text = base.clone();
             for step in 0..1 + rng.below(3) {
-                let at = char_boundary(&text, rng.below(text.len() + 1));
+                let at = random_offset(&mut rng, &text);
                 if rng.below(3) == 0 {
-                    let end = char_boundary(&text, (at + 1 + rng.below(20)).min(text.len()));
+                    let end = floor_char_boundary(&text, at + 1 + rng.below(20));
                     text.replace_range(at..end, "");
                 } else {
                     text.insert_str(at, INSERTIONS[rng.below(INSERTIONS.len())]);
@@ -185,11 +156,4 @@ fn garbled_modules_parse_the_same_in_parallel() {
             }
         }
     }
-}
-
-fn char_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }

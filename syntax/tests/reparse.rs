@@ -9,43 +9,15 @@ use relay_syntax::{
     parse_module, parse_with, reparse_module, reparse_module_with, Entry, Parse, ParseOptions,
     Reparsed, TextEdit, TextRange, TextSize,
 };
+use relay_test_support::edits::{ceil_char_boundary, keystroke, random_offset};
+use relay_test_support::fixtures::HANDWRITTEN_MODULE as HANDWRITTEN;
 /// Deterministic: a failure names its seed and step.
 use relay_test_support::rng::Rng;
 
-const HANDWRITTEN: &str = r#"#[version = "0.0.5"]
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-
-/* a comment { with braces } */
-def @id[T](%x: T) -> T {
-  %x
-}
-
-def @length[A](%l: List[A]) -> int32 {
-  match (%l) {
-    Cons(_, %rest) => add(1, @length(%rest)),
-    Nil => 0,
-  }
-}
-
-def @conv(%data: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%data, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
-  %1 = nn.relu(%0); // trailing comment }
-  let %f = fn (%y) { multiply(%y, 2f) };
-  if (True) { %f(%1) } else { %1 }
-}
-
-def @main(%a: float32, %b: float32) {
-  let %t = (%a, %b);
-  %2 = cast(%t.0, dtype="float16");
-  @id(%2)
-}
-"#;
-
 /// Text inserted by the edits: whole tokens, pieces that change how the
 /// text around them lexes, and constructs that open or close definitions.
+/// Not `server/tests/incremental_analysis.rs`'s snippets, which mostly keep
+/// the syntax whole (the analysis of names and types is what they test).
 const SNIPPETS: &[&str] = &[
     " ",
     "\n",
@@ -129,35 +101,20 @@ type EditPicker = fn(&mut Rng, &str) -> (TextRange, String);
 /// A keystroke: one character typed or deleted (spaces, names, digits,
 /// punctuation of argument lists).
 fn typing(rng: &mut Rng, text: &str) -> (TextRange, String) {
-    let mut at = rng.below(text.len() + 1);
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    if rng.below(3) == 0 && at < text.len() {
-        let mut end = at + 1;
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        return (
-            TextRange::new((at as u32).into(), (end as u32).into()),
-            String::new(),
-        );
-    }
-    const KEYS: &[u8] = b"abcxyz019 ,.%()_";
-    let key = KEYS[rng.below(KEYS.len())] as char;
-    (TextRange::empty((at as u32).into()), key.to_string())
+    let (range, insert) = keystroke(rng, text);
+    (text_range(range), insert)
+}
+
+fn text_range(range: std::ops::Range<usize>) -> TextRange {
+    TextRange::new(
+        TextSize::from(range.start as u32),
+        TextSize::from(range.end as u32),
+    )
 }
 
 /// Anything: snippets, deletions, pastes, across boundaries.
 fn mangling(rng: &mut Rng, text: &str) -> (TextRange, String) {
-    let boundary = |rng: &mut Rng| {
-        let mut at = rng.below(text.len() + 1);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    };
-    let start = boundary(rng);
+    let start = random_offset(rng, text);
     let (delete_end, insert) = match rng.below(10) {
         // Insert a snippet.
         0..=4 => (start, SNIPPETS[rng.below(SNIPPETS.len())].to_string()),
@@ -168,35 +125,21 @@ fn mangling(rng: &mut Rng, text: &str) -> (TextRange, String) {
             } else {
                 rng.below(8) + 1
             };
-            let mut end = (start + len).min(text.len());
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-            (end, String::new())
+            (ceil_char_boundary(text, start + len), String::new())
         }
         // Paste another part of the text.
         7..=8 => {
-            let from = boundary(rng);
-            let mut to = (from + rng.below(200)).min(text.len());
-            while !text.is_char_boundary(to) {
-                to += 1;
-            }
+            let from = random_offset(rng, text);
+            let to = ceil_char_boundary(text, from + rng.below(200));
             (start, text[from..to].to_string())
         }
         // Replace a character.
-        _ => {
-            let mut end = (start + 1).min(text.len());
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-            (end, SNIPPETS[rng.below(SNIPPETS.len())].to_string())
-        }
+        _ => (
+            ceil_char_boundary(text, start + 1),
+            SNIPPETS[rng.below(SNIPPETS.len())].to_string(),
+        ),
     };
-    let range = TextRange::new(
-        TextSize::from(start as u32),
-        TextSize::from(delete_end as u32),
-    );
-    (range, insert)
+    (text_range(start..delete_end), insert)
 }
 
 /// Applies `steps` random edits to `base`, checking each; restarts from
@@ -329,15 +272,9 @@ fn incremental_equals_full_parse_when_read_leniently() {
 fn lenient_typing(rng: &mut Rng, text: &str) -> (TextRange, String) {
     const LENIENT_SNIPPETS: &[&str] = &[".weight", ":0", "%1_bn.gamma", "#[version = \"0.0.4\"]"];
     if rng.below(5) == 0 {
-        let mut at = rng.below(text.len() + 1);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
+        let at = random_offset(rng, text);
         let snippet = LENIENT_SNIPPETS[rng.below(LENIENT_SNIPPETS.len())];
-        return (
-            TextRange::empty(TextSize::from(at as u32)),
-            snippet.to_string(),
-        );
+        return (text_range(at..at), snippet.to_string());
     }
     typing(rng, text)
 }

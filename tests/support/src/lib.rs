@@ -12,14 +12,19 @@
 //! * [`compare`]: tallying our outputs against TVM's records;
 //! * [`generate`]: large generated modules (ResNet networks) for scale
 //!   benchmarks and tests;
-//! * [`rng`]: the deterministic random numbers of the random-edit tests.
+//! * [`rng`]: the deterministic random numbers of the random-edit tests;
+//! * [`edits`]: the random edits of those tests (offsets on character
+//!   boundaries, keystrokes);
+//! * [`fixtures`]: hand-written module text those tests edit.
 //!
 //! It depends on no crate of this workspace (only text and files), so any
 //! crate can dev-depend on it; helpers that need the IR stay with the tests
 //! of `relay-passes` (`passes/tests/common`).
 
 pub mod compare;
+pub mod edits;
 pub mod files;
+pub mod fixtures;
 pub mod generate;
 pub mod rng;
 pub mod run;
