@@ -10,7 +10,7 @@
 //! RELAY_BENCH_EDITS sets the number of edits replayed on resnet152 (default
 //! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10; the
 //! acceptance run is 10,000, with resident memory printed after 1, 100,
-//! 400, 1,000 and 2,000 edits and every fifth of the run);
+//! 400, 1,000, 2,000 and 5,000 edits and every fifth of the run);
 //! RELAY_BENCH_BINARY runs another `relay` build (e.g. a copy of an older
 //! one, for before/after figures) instead of this one;
 //! RELAY_BENCH_QUERIES the number of hover/definition/completion requests
@@ -330,7 +330,9 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
         // Resident memory along the way: it must not grow with the edits
         // (after the first, the first hundreds, then every fifth).
         let done = i + 1;
-        if edits >= 100 && (done % (edits / 5) == 0 || [1, 100, 400, 1000, 2000].contains(&done)) {
+        if edits >= 100
+            && (done % (edits / 5) == 0 || [1, 100, 400, 1000, 2000, 5000].contains(&done))
+        {
             print_memory(label, &format!("after {} edits", i + 1), pid);
         }
     }

@@ -74,15 +74,19 @@ fn system() -> bool {
 }
 
 /// Gives the free memory of the calling thread back to the system:
-/// [`crate::release_free_memory`], or with the system's allocator
-/// `malloc_trim` (every arena of the process).
+/// [`crate::release_free_memory`], or with the system's allocator glibc's
+/// `malloc_trim` (every arena of the process; nothing with another C
+/// library).
 pub fn release_free_memory() {
     if system() {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            extern "C" {
+                fn malloc_trim(pad: usize) -> std::ffi::c_int;
+            }
+            // SAFETY: glibc's trim of its arenas; callable at any time.
+            unsafe { malloc_trim(0) };
         }
-        // SAFETY: glibc's trim of its arenas; callable at any time.
-        unsafe { malloc_trim(0) };
     } else {
         crate::release_free_memory();
     }

@@ -1,7 +1,9 @@
 //! A freed block of a purged size leaves the resident set even when its
 //! page keeps other live blocks (the free space of such a page is what
 //! made the language server's resident memory grow over edits). A binary
-//! of its own: it reads the process's resident memory.
+//! of its own: it reads the process's resident memory (Linux).
+
+#![cfg(target_os = "linux")]
 
 use relay_allocator::Mimalloc;
 use std::alloc::{GlobalAlloc, Layout};
