@@ -13,7 +13,14 @@
 //! of places they go to (default 50, spread over the file),
 //! RELAY_BENCH_MEMORY_REPORT_EVERY how often the live heap and the
 //! resident memory are printed (default a fifth of the edits);
-//! RELAY_BENCH_SKIP_RESNET=1 leaves out resnet152. The edits are analysed
+//! RELAY_BENCH_SKIP_RESNET=1 leaves out resnet152; RELAY_BENCH_PAGES=1
+//! adds to each report a census of mimalloc's pages (live and touched
+//! bytes, sparse pages, and the size classes whose touched bytes grew
+//! most since the open: `relay_allocator::census`);
+//! RELAY_SYSTEM_ALLOCATOR=1 runs the same edits on the system's allocator
+//! (glibc's malloc, its free pages given back by `malloc_trim`), the
+//! control that tells the allocator's share of the resident memory from
+//! the program's. The edits are analysed
 //! as the server analyses them: the newest analysis kept, the allocator
 //! set up as `relay lsp` sets it and its free pages given back after each
 //! edit, so the resident memory printed is comparable with the server's
@@ -27,6 +34,7 @@
 //! given back); resident memory adds the allocator's free pages and the
 //! binary, see `lsp_latency` for the server's resident memory over stdio.
 
+use relay_allocator::census::{page_census, PageCensus};
 use relay_allocator::counting::{live_bytes, Counting};
 use relay_passes::lower::LowerOptions;
 use relay_server::lsp::analysis::{analyze_incrementally_with, Analysis, Incremental};
@@ -60,8 +68,60 @@ fn resident_mb() -> f64 {
 /// What the server's analysis thread does when it goes idle after an
 /// analysis: its free pages and those of rayon's threads go back.
 fn release_free_memory() {
-    relay_allocator::release_free_memory();
-    rayon::broadcast(|_| relay_allocator::release_free_memory());
+    relay_allocator::counting::release_free_memory();
+    rayon::broadcast(|_| relay_allocator::counting::release_free_memory());
+}
+
+/// With RELAY_BENCH_PAGES=1 (and mimalloc), the census of mimalloc's pages
+/// and what grew since `base`.
+fn print_pages(label: &str, base: Option<&PageCensus>) -> Option<PageCensus> {
+    if std::env::var_os("RELAY_BENCH_PAGES").is_none()
+        || relay_allocator::counting::uses_system_allocator()
+    {
+        return None;
+    }
+    let census = page_census();
+    let total = census.total();
+    let mb = |bytes: usize| bytes as f64 / (1 << 20) as f64;
+    println!(
+        "{label}:   pages {:>6}, live {:>7.1} MB, touched {:>7.1} MB, touched free {:>6.1} MB, sparse pages {:>5} ({:.1} MB touched), committed by mimalloc {:>7.1} MB",
+        total.pages,
+        mb(total.used),
+        mb(total.committed),
+        mb(total.free()),
+        total.sparse_pages,
+        mb(total.sparse_committed),
+        mb(census.committed_from_system),
+    );
+    if let Some(base) = base {
+        let before = |size: usize| {
+            base.classes()
+                .iter()
+                .find(|c| c.block_size == size)
+                .copied()
+                .unwrap_or_default()
+        };
+        let mut grown: Vec<_> = census
+            .classes()
+            .iter()
+            .map(|c| (c, before(c.block_size)))
+            .filter(|(c, b)| c.committed != b.committed)
+            .collect();
+        grown.sort_by_key(|(c, b)| std::cmp::Reverse(c.committed as isize - b.committed as isize));
+        for (c, b) in grown.iter().take(6) {
+            println!(
+                "{label}:     {:>7}-byte blocks: pages {:+}, live {:+.2} MB, touched {:+.2} MB (free {:.2} MB of {:.2}; {} sparse pages)",
+                c.block_size,
+                c.pages as isize - b.pages as isize,
+                mb(c.used) - mb(b.used),
+                mb(c.committed) - mb(b.committed),
+                mb(c.free()),
+                mb(c.committed),
+                c.sparse_pages,
+            );
+        }
+    }
+    Some(census)
 }
 
 /// Prints the live heap `what` added since `before` and returns the new level.
@@ -187,6 +247,7 @@ fn edits_in_process(
         "{label}: after open: live heap {base:>8.1} MB, resident {base_resident:>8.1} MB ({} edit sites)",
         sites.len()
     );
+    let base_pages = print_pages(label, None);
     let report_every = env_usize("RELAY_BENCH_MEMORY_REPORT_EVERY", (edits / 5).max(1));
     for i in 0..edits {
         let at = Position::new(sites[(i / 2) % sites.len()], 2);
@@ -227,6 +288,7 @@ fn edits_in_process(
                 resident_mb(),
                 resident_mb() - base_resident,
             );
+            print_pages(label, base_pages.as_ref());
         }
     }
     drop(last);

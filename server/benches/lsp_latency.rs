@@ -9,8 +9,8 @@
 //!
 //! RELAY_BENCH_EDITS sets the number of edits replayed on resnet152 (default
 //! 200); RELAY_BENCH_LARGE_EDITS on the 10 MB module (default 10; the
-//! acceptance run is 10,000, with resident memory printed every fifth of
-//! the run);
+//! acceptance run is 10,000, with resident memory printed after 1, 100,
+//! 400, 1,000, 2,000 and 5,000 edits and every fifth of the run);
 //! RELAY_BENCH_BINARY runs another `relay` build (e.g. a copy of an older
 //! one, for before/after figures) instead of this one;
 //! RELAY_BENCH_QUERIES the number of hover/definition/completion requests
@@ -26,7 +26,7 @@
 //! RELAY_BENCH_MEMORY_ONLY=1 is the memory run of the acceptance, cheap
 //! enough to run by hand (a few minutes): only the 10 MB module, no phases
 //! and no request timings, 10,000 edits (or RELAY_BENCH_LARGE_EDITS) with
-//! the server's resident memory after open and every fifth of the run.
+//! the server's resident memory after open and along the run.
 //!
 //! RELAY_BENCH_OPEN_ONLY=N opens the 10 MB module N times, each in a new
 //! server, and prints each open -> diagnostics and their median (no phases,
@@ -327,8 +327,12 @@ fn bench_file(label: &str, text: &str, edits: usize, queries: usize) {
             })
             .expect("diagnostics");
         samples.push(sent.elapsed());
-        // Resident memory along the way: it must not grow with the edits.
-        if edits >= 100 && (i + 1) % (edits / 5) == 0 {
+        // Resident memory along the way: it must not grow with the edits
+        // (after the first, the first hundreds, then every fifth).
+        let done = i + 1;
+        if edits >= 100
+            && (done % (edits / 5) == 0 || [1, 100, 400, 1000, 2000, 5000].contains(&done))
+        {
             print_memory(label, &format!("after {} edits", i + 1), pid);
         }
     }
