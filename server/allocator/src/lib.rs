@@ -155,7 +155,7 @@ macro_rules! commit_lazily_before_main {
 /// (229 → 195 MB).
 ///
 /// It also makes freed blocks of 16–512 KiB leave the
-/// resident set at once (see [`purges_freed_blocks`]).
+/// resident set at once (see `purges_freed_blocks`).
 pub fn return_memory_eagerly() {
     // SAFETY: as in `commit_lazily`; the delay is read at each purge.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
