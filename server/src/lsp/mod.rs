@@ -32,7 +32,7 @@
 //!   client said), [`pipeline`] (running pipelines as `relay opt` does),
 //!   `project.rs` (`relay.toml`), [`ext`] (the protocol extensions),
 //!   `errors.rs` (JSON-RPC errors), `worker.rs` (the thread analyses are
-//!   built and dropped on).
+//!   built and dropped on), `transport.rs` (the framed messages on stdio).
 
 pub mod analysis;
 pub mod applicable;
@@ -50,6 +50,7 @@ mod scheduler;
 mod settings;
 pub mod text;
 pub mod to_proto;
+mod transport;
 mod worker;
 
 pub use backend::Backend;
@@ -58,7 +59,6 @@ pub use settings::DEFAULT_DEBOUNCE_MS;
 
 use relay_passes::pass_manager::registry;
 use relay_passes::pass_manager::PassSpec;
-use tower_lsp_server::Server;
 
 /// Starts a language server with extra passes registered.
 #[derive(Default)]
@@ -111,10 +111,7 @@ impl Builder {
             let stdin = tokio::io::stdin();
             let stdout = tokio::io::stdout();
             let (service, socket) = service();
-            Server::new(stdin, stdout, socket)
-                .concurrency_level(32)
-                .serve(service)
-                .await;
+            transport::serve(service, socket, stdin, stdout).await;
         });
         0
     }
