@@ -37,6 +37,15 @@ const QUEUE: usize = 100;
 /// into memory): far above any module an editor sends.
 const MAX_BODY: usize = 1 << 30;
 
+/// Memory reserved for a body before its bytes arrive: a header may claim
+/// any length, so beyond this the buffer grows only with what is read.
+const RESERVED_BODY: usize = 64 << 20;
+
+/// The longest header line read as one; a longer run of bytes without a
+/// line break is read in pieces of this size (each skipped as not a
+/// header), so a client cannot make the server hold an unbounded line.
+const MAX_HEADER_LINE: u64 = 8 << 10;
+
 /// What reading one framed message gave.
 #[derive(Debug)]
 enum Incoming {
@@ -170,7 +179,12 @@ async fn read_message<I: AsyncBufRead + Unpin>(input: &mut I) -> std::io::Result
     let mut header_lines = 0;
     loop {
         line.clear();
-        if input.read_until(b'\n', &mut line).await? == 0 {
+        if (&mut *input)
+            .take(MAX_HEADER_LINE)
+            .read_until(b'\n', &mut line)
+            .await?
+            == 0
+        {
             return Ok(None);
         }
         let text = String::from_utf8_lossy(&line);
@@ -223,11 +237,14 @@ async fn read_message<I: AsyncBufRead + Unpin>(input: &mut I) -> std::io::Result
             return Ok(Some(Incoming::Invalid(Error::parse_error())));
         }
     };
-    let mut body = vec![0; length];
-    match input.read_exact(&mut body).await {
-        Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(error) => return Err(error),
+    let mut body = Vec::with_capacity(length.min(RESERVED_BODY));
+    (&mut *input)
+        .take(length as u64)
+        .read_to_end(&mut body)
+        .await?;
+    if body.len() < length {
+        // The input ended inside the body.
+        return Ok(None);
     }
     Ok(Some(decode(&body)))
 }
@@ -318,6 +335,16 @@ mod tests {
                 "request exit",
             ]
         );
+    }
+
+    #[test]
+    fn a_line_without_a_break_is_skipped_in_pieces() {
+        let text = format!(
+            "{}{}",
+            "x".repeat(3 * MAX_HEADER_LINE as usize),
+            frame(r#"{"jsonrpc":"2.0","method":"b"}"#)
+        );
+        assert_eq!(read_all(text.as_bytes()), ["request b"]);
     }
 
     #[test]
